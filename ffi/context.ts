@@ -1,0 +1,146 @@
+// A llama_context: the KV cache / recurrent state of up to n_seq_max sequences over one model.
+import { ptr, toArrayBuffer } from "bun:ffi";
+import { loadNative } from "./native.ts";
+import { StructBuffer, contextParamsLayout, perfContextLayout } from "./layouts.ts";
+import { NativeHandle } from "./disposable.ts";
+import type { LlamaModel } from "./model.ts";
+import type { TokenBatch } from "./batch.ts";
+import type { Native } from "./symbols.ts";
+
+export type FlashAttention = "auto" | "on" | "off";
+export type KvCacheType = "f16" | "q8_0" | "q4_0" | "f32";
+export type Pooling = "unspecified" | "none" | "mean" | "cls" | "last" | "rank";
+
+export interface ContextOptions {
+  /** Total context over all sequences, in tokens. */
+  contextSize: number;
+  /** Most tokens one decode call takes. */
+  batchSize: number;
+  /** Physical micro-batch size. Default: min(batchSize, 512). */
+  microBatchSize?: number;
+  /** Parallel sequences. Default: 1. */
+  sequences?: number;
+  threads: number;
+  threadsBatch?: number;
+  flashAttention?: FlashAttention;
+  kvCacheType?: KvCacheType;
+  embeddings?: boolean;
+  pooling?: Pooling;
+  /** One KV buffer shared by all sequences (each may then use the whole context). Default: false. */
+  unifiedKv?: boolean;
+}
+
+const ggmlTypes: Record<KvCacheType, number> = { f32: 0, f16: 1, q4_0: 2, q8_0: 8 };
+const flashAttentionTypes: Record<FlashAttention, number> = { auto: -1, off: 0, on: 1 };
+const poolingTypes: Record<Pooling, number> = { unspecified: -1, none: 0, mean: 1, cls: 2, last: 3, rank: 4 };
+
+export const DecodeStatus = { ok: 0, noSpace: 1, aborted: 2 } as const;
+
+export interface ContextPerf { promptMs: number; evalMs: number; promptTokens: number; evalTokens: number }
+
+export class LlamaContext extends NativeHandle {
+  private readonly memory: number;
+  readonly contextSize: number;
+  readonly contextPerSequence: number;
+  readonly batchSize: number;
+  readonly sequences: number;
+
+  private constructor(private readonly n: Native, pointer: number, readonly model: LlamaModel) {
+    super(pointer, "context");
+    this.memory = n.llama.llama_get_memory(pointer) as number;
+    this.contextSize = n.llama.llama_n_ctx(pointer);
+    this.contextPerSequence = n.llama.llama_n_ctx_seq(pointer);
+    this.batchSize = n.llama.llama_n_batch(pointer);
+    this.sequences = n.llama.llama_n_seq_max(pointer);
+  }
+
+  static create(model: LlamaModel, options: ContextOptions): LlamaContext {
+    const n = loadNative();
+    const p = new StructBuffer(contextParamsLayout);
+    n.shim.llamux_context_default_params(p.pointer);
+    p.set("n_ctx", options.contextSize);
+    p.set("n_batch", options.batchSize);
+    p.set("n_ubatch", options.microBatchSize ?? Math.min(options.batchSize, 512));
+    p.set("n_seq_max", options.sequences ?? 1);
+    p.set("n_threads", options.threads);
+    p.set("n_threads_batch", options.threadsBatch ?? options.threads);
+    p.set("flash_attn_type", flashAttentionTypes[options.flashAttention ?? "auto"]);
+    const kvType = ggmlTypes[options.kvCacheType ?? "f16"];
+    p.set("type_k", kvType);
+    p.set("type_v", kvType);
+    p.set("embeddings", options.embeddings ?? false);
+    p.set("pooling_type", poolingTypes[options.pooling ?? "unspecified"]);
+    p.set("kv_unified", options.unifiedKv ?? false);
+    p.set("no_perf", false);
+    const pointer = n.shim.llamux_context_init(model.pointer, p.pointer);
+    if (!pointer) {
+      throw new Error(`Cannot create a context of ${options.contextSize} tokens for "${model.path}": llama.cpp refused (out of memory?)`);
+    }
+    return new LlamaContext(n, pointer as number, model);
+  }
+
+  protected free(pointer: number): void {
+    this.n.llama.llama_free(pointer);
+  }
+
+  get pointer(): number {
+    return this.handle;
+  }
+
+  /** Runs the model over the batch. Returns 0 on success, 1 when the cache has no room, other values on errors. */
+  decode(batch: TokenBatch): number {
+    return this.n.shim.llamux_decode(this.handle, batch.pointer);
+  }
+
+  encode(batch: TokenBatch): number {
+    return this.n.shim.llamux_encode(this.handle, batch.pointer);
+  }
+
+  /** Drops positions [from, to) of a sequence (to = -1: to the end). False if the memory cannot do it (recurrent). */
+  removeTokens(seq: number, from: number, to = -1): boolean {
+    return this.n.llama.llama_memory_seq_rm(this.memory, seq, from, to);
+  }
+
+  clearSequence(seq: number): void {
+    this.n.llama.llama_memory_seq_rm(this.memory, seq, -1, -1);
+  }
+
+  copySequence(from: number, to: number, p0 = -1, p1 = -1): void {
+    this.n.llama.llama_memory_seq_cp(this.memory, from, to, p0, p1);
+  }
+
+  /** Highest position stored for the sequence, -1 when empty. */
+  lastPosition(seq: number): number {
+    return this.n.llama.llama_memory_seq_pos_max(this.memory, seq);
+  }
+
+  clearAll(): void {
+    this.n.llama.llama_memory_clear(this.memory, true);
+  }
+
+  /** Serialises one sequence's cache/state (for checkpoints of models that cannot roll back). */
+  saveSequence(seq: number): Uint8Array {
+    const size = Number(this.n.llama.llama_state_seq_get_size(this.handle, seq));
+    const out = new Uint8Array(Math.max(size, 1));
+    const written = Number(this.n.llama.llama_state_seq_get_data(this.handle, ptr(out), size, seq));
+    return out.subarray(0, written);
+  }
+
+  restoreSequence(seq: number, state: Uint8Array): boolean {
+    if (state.length === 0) return false;
+    return Number(this.n.llama.llama_state_seq_set_data(this.handle, ptr(state), state.length, seq)) > 0;
+  }
+
+  /** Pooled embedding of a sequence after decode (context created with embeddings). */
+  sequenceEmbedding(seq: number): Float32Array | undefined {
+    const p = this.n.llama.llama_get_embeddings_seq(this.handle, seq);
+    if (!p) return undefined;
+    return new Float32Array(toArrayBuffer(p as never, 0, this.model.embeddingSize * 4).slice(0));
+  }
+
+  perf(): ContextPerf {
+    const s = new StructBuffer(perfContextLayout);
+    this.n.shim.llamux_perf_context(this.handle, s.pointer);
+    return { promptMs: s.get("t_p_eval_ms"), evalMs: s.get("t_eval_ms"), promptTokens: s.get("n_p_eval"), evalTokens: s.get("n_eval") };
+  }
+}

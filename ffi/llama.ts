@@ -1,0 +1,9 @@
+// Entry point of the FFI layer: the typed wrappers over llama.cpp that the engine uses.
+export { loadNative, backendDevices, computeSummary } from "./native.ts";
+export { LlamaModel, type ModelLoadOptions } from "./model.ts";
+export { LlamaVocab, type TokenizeOptions } from "./vocab.ts";
+export { LlamaContext, DecodeStatus, type ContextOptions } from "./context.ts";
+export { TokenBatch } from "./batch.ts";
+export { SamplerChain, defaultSamplerSettings, type SamplerSettings } from "./sampler.ts";
+export { quantizeModel, quantizationTypes, type QuantizationType } from "./quantize.ts";
+export { DisposedError } from "./disposable.ts";

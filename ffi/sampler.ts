@@ -1,0 +1,119 @@
+// A per-sequence llama.cpp sampler chain built from plain settings.
+import { ptr } from "bun:ffi";
+import { loadNative } from "./native.ts";
+import { NativeHandle } from "./disposable.ts";
+import { cstr } from "./strings.ts";
+import type { LlamaContext } from "./context.ts";
+import type { LlamaVocab } from "./vocab.ts";
+import type { Native } from "./symbols.ts";
+
+/** Native sampler knobs; a value at its "disabled" setting adds no sampler. */
+export interface SamplerSettings {
+  /** 0 (or below) means greedy. */
+  temperature: number;
+  seed: number;
+  topK: number;
+  topP: number;
+  minP: number;
+  typicalP: number;
+  repeatPenalty: number;
+  repeatLastN: number;
+  frequencyPenalty: number;
+  presencePenalty: number;
+  dryMultiplier: number;
+  dryBase: number;
+  dryAllowedLength: number;
+  dryLastN: number;
+  drySequenceBreakers: string[];
+  xtcProbability: number;
+  xtcThreshold: number;
+  /** 0 off, 1 Mirostat, 2 Mirostat 2.0. */
+  mirostat: 0 | 1 | 2;
+  mirostatTau: number;
+  mirostatEta: number;
+  logitBias: Array<[token: number, bias: number]>;
+  /** GBNF grammar text, root rule "root". */
+  grammar?: string;
+}
+
+export const defaultSamplerSettings: SamplerSettings = {
+  temperature: 0.8, seed: 0xffffffff, topK: 40, topP: 0.95, minP: 0.05, typicalP: 1, repeatPenalty: 1, repeatLastN: 64,
+  frequencyPenalty: 0, presencePenalty: 0, dryMultiplier: 0, dryBase: 1.75, dryAllowedLength: 2, dryLastN: -1,
+  drySequenceBreakers: ["\n", ":", "\"", "*"], xtcProbability: 0, xtcThreshold: 0.1, mirostat: 0, mirostatTau: 5,
+  mirostatEta: 0.1, logitBias: [],
+};
+
+export class SamplerChain extends NativeHandle {
+  private constructor(private readonly n: Native, pointer: number) {
+    super(pointer, "sampler chain");
+  }
+
+  /** Chain order follows llama.cpp's common sampler: bias, grammar, penalties, DRY, truncation, temperature, pick. */
+  static create(vocab: LlamaVocab, trainedContext: number, s: SamplerSettings): SamplerChain {
+    const n = loadNative();
+    const l = n.llama;
+    const chain = n.shim.llamux_sampler_chain_init(true) as number;
+    const add = (sampler: unknown) => {
+      if (!sampler) throw new Error("Cannot build sampler chain: llama.cpp rejected a sampler (invalid grammar?)");
+      l.llama_sampler_chain_add(chain, sampler as number);
+    };
+    const result = new SamplerChain(n, chain);
+    try {
+      if (s.logitBias.length > 0) {
+        const biases = new Uint8Array(8 * s.logitBias.length);
+        const view = new DataView(biases.buffer);
+        s.logitBias.forEach(([token, bias], i) => {
+          view.setInt32(i * 8, token, true);
+          view.setFloat32(i * 8 + 4, bias, true);
+        });
+        add(l.llama_sampler_init_logit_bias(vocab.size, s.logitBias.length, ptr(biases)));
+      }
+      if (s.grammar) add(l.llama_sampler_init_grammar(vocab.pointer, cstr(s.grammar), cstr("root")));
+      if (s.repeatPenalty !== 1 || s.frequencyPenalty !== 0 || s.presencePenalty !== 0) {
+        add(l.llama_sampler_init_penalties(s.repeatLastN, s.repeatPenalty, s.frequencyPenalty, s.presencePenalty));
+      }
+      if (s.dryMultiplier > 0) {
+        const breakers = s.drySequenceBreakers.map(cstr);
+        const table = new BigUint64Array(Math.max(1, breakers.length));
+        breakers.forEach((b, i) => (table[i] = BigInt(ptr(b))));
+        const lastN = s.dryLastN < 0 ? trainedContext : s.dryLastN;
+        add(l.llama_sampler_init_dry(vocab.pointer, s.dryMultiplier, s.dryBase, s.dryAllowedLength, lastN, ptr(table), breakers.length));
+      }
+      if (s.temperature <= 0) {
+        add(l.llama_sampler_init_greedy());
+      } else if (s.mirostat === 1) {
+        add(l.llama_sampler_init_temp(s.temperature));
+        add(l.llama_sampler_init_mirostat(vocab.size, s.seed >>> 0, s.mirostatTau, s.mirostatEta, 100));
+      } else if (s.mirostat === 2) {
+        add(l.llama_sampler_init_temp(s.temperature));
+        add(l.llama_sampler_init_mirostat_v2(s.seed >>> 0, s.mirostatTau, s.mirostatEta));
+      } else {
+        if (s.topK > 0) add(l.llama_sampler_init_top_k(s.topK));
+        if (s.typicalP < 1) add(l.llama_sampler_init_typical(s.typicalP, 1));
+        if (s.topP < 1) add(l.llama_sampler_init_top_p(s.topP, 1));
+        if (s.minP > 0) add(l.llama_sampler_init_min_p(s.minP, 1));
+        if (s.xtcProbability > 0) add(l.llama_sampler_init_xtc(s.xtcProbability, s.xtcThreshold, 1, s.seed >>> 0));
+        add(l.llama_sampler_init_temp(s.temperature));
+        add(l.llama_sampler_init_dist(s.seed >>> 0));
+      }
+    } catch (error) {
+      result.dispose();
+      throw error;
+    }
+    return result;
+  }
+
+  protected free(pointer: number): void {
+    this.n.llama.llama_sampler_free(pointer);
+  }
+
+  /** Samples from the logits at batch index `index` and records the token in the chain's history. */
+  sample(context: LlamaContext, index: number): number {
+    return this.n.llama.llama_sampler_sample(this.handle, context.pointer, index);
+  }
+
+  /** Feeds prompt tokens into penalty/DRY history without sampling. */
+  accept(token: number): void {
+    this.n.llama.llama_sampler_accept(this.handle, token);
+  }
+}

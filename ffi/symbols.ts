@@ -1,0 +1,143 @@
+// The whole native surface llamux uses, as bun:ffi symbol tables. This is the only file that calls
+// dlopen; everything else goes through the typed wrappers in ffi/*.ts.
+import { dlopen, FFIType } from "bun:ffi";
+import { existsSync, readdirSync } from "node:fs";
+import { join } from "node:path";
+
+const { ptr, i32, u32, u64, f32, bool, void: none, cstring, usize } = FFIType;
+
+const ggmlSymbols = {
+  ggml_backend_load_all_from_path: { args: [ptr], returns: none },
+  ggml_backend_dev_count: { args: [], returns: usize },
+  ggml_backend_dev_get: { args: [usize], returns: ptr },
+  ggml_backend_dev_name: { args: [ptr], returns: cstring },
+  ggml_backend_dev_description: { args: [ptr], returns: cstring },
+  ggml_backend_dev_type: { args: [ptr], returns: i32 },
+} as const;
+
+const llamaSymbols = {
+  llama_backend_init: { args: [], returns: none },
+  llama_log_set: { args: [ptr, ptr], returns: none },
+  llama_print_system_info: { args: [], returns: cstring },
+  llama_supports_gpu_offload: { args: [], returns: bool },
+  llama_supports_mmap: { args: [], returns: bool },
+
+  // model
+  llama_model_free: { args: [ptr], returns: none },
+  llama_model_get_vocab: { args: [ptr], returns: ptr },
+  llama_model_n_ctx_train: { args: [ptr], returns: i32 },
+  llama_model_n_embd: { args: [ptr], returns: i32 },
+  llama_model_n_layer: { args: [ptr], returns: i32 },
+  llama_model_n_head: { args: [ptr], returns: i32 },
+  llama_model_n_head_kv: { args: [ptr], returns: i32 },
+  llama_model_n_params: { args: [ptr], returns: u64 },
+  llama_model_size: { args: [ptr], returns: u64 },
+  llama_model_desc: { args: [ptr, ptr, usize], returns: i32 },
+  llama_model_meta_val_str: { args: [ptr, ptr, ptr, usize], returns: i32 },
+  llama_model_meta_count: { args: [ptr], returns: i32 },
+  llama_model_meta_key_by_index: { args: [ptr, i32, ptr, usize], returns: i32 },
+  llama_model_meta_val_str_by_index: { args: [ptr, i32, ptr, usize], returns: i32 },
+  llama_model_chat_template: { args: [ptr, ptr], returns: ptr },
+  llama_model_has_encoder: { args: [ptr], returns: bool },
+  llama_model_has_decoder: { args: [ptr], returns: bool },
+  llama_model_is_recurrent: { args: [ptr], returns: bool },
+  llama_model_is_hybrid: { args: [ptr], returns: bool },
+  llama_model_quantize: { args: [ptr, ptr, ptr], returns: u32 },
+
+  // context
+  llama_free: { args: [ptr], returns: none },
+  llama_n_ctx: { args: [ptr], returns: u32 },
+  llama_n_ctx_seq: { args: [ptr], returns: u32 },
+  llama_n_batch: { args: [ptr], returns: u32 },
+  llama_n_ubatch: { args: [ptr], returns: u32 },
+  llama_n_seq_max: { args: [ptr], returns: u32 },
+  llama_pooling_type: { args: [ptr], returns: i32 },
+  llama_get_memory: { args: [ptr], returns: ptr },
+  llama_get_logits_ith: { args: [ptr, i32], returns: ptr },
+  llama_get_embeddings_ith: { args: [ptr, i32], returns: ptr },
+  llama_get_embeddings_seq: { args: [ptr, i32], returns: ptr },
+  llama_perf_context_reset: { args: [ptr], returns: none },
+
+  // memory (KV cache / recurrent state) per sequence
+  llama_memory_clear: { args: [ptr, bool], returns: none },
+  llama_memory_seq_rm: { args: [ptr, i32, i32, i32], returns: bool },
+  llama_memory_seq_cp: { args: [ptr, i32, i32, i32, i32], returns: none },
+  llama_memory_seq_keep: { args: [ptr, i32], returns: none },
+  llama_memory_seq_pos_min: { args: [ptr, i32], returns: i32 },
+  llama_memory_seq_pos_max: { args: [ptr, i32], returns: i32 },
+  llama_memory_can_shift: { args: [ptr], returns: bool },
+  llama_state_seq_get_size: { args: [ptr, i32], returns: usize },
+  llama_state_seq_get_data: { args: [ptr, ptr, usize, i32], returns: usize },
+  llama_state_seq_set_data: { args: [ptr, ptr, usize, i32], returns: usize },
+
+  // vocab
+  llama_vocab_n_tokens: { args: [ptr], returns: i32 },
+  llama_vocab_type: { args: [ptr], returns: i32 },
+  llama_vocab_bos: { args: [ptr], returns: i32 },
+  llama_vocab_eos: { args: [ptr], returns: i32 },
+  llama_vocab_eot: { args: [ptr], returns: i32 },
+  llama_vocab_sep: { args: [ptr], returns: i32 },
+  llama_vocab_nl: { args: [ptr], returns: i32 },
+  llama_vocab_is_eog: { args: [ptr, i32], returns: bool },
+  llama_vocab_is_control: { args: [ptr, i32], returns: bool },
+  llama_vocab_get_add_bos: { args: [ptr], returns: bool },
+  llama_vocab_get_add_eos: { args: [ptr], returns: bool },
+  llama_tokenize: { args: [ptr, ptr, i32, ptr, i32, bool, bool], returns: i32 },
+  llama_token_to_piece: { args: [ptr, i32, ptr, i32, i32, bool], returns: i32 },
+  llama_detokenize: { args: [ptr, ptr, i32, ptr, i32, bool, bool], returns: i32 },
+
+  // samplers
+  llama_sampler_chain_add: { args: [ptr, ptr], returns: none },
+  llama_sampler_chain_n: { args: [ptr], returns: i32 },
+  llama_sampler_free: { args: [ptr], returns: none },
+  llama_sampler_sample: { args: [ptr, ptr, i32], returns: i32 },
+  llama_sampler_accept: { args: [ptr, i32], returns: none },
+  llama_sampler_reset: { args: [ptr], returns: none },
+  llama_sampler_init_greedy: { args: [], returns: ptr },
+  llama_sampler_init_dist: { args: [u32], returns: ptr },
+  llama_sampler_init_top_k: { args: [i32], returns: ptr },
+  llama_sampler_init_top_p: { args: [f32, usize], returns: ptr },
+  llama_sampler_init_min_p: { args: [f32, usize], returns: ptr },
+  llama_sampler_init_typical: { args: [f32, usize], returns: ptr },
+  llama_sampler_init_temp: { args: [f32], returns: ptr },
+  llama_sampler_init_xtc: { args: [f32, f32, usize, u32], returns: ptr },
+  llama_sampler_init_mirostat: { args: [i32, u32, f32, f32, i32], returns: ptr },
+  llama_sampler_init_mirostat_v2: { args: [u32, f32, f32], returns: ptr },
+  llama_sampler_init_grammar: { args: [ptr, ptr, ptr], returns: ptr },
+  llama_sampler_init_penalties: { args: [i32, i32, f32, f32, f32], returns: ptr },
+  llama_sampler_init_dry: { args: [ptr, f32, f32, i32, i32, ptr, usize], returns: ptr },
+  llama_sampler_init_logit_bias: { args: [i32, i32, ptr], returns: ptr },
+} as const;
+
+const shimSymbols = {
+  llamux_model_default_params: { args: [ptr], returns: none },
+  llamux_context_default_params: { args: [ptr], returns: none },
+  llamux_quantize_default_params: { args: [ptr], returns: none },
+  llamux_model_load: { args: [ptr, ptr], returns: ptr },
+  llamux_context_init: { args: [ptr, ptr], returns: ptr },
+  llamux_decode: { args: [ptr, ptr], returns: i32 },
+  llamux_encode: { args: [ptr, ptr], returns: i32 },
+  llamux_sampler_chain_init: { args: [bool], returns: ptr },
+  llamux_perf_context: { args: [ptr, ptr], returns: none },
+  llamux_layout_count: { args: [], returns: i32 },
+  llamux_layout_name: { args: [i32], returns: cstring },
+  llamux_layout_value: { args: [i32], returns: u64 },
+} as const;
+
+/** Finds a library by its base name, accepting the versioned file names of the prebuilt packages. */
+export function findLibrary(dir: string, base: string): string {
+  const exact = join(dir, `${base}.so`);
+  if (existsSync(exact)) return exact;
+  const versioned = readdirSync(dir).find((f) => f.startsWith(`${base}.v`) && f.endsWith(".so"));
+  if (versioned) return join(dir, versioned);
+  throw new Error(`Cannot find library "${base}" in "${dir}": run "make" to set up the native libraries`);
+}
+
+export function openNative(libDir: string) {
+  const ggml = dlopen(findLibrary(libDir, "libggml"), ggmlSymbols);
+  const llama = dlopen(findLibrary(libDir, "libllama"), llamaSymbols);
+  const shim = dlopen(join(libDir, "libllamux-shim.so"), shimSymbols);
+  return { ggml: ggml.symbols, llama: llama.symbols, shim: shim.symbols };
+}
+
+export type Native = ReturnType<typeof openNative>;

@@ -1,0 +1,76 @@
+// Tokenizer access through a model's llama_vocab (owned by the model, so nothing to free).
+import { ptr } from "bun:ffi";
+import type { Native } from "./symbols.ts";
+
+export interface TokenizeOptions {
+  /** Add BOS/EOS as the model's vocabulary asks (true for a fresh prompt). */
+  addSpecial?: boolean;
+  /** Turn special-token text such as "<|im_start|>" into control tokens (true for rendered chat templates). */
+  parseSpecial?: boolean;
+}
+
+export class LlamaVocab {
+  private pieceBuffer = new Uint8Array(256);
+  readonly size: number;
+  readonly bos: number;
+  readonly eos: number;
+  readonly eot: number;
+  readonly addBos: boolean;
+
+  constructor(private readonly n: Native, private readonly vocab: number) {
+    const l = n.llama;
+    this.size = l.llama_vocab_n_tokens(vocab);
+    this.bos = l.llama_vocab_bos(vocab);
+    this.eos = l.llama_vocab_eos(vocab);
+    this.eot = l.llama_vocab_eot(vocab);
+    this.addBos = l.llama_vocab_get_add_bos(vocab);
+  }
+
+  get pointer(): number {
+    return this.vocab;
+  }
+
+  tokenize(text: string, { addSpecial = true, parseSpecial = false }: TokenizeOptions = {}): Int32Array {
+    const bytes = Buffer.from(text, "utf8");
+    const source = bytes.length > 0 ? bytes : new Uint8Array(1); // bun:ffi rejects empty buffers
+    let tokens = new Int32Array(bytes.length + 8);
+    let n = this.n.llama.llama_tokenize(this.vocab, ptr(source), bytes.length, ptr(tokens), tokens.length, addSpecial, parseSpecial);
+    if (n < 0) {
+      tokens = new Int32Array(-n);
+      n = this.n.llama.llama_tokenize(this.vocab, ptr(source), bytes.length, ptr(tokens), tokens.length, addSpecial, parseSpecial);
+    }
+    if (n < 0) throw new RangeError(`Cannot tokenize text of ${bytes.length} bytes: llama_tokenize returned ${n}`);
+    return tokens.slice(0, n);
+  }
+
+  /** The raw bytes of one token; a UTF-8 character may be split across tokens (see Utf8PieceDecoder). */
+  tokenToPiece(token: number, special = false): Uint8Array {
+    let n = this.n.llama.llama_token_to_piece(this.vocab, token, ptr(this.pieceBuffer), this.pieceBuffer.length, 0, special);
+    if (n < 0) {
+      this.pieceBuffer = new Uint8Array(-n);
+      n = this.n.llama.llama_token_to_piece(this.vocab, token, ptr(this.pieceBuffer), this.pieceBuffer.length, 0, special);
+    }
+    return this.pieceBuffer.slice(0, Math.max(0, n));
+  }
+
+  detokenize(tokens: ArrayLike<number>, { removeSpecial = false, unparseSpecial = true } = {}): string {
+    if (tokens.length === 0) return "";
+    const input = Int32Array.from(tokens);
+    let out = new Uint8Array(tokens.length * 8 + 16);
+    let n = this.n.llama.llama_detokenize(this.vocab, ptr(input), input.length, ptr(out), out.length, removeSpecial, unparseSpecial);
+    if (n < 0) {
+      out = new Uint8Array(-n);
+      n = this.n.llama.llama_detokenize(this.vocab, ptr(input), input.length, ptr(out), out.length, removeSpecial, unparseSpecial);
+    }
+    return new TextDecoder().decode(out.subarray(0, Math.max(0, n)));
+  }
+
+  /** End of generation: EOS, EOT or any other token the vocabulary marks as ending a turn. */
+  isEndOfGeneration(token: number): boolean {
+    return this.n.llama.llama_vocab_is_eog(this.vocab, token);
+  }
+
+  isControl(token: number): boolean {
+    return this.n.llama.llama_vocab_is_control(this.vocab, token);
+  }
+}
