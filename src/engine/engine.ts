@@ -1,0 +1,130 @@
+// The engine of one model: loads it, creates a context for N parallel sequences, and drives the
+// scheduler's step loop. It does not know whether it runs in a child process or a Worker.
+import { LlamaModel, LlamaContext, TokenBatch, DecodeStatus, computeSummary } from "../../ffi/llama.ts";
+import { physicalCoreCount } from "../hardware.ts";
+import { Scheduler, DEFAULT_QUEUE_LIMIT } from "./scheduler.ts";
+import type { EventSink } from "./sequence.ts";
+import { EngineError, type EngineOptions, type GenerateRequest, type ModelInfo } from "./types.ts";
+
+export const DEFAULT_PARALLEL = 4;
+export const DEFAULT_CONTEXT_PER_SEQUENCE = 4096;
+export const DEFAULT_BATCH_SIZE = 512;
+
+export class Engine {
+  private readonly scheduler: Scheduler;
+  private looping = false;
+  readonly info: ModelInfo;
+
+  private constructor(private readonly model: LlamaModel, private readonly context: LlamaContext, options: EngineOptions, threads: number) {
+    this.scheduler = new Scheduler(model, context, options.queueLimit ?? DEFAULT_QUEUE_LIMIT);
+    this.info = {
+      path: model.path,
+      architecture: model.architecture,
+      description: model.description,
+      trainedContextLength: model.trainedContextLength,
+      contextPerSequence: context.contextPerSequence,
+      sequences: context.sequences,
+      embeddingSize: model.embeddingSize,
+      parameterCount: model.parameterCount,
+      sizeBytes: model.sizeBytes,
+      ...(model.chatTemplate() !== undefined ? { chatTemplate: model.chatTemplate() } : {}),
+      recurrentOrHybrid: model.isRecurrentOrHybrid,
+      bosToken: model.vocab.bos,
+      eosToken: model.vocab.eos,
+      threads,
+      embeddings: options.embeddings ?? false,
+      compute: computeSummary(),
+      metadata: model.allMetadata(),
+    };
+  }
+
+  static load(options: EngineOptions): Engine {
+    const model = LlamaModel.load(options.modelPath, { gpuLayers: options.gpuLayers ?? 0 });
+    try {
+      const parallel = options.parallel ?? DEFAULT_PARALLEL;
+      const perSequence = options.contextPerSequence ?? Math.min(DEFAULT_CONTEXT_PER_SEQUENCE, model.trainedContextLength || DEFAULT_CONTEXT_PER_SEQUENCE);
+      const threads = options.threads ?? physicalCoreCount();
+      const batchSize = options.batchSize ?? DEFAULT_BATCH_SIZE;
+      const context = LlamaContext.create(model, {
+        contextSize: perSequence * parallel,
+        batchSize,
+        sequences: parallel,
+        threads,
+        flashAttention: options.flashAttention ?? "auto",
+        embeddings: options.embeddings ?? false,
+        // Non-causal (embedding) models must see a whole input in one micro-batch.
+        ...(options.embeddings ? { microBatchSize: batchSize } : {}),
+      });
+      return new Engine(model, context, options, threads);
+    } catch (error) {
+      model.dispose();
+      throw error;
+    }
+  }
+
+  get running(): number {
+    return this.scheduler.running;
+  }
+
+  get waiting(): number {
+    return this.scheduler.waiting;
+  }
+
+  /** Queues a request and makes sure the step loop runs; throws EngineError when it cannot be queued. */
+  submit(request: GenerateRequest, emit: EventSink): void {
+    this.scheduler.submit(request, emit);
+    void this.runLoop();
+  }
+
+  cancel(id: string): void {
+    this.scheduler.cancel(id);
+    void this.runLoop();
+  }
+
+  /** L2-normalised pooled embedding of one text (models loaded with `embeddings`). */
+  embed(text: string): number[] {
+    if (!this.info.embeddings) throw new EngineError("invalid_request", `Model "${this.info.path}" was not loaded for embeddings`);
+    const tokens = this.model.vocab.tokenize(text, { addSpecial: true, parseSpecial: false });
+    if (tokens.length > this.context.batchSize) {
+      throw new EngineError("context_overflow", `Input of ${tokens.length} tokens exceeds the embedding batch of ${this.context.batchSize} tokens`);
+    }
+    const batch = new TokenBatch(Math.max(1, tokens.length));
+    tokens.forEach((token, i) => batch.add(token, i, 0, true));
+    this.context.clearSequence(0);
+    const status = this.context.decode(batch);
+    const vector = status === DecodeStatus.ok ? this.context.sequenceEmbedding(0) : undefined;
+    this.context.clearSequence(0);
+    if (!vector) throw new EngineError("engine_failure", `Cannot embed input: llama_decode returned ${status}`);
+    const norm = Math.hypot(...vector) || 1;
+    return Array.from(vector, (v) => v / norm);
+  }
+
+  tokenize(text: string, addSpecial = true, parseSpecial = true): number[] {
+    return Array.from(this.model.vocab.tokenize(text, { addSpecial, parseSpecial }));
+  }
+
+  detokenize(tokens: number[]): string {
+    return this.model.vocab.detokenize(tokens);
+  }
+
+  // Steps until no work is left, yielding to the event loop between steps so that new requests and
+  // cancellations (IPC messages) are taken in at every step.
+  private async runLoop(): Promise<void> {
+    if (this.looping) return;
+    this.looping = true;
+    try {
+      while (this.scheduler.hasWork) {
+        this.scheduler.step();
+        await new Promise<void>((resolve) => setImmediate(resolve));
+      }
+    } finally {
+      this.looping = false;
+    }
+  }
+
+  dispose(reason = "engine stopped"): void {
+    this.scheduler.failAll(reason);
+    this.context.dispose();
+    this.model.dispose();
+  }
+}

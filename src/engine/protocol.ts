@@ -1,0 +1,18 @@
+// Messages between the server (parent) and an engine child process, over Bun's IPC channel.
+import type { EngineEvent, EngineOptions, GenerateRequest, ModelInfo } from "./types.ts";
+
+export type ParentMessage =
+  | { type: "load"; options: EngineOptions }
+  | { type: "submit"; request: GenerateRequest }
+  | { type: "cancel"; id: string }
+  | { type: "tokenize"; callId: number; text: string; addSpecial: boolean; parseSpecial: boolean }
+  | { type: "detokenize"; callId: number; tokens: number[] }
+  | { type: "embed"; callId: number; text: string }
+  | { type: "shutdown" };
+
+export type ChildMessage =
+  | { type: "loaded"; info: ModelInfo }
+  | { type: "load_failed"; message: string }
+  // Events of one step travel together: one IPC message per step, not per token.
+  | { type: "events"; events: EngineEvent[] }
+  | { type: "reply"; callId: number; result?: unknown; error?: string };

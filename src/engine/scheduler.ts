@@ -1,0 +1,220 @@
+// Continuous batching over one context: every step puts one token for each generating sequence into
+// the batch, fills the rest of the token budget with waiting prompt tokens (long prompts span several
+// steps), decodes once, and samples every sequence that produced logits with its own sampler chain.
+//
+// Strategy "decode first, prompts FIFO": generating sequences never stall behind a long prompt, and
+// prompts are admitted in arrival order so none starves.
+import { DecodeStatus, LlamaContext, TokenBatch, SamplerChain, defaultSamplerSettings, type LlamaModel } from "../../ffi/llama.ts";
+import { ActiveRequest, SequenceSlot, type EventSink } from "./sequence.ts";
+import { reusableTokens } from "./prefix-reuse.ts";
+import { EngineError, type GenerateRequest } from "./types.ts";
+
+export const DEFAULT_QUEUE_LIMIT = 512;
+
+export class Scheduler {
+  private readonly slots: SequenceSlot[];
+  private readonly queue: ActiveRequest[] = [];
+  private readonly byId = new Map<string, ActiveRequest>();
+  /** Requests admitted to a slot, in admission order (the order prompts are processed). */
+  private readonly admitted: SequenceSlot[] = [];
+  private readonly batch: TokenBatch;
+  private readonly canRollBack: boolean;
+  private clock = 0;
+
+  constructor(
+    private readonly model: LlamaModel,
+    private readonly context: LlamaContext,
+    private readonly queueLimit = DEFAULT_QUEUE_LIMIT,
+  ) {
+    this.slots = Array.from({ length: context.sequences }, (_, seq) => new SequenceSlot(seq));
+    this.batch = new TokenBatch(context.batchSize);
+    this.canRollBack = !model.isRecurrentOrHybrid;
+  }
+
+  get hasWork(): boolean {
+    return this.queue.length > 0 || this.admitted.length > 0;
+  }
+
+  get running(): number {
+    return this.admitted.length;
+  }
+
+  get waiting(): number {
+    return this.queue.length;
+  }
+
+  /** Tokenizes and queues a request; throws EngineError for requests that cannot run. */
+  submit(request: GenerateRequest, emit: EventSink): void {
+    if (this.byId.has(request.id)) throw new EngineError("invalid_request", `Cannot submit request "${request.id}": id already in use`);
+    if (this.queue.length >= this.queueLimit) {
+      throw new EngineError("busy", `Cannot accept request: ${this.queue.length} requests are already waiting (limit ${this.queueLimit})`);
+    }
+    const prompt = typeof request.prompt === "string"
+      ? this.model.vocab.tokenize(request.prompt, { addSpecial: request.addSpecial ?? true, parseSpecial: request.parseSpecial ?? true })
+      : Int32Array.from(request.prompt);
+    if (prompt.length === 0) throw new EngineError("invalid_request", "Cannot generate from an empty prompt");
+    if (prompt.length >= this.context.contextPerSequence) {
+      throw new EngineError("context_overflow",
+        `Prompt of ${prompt.length} tokens does not fit the context of ${this.context.contextPerSequence} tokens per sequence`);
+    }
+    const active = new ActiveRequest(request, prompt, emit);
+    active.sampler = SamplerChain.create(this.model.vocab, this.model.trainedContextLength, { ...defaultSamplerSettings, ...request.sampling });
+    this.byId.set(request.id, active);
+    this.queue.push(active);
+  }
+
+  /** Marks a request cancelled; it leaves the batch, and its sequence is freed, at the next step. */
+  cancel(id: string): void {
+    const active = this.byId.get(id);
+    if (active) active.cancelled = true;
+  }
+
+  /** Ends every request with an error (shutdown). */
+  failAll(message: string): void {
+    for (const active of this.byId.values()) active.fail("engine_exited", message);
+    this.byId.clear();
+    this.queue.length = 0;
+    for (const slot of this.admitted) slot.active = undefined;
+    this.admitted.length = 0;
+  }
+
+  /** One decode step. Returns false when there was nothing to do. */
+  step(): boolean {
+    this.dropCancelled();
+    this.admitWaiting();
+    if (this.admitted.length === 0) return false;
+
+    const started = performance.now();
+    this.batch.clear();
+    const prefillingThisStep: ActiveRequest[] = [];
+    for (const slot of this.admitted) {
+      const active = slot.active!;
+      slot.outputIndex = -1;
+      if (!active.prefilling) {
+        slot.outputIndex = this.batch.add(active.pendingToken, slot.cached.length, slot.seq, true);
+        slot.cached.push(active.pendingToken);
+      }
+    }
+    for (const slot of this.admitted) {
+      const active = slot.active!;
+      if (!active.prefilling || this.batch.free === 0) continue;
+      prefillingThisStep.push(active);
+      const end = Math.min(active.prompt.length, active.nextPromptIndex + this.batch.free);
+      for (let i = active.nextPromptIndex; i < end; i++) {
+        const last = i === active.prompt.length - 1;
+        const index = this.batch.add(active.prompt[i]!, slot.cached.length, slot.seq, last);
+        slot.cached.push(active.prompt[i]!);
+        if (last) slot.outputIndex = index;
+      }
+      active.nextPromptIndex = end;
+    }
+
+    const status = this.context.decode(this.batch);
+    if (status !== DecodeStatus.ok) {
+      this.failBatch(`llama_decode failed with status ${status}`);
+      return true;
+    }
+    const elapsed = performance.now() - started;
+    for (const active of prefillingThisStep) active.promptMs += elapsed;
+    for (const slot of [...this.admitted]) {
+      if (slot.outputIndex >= 0) this.sampleSlot(slot);
+    }
+    return true;
+  }
+
+  private sampleSlot(slot: SequenceSlot): void {
+    const active = slot.active!;
+    const token = active.sampler!.sample(this.context, slot.outputIndex);
+    if (active.firstTokenAt === 0) active.firstTokenAt = performance.now();
+    if (!active.request.ignoreEos && this.model.vocab.isEndOfGeneration(token)) {
+      return this.release(slot, "stop");
+    }
+    active.generated++;
+    const text = active.decoder.push(this.model.vocab.tokenToPiece(token));
+    const pushed = active.stops.push(text);
+    active.emit({ type: "token", id: active.id, token, text: pushed.text });
+    if (pushed.stop) return this.release(slot, "stop", pushed.stop.stop);
+    // The next step would store this token at position cached.length; stop before the context is full.
+    if (active.generated >= active.maxTokens || slot.cached.length >= this.context.contextPerSequence) {
+      return this.release(slot, "length");
+    }
+    active.pendingToken = token;
+  }
+
+  private admitWaiting(): void {
+    while (this.queue.length > 0) {
+      const active = this.queue[0]!;
+      const slot = this.pickSlot(active.prompt);
+      if (!slot) return;
+      this.queue.shift();
+      const keep = reusableTokens(slot.cached, active.prompt, this.canRollBack);
+      if (keep < slot.cached.length) {
+        if (keep === 0 || !this.context.removeTokens(slot.seq, keep, -1)) {
+          this.context.clearSequence(slot.seq);
+          slot.cached = [];
+        } else {
+          slot.cached.length = keep;
+        }
+      }
+      active.nextPromptIndex = slot.cached.length;
+      active.cachedPromptTokens = slot.cached.length;
+      active.startedAt = performance.now();
+      slot.active = active;
+      slot.lastUsed = ++this.clock;
+      this.admitted.push(slot);
+    }
+  }
+
+  /** The idle slot that keeps the most cached tokens for this prompt; least recently used on ties. */
+  private pickSlot(prompt: Int32Array): SequenceSlot | undefined {
+    let best: SequenceSlot | undefined;
+    let bestKeep = -1;
+    for (const slot of this.slots) {
+      if (slot.active) continue;
+      const keep = reusableTokens(slot.cached, prompt, this.canRollBack);
+      if (keep > bestKeep || (keep === bestKeep && slot.lastUsed < best!.lastUsed)) {
+        best = slot;
+        bestKeep = keep;
+      }
+    }
+    return best;
+  }
+
+  private dropCancelled(): void {
+    for (let i = this.queue.length - 1; i >= 0; i--) {
+      const active = this.queue[i]!;
+      if (!active.cancelled) continue;
+      this.queue.splice(i, 1);
+      this.byId.delete(active.id);
+      active.finish("cancelled");
+    }
+    for (const slot of [...this.admitted]) {
+      if (!slot.active!.cancelled) continue;
+      // A cancelled request's memory is freed, not kept for reuse: the caller abandoned it mid-way.
+      this.context.clearSequence(slot.seq);
+      slot.cached = [];
+      this.release(slot, "cancelled");
+    }
+  }
+
+  private release(slot: SequenceSlot, reason: "stop" | "length" | "cancelled", stop?: string): void {
+    const active = slot.active!;
+    slot.active = undefined;
+    slot.outputIndex = -1;
+    this.admitted.splice(this.admitted.indexOf(slot), 1);
+    this.byId.delete(active.id);
+    active.finish(reason, stop);
+  }
+
+  private failBatch(message: string): void {
+    for (const slot of [...this.admitted]) {
+      const active = slot.active!;
+      this.context.clearSequence(slot.seq);
+      slot.cached = [];
+      slot.active = undefined;
+      this.byId.delete(active.id);
+      active.fail("engine_failure", message);
+    }
+    this.admitted.length = 0;
+  }
+}

@@ -1,0 +1,87 @@
+// One request while the scheduler owns it: its prompt, sampler, output text pipeline and timings.
+import type { SamplerChain } from "../../ffi/sampler.ts";
+import { StopStringMatcher } from "./stop-strings.ts";
+import { Utf8PieceDecoder } from "./utf8-stream.ts";
+import type { EngineEvent, FinishReason, GenerateRequest, RequestUsage } from "./types.ts";
+
+export type EventSink = (event: EngineEvent) => void;
+
+export class ActiveRequest {
+  /** Next prompt token to put into a batch. */
+  nextPromptIndex = 0;
+  /** Sampled but not yet decoded; fed at the next step. */
+  pendingToken = -1;
+  generated = 0;
+  cachedPromptTokens = 0;
+  cancelled = false;
+  sampler: SamplerChain | undefined;
+  readonly decoder = new Utf8PieceDecoder();
+  readonly stops: StopStringMatcher;
+  readonly maxTokens: number;
+
+  readonly submittedAt = performance.now();
+  startedAt = 0;
+  firstTokenAt = 0;
+  promptMs = 0;
+
+  constructor(readonly request: GenerateRequest, readonly prompt: Int32Array, readonly emit: EventSink) {
+    this.stops = new StopStringMatcher(request.stop ?? [], { includeStopString: request.includeStopString ?? false });
+    this.maxTokens = request.maxTokens === undefined || request.maxTokens < 0 ? Infinity : request.maxTokens;
+  }
+
+  get id(): string {
+    return this.request.id;
+  }
+
+  get prefilling(): boolean {
+    return this.nextPromptIndex < this.prompt.length;
+  }
+
+  usage(now = performance.now()): RequestUsage {
+    return {
+      promptTokens: this.prompt.length,
+      cachedPromptTokens: this.cachedPromptTokens,
+      completionTokens: this.generated,
+      timeToFirstTokenMs: this.firstTokenAt ? this.firstTokenAt - this.submittedAt : 0,
+      promptMs: this.promptMs,
+      decodeMs: this.firstTokenAt ? now - this.firstTokenAt : 0,
+      queueMs: (this.startedAt || now) - this.submittedAt,
+    };
+  }
+
+  /** Emits the text still held back (partial UTF-8, possible stop prefixes) and the final event. */
+  finish(reason: FinishReason, stop?: string): void {
+    if (reason !== "cancelled" && stop === undefined) {
+      let tail = "";
+      const rest = this.decoder.flush();
+      const pushed = rest ? this.stops.push(rest) : undefined;
+      tail += pushed?.text ?? "";
+      if (pushed?.stop) {
+        reason = "stop";
+        stop = pushed.stop.stop;
+      } else {
+        tail += this.stops.flush();
+      }
+      if (tail) this.emit({ type: "token", id: this.id, token: -1, text: tail });
+    }
+    this.sampler?.dispose();
+    this.sampler = undefined;
+    this.emit({ type: "done", id: this.id, finishReason: reason, ...(stop !== undefined ? { stop } : {}), usage: this.usage() });
+  }
+
+  fail(code: Extract<EngineEvent, { type: "error" }>["code"], message: string): void {
+    this.sampler?.dispose();
+    this.sampler = undefined;
+    this.emit({ type: "error", id: this.id, code, message });
+  }
+}
+
+/** One of the context's parallel sequences and the tokens its memory currently holds. */
+export class SequenceSlot {
+  cached: number[] = [];
+  active: ActiveRequest | undefined;
+  lastUsed = 0;
+  /** Batch index whose logits this slot samples from after the current decode, or -1. */
+  outputIndex = -1;
+  constructor(readonly seq: number) {}
+}

@@ -1,0 +1,93 @@
+// The engine's one internal request shape and the events it streams back. Every profile translates
+// its wire format into GenerateRequest and renders EngineEvents; the engine knows no profile.
+import type { SamplerSettings } from "../../ffi/sampler.ts";
+
+export interface GenerateRequest {
+  /** Unique per runner; the parent assigns it. */
+  id: string;
+  /** Text (tokenized by the engine) or token ids. */
+  prompt: string | number[];
+  /** Add BOS/EOS as the vocabulary asks. Default: true. */
+  addSpecial?: boolean;
+  /** Let text like "<|im_start|>" become control tokens (rendered chat templates). Default: true. */
+  parseSpecial?: boolean;
+  /** Most tokens to generate; undefined or negative means until the context is full. */
+  maxTokens?: number;
+  stop?: string[];
+  /** Put the matched stop string at the end of the output (vLLM include_stop_str_in_output). */
+  includeStopString?: boolean;
+  /** Keep generating past end-of-generation tokens. */
+  ignoreEos?: boolean;
+  sampling?: Partial<SamplerSettings>;
+}
+
+export type FinishReason = "stop" | "length" | "cancelled";
+
+export interface RequestUsage {
+  promptTokens: number;
+  /** Prompt tokens taken from a cached prefix instead of being processed. */
+  cachedPromptTokens: number;
+  completionTokens: number;
+  /** From submission to the first generated token (queue wait included). */
+  timeToFirstTokenMs: number;
+  /** Time spent in steps that processed this request's prompt. */
+  promptMs: number;
+  /** From the first generated token to the end. */
+  decodeMs: number;
+  /** Time waiting for a free sequence. */
+  queueMs: number;
+}
+
+export type EngineErrorCode = "busy" | "invalid_request" | "context_overflow" | "engine_failure" | "engine_exited";
+
+export type EngineEvent =
+  | { type: "token"; id: string; token: number; text: string }
+  | { type: "done"; id: string; finishReason: FinishReason; stop?: string; usage: RequestUsage }
+  | { type: "error"; id: string; code: EngineErrorCode; message: string };
+
+export interface EngineOptions {
+  modelPath: string;
+  /** Parallel sequences sharing one context. Default: 4. */
+  parallel?: number;
+  /** Context per sequence in tokens; default min(4096, trained context). */
+  contextPerSequence?: number;
+  /** Most tokens per decode step. Default: 512. */
+  batchSize?: number;
+  /** Decode threads; default: physical cores. */
+  threads?: number;
+  gpuLayers?: number;
+  /** Requests waiting for a free sequence before new ones are refused as busy. Default: 512. */
+  queueLimit?: number;
+  flashAttention?: "auto" | "on" | "off";
+  /** Load as an embedding model (pooled embeddings instead of generation). */
+  embeddings?: boolean;
+}
+
+export interface ModelInfo {
+  path: string;
+  architecture: string;
+  description: string;
+  trainedContextLength: number;
+  contextPerSequence: number;
+  sequences: number;
+  embeddingSize: number;
+  parameterCount: number;
+  sizeBytes: number;
+  chatTemplate?: string;
+  recurrentOrHybrid: boolean;
+  bosToken: number;
+  eosToken: number;
+  threads: number;
+  /** Loaded for embeddings rather than generation. */
+  embeddings: boolean;
+  compute: string;
+  metadata: Record<string, string>;
+}
+
+/** An error that carries an engine code, so each profile can render it in its own shape. */
+export class EngineError extends Error {
+  constructor(readonly code: EngineErrorCode, message: string) {
+    super(message);
+    this.name = "EngineError";
+  }
+}

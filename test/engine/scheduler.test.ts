@@ -1,0 +1,240 @@
+// The engine in-process, on real libllama and generated models: determinism under batching, stop
+// strings across token boundaries, cancellation, prefix reuse, the busy queue, and every model type.
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { Engine } from "../../src/engine/engine.ts";
+import { EngineError, type EngineEvent, type GenerateRequest } from "../../src/engine/types.ts";
+import { ensureModel } from "../../scripts/gen-models.ts";
+
+interface Outcome { tokens: number[]; text: string; done?: Extract<EngineEvent, { type: "done" }>; error?: Extract<EngineEvent, { type: "error" }> }
+
+let nextId = 0;
+/** Submits a request and resolves with everything it produced. */
+function run(engine: Engine, request: Omit<GenerateRequest, "id">, onToken?: (id: string, count: number) => void): { id: string; result: Promise<Outcome> } {
+  const id = `t${++nextId}`;
+  const outcome: Outcome = { tokens: [], text: "" };
+  const result = new Promise<Outcome>((resolve) => {
+    try {
+      engine.submit({ ...request, id }, (event) => {
+        if (event.type === "token") {
+          if (event.token >= 0) outcome.tokens.push(event.token);
+          outcome.text += event.text;
+          onToken?.(id, outcome.tokens.length);
+        } else if (event.type === "done") {
+          outcome.done = event;
+          resolve(outcome);
+        } else {
+          outcome.error = event;
+          resolve(outcome);
+        }
+      });
+    } catch (error) {
+      const code = error instanceof EngineError ? error.code : "engine_failure";
+      outcome.error = { type: "error", id, code, message: (error as Error).message };
+      resolve(outcome);
+    }
+  });
+  return { id, result };
+}
+
+const greedy = { temperature: 0 };
+const prompt = "<|im_start|>user\nTell me a story about a dragon<|im_end|>\n<|im_start|>assistant\n";
+
+describe("llama-architecture engine", () => {
+  let engine: Engine;
+  beforeAll(async () => {
+    engine = Engine.load({ modelPath: await ensureModel("tiny-llama"), parallel: 8, contextPerSequence: 512, threads: 2 });
+  });
+  afterAll(() => engine.dispose());
+
+  test("greedy generation is deterministic", async () => {
+    const a = await run(engine, { prompt, maxTokens: 24, sampling: greedy, ignoreEos: true }).result;
+    const b = await run(engine, { prompt, maxTokens: 24, sampling: greedy, ignoreEos: true }).result;
+    expect(a.done?.finishReason).toBe("length");
+    expect(a.tokens).toHaveLength(24);
+    expect(b.tokens).toEqual(a.tokens);
+  });
+
+  test("a request alone and alongside seven others gives the same tokens", async () => {
+    const alone = await run(engine, { prompt, maxTokens: 24, sampling: greedy, ignoreEos: true }).result;
+    const others = Array.from({ length: 7 }, (_, i) =>
+      run(engine, { prompt: `Story number ${i}: once upon a time`, maxTokens: 24, sampling: greedy, ignoreEos: true }).result);
+    const together = run(engine, { prompt, maxTokens: 24, sampling: greedy, ignoreEos: true }).result;
+    const results = await Promise.all([together, ...others]);
+    expect(results.every((r) => r.done?.finishReason === "length")).toBe(true);
+    expect(results[0]!.tokens).toEqual(alone.tokens);
+  });
+
+  test("seeded sampling is reproducible and differs across seeds", async () => {
+    const sampling = { temperature: 1, topK: 0, topP: 1, minP: 0 };
+    const a = await run(engine, { prompt, maxTokens: 16, ignoreEos: true, sampling: { ...sampling, seed: 7 } }).result;
+    const b = await run(engine, { prompt, maxTokens: 16, ignoreEos: true, sampling: { ...sampling, seed: 7 } }).result;
+    const c = await run(engine, { prompt, maxTokens: 16, ignoreEos: true, sampling: { ...sampling, seed: 8 } }).result;
+    expect(b.tokens).toEqual(a.tokens);
+    expect(c.tokens).not.toEqual(a.tokens);
+  });
+
+  test("a stop string spread over two tokens ends the output before it", async () => {
+    const free = await run(engine, { prompt, maxTokens: 40, sampling: greedy, ignoreEos: true }).result;
+    // Build a stop string from the tail of one token's text and the head of the next one's, such that
+    // its first occurrence in the output crosses that token boundary.
+    const pieces = free.tokens.map((t) => engine.detokenize([t]));
+    expect(pieces.join("")).toBe(free.text);
+    let stop = "";
+    for (let i = 0, offset = 0; i + 1 < pieces.length && !stop; offset += pieces[i]!.length, i++) {
+      const head = pieces[i]!.slice(-2);
+      const candidate = head + pieces[i + 1]!.slice(0, 2);
+      const boundary = offset + pieces[i]!.length;
+      const first = free.text.indexOf(candidate);
+      if (head && candidate.length > head.length && first < boundary && first + candidate.length > boundary) stop = candidate;
+    }
+    expect(stop).not.toBe("");
+    const expected = free.text.slice(0, free.text.indexOf(stop));
+    const stopped = await run(engine, { prompt, maxTokens: 40, sampling: greedy, ignoreEos: true, stop: [stop] }).result;
+    expect(stopped.done?.finishReason).toBe("stop");
+    expect(stopped.done?.stop).toBe(stop);
+    expect(stopped.text).toBe(expected);
+    const included = await run(engine, { prompt, maxTokens: 40, sampling: greedy, ignoreEos: true, stop: [stop], includeStopString: true }).result;
+    expect(included.text).toBe(expected + stop);
+  });
+
+  test("cancelling frees the sequence within one step", async () => {
+    const single = Engine.load({ modelPath: engine.info.path, parallel: 1, contextPerSequence: 512, threads: 2 });
+    try {
+      let cancelledAt = 0;
+      const long = run(single, { prompt, maxTokens: 400, sampling: greedy, ignoreEos: true }, (id, count) => {
+        if (count === 3) {
+          cancelledAt = count;
+          single.cancel(id);
+        }
+      });
+      const waiting = run(single, { prompt, maxTokens: 4, sampling: greedy, ignoreEos: true });
+      const cancelled = await long.result;
+      expect(cancelled.done?.finishReason).toBe("cancelled");
+      // Cancelled in the callback of token 3: at most the token of the step in flight follows.
+      expect(cancelled.tokens.length).toBeLessThanOrEqual(cancelledAt + 1);
+      const next = await waiting.result;
+      expect(next.done?.finishReason).toBe("length");
+      // The cancelled sequence's cache was dropped, not kept for reuse.
+      expect(next.done?.usage.cachedPromptTokens).toBe(0);
+    } finally {
+      single.dispose();
+    }
+  });
+
+  test("a longer prompt reuses the cached prefix of an earlier one", async () => {
+    const first = await run(engine, { prompt: `${prompt}Once upon a time`, maxTokens: 4, sampling: greedy }).result;
+    const promptTokens = first.done!.usage.promptTokens;
+    const second = await run(engine, { prompt: `${prompt}Once upon a time there lived a dragon in the hills`, maxTokens: 4, sampling: greedy }).result;
+    expect(second.done!.usage.cachedPromptTokens).toBeGreaterThanOrEqual(promptTokens - 1);
+    expect(second.done!.usage.cachedPromptTokens).toBeLessThan(second.done!.usage.promptTokens);
+  });
+
+  test("the same prompt again is served from cache except its last token", async () => {
+    const text = `${prompt}Repeat after me`;
+    await run(engine, { prompt: text, maxTokens: 2, sampling: greedy }).result;
+    const again = await run(engine, { prompt: text, maxTokens: 2, sampling: greedy }).result;
+    expect(again.done!.usage.cachedPromptTokens).toBe(again.done!.usage.promptTokens - 1);
+  });
+
+  test("usage reports counts and timings", async () => {
+    const r = await run(engine, { prompt, maxTokens: 8, sampling: greedy, ignoreEos: true }).result;
+    const u = r.done!.usage;
+    expect(u.completionTokens).toBe(8);
+    expect(u.promptTokens).toBe(engine.tokenize(prompt).length);
+    expect(u.timeToFirstTokenMs).toBeGreaterThan(0);
+    expect(u.promptMs).toBeGreaterThan(0);
+    expect(u.decodeMs).toBeGreaterThan(0);
+  });
+
+  test("a prompt longer than the context is refused with a clear error", async () => {
+    const r = await run(engine, { prompt: "dragon ".repeat(600), maxTokens: 4 }).result;
+    expect(r.error?.code).toBe("context_overflow");
+    expect(r.error?.message).toContain("does not fit");
+  });
+
+  test("generation stops with length when the context is full", async () => {
+    const r = await run(engine, { prompt, sampling: greedy, ignoreEos: true }).result;
+    expect(r.done?.finishReason).toBe("length");
+    // Every position of the context holds a token; the last sampled token needs no position of its own.
+    expect(r.done!.usage.promptTokens + r.done!.usage.completionTokens).toBe(512 + 1);
+  });
+});
+
+describe("busy queue", () => {
+  test("requests over the queue bound get a distinct busy error", async () => {
+    const engine = Engine.load({ modelPath: await ensureModel("tiny-llama"), parallel: 1, contextPerSequence: 256, threads: 2, queueLimit: 2 });
+    try {
+      // The first request starts at once; the next two wait; the fourth is over the bound.
+      const runs = Array.from({ length: 4 }, () => run(engine, { prompt, maxTokens: 4, sampling: greedy, ignoreEos: true }).result);
+      const results = await Promise.all(runs);
+      expect(results.slice(0, 3).every((r) => r.done?.finishReason === "length")).toBe(true);
+      const refused = results.filter((r) => r.error);
+      expect(refused.length).toBe(1);
+      expect(refused.every((r) => r.error!.code === "busy")).toBe(true);
+    } finally {
+      engine.dispose();
+    }
+  });
+});
+
+describe("hybrid LFM2 engine", () => {
+  let engine: Engine;
+  const lfmPrompt = "<|startoftext|><|im_start|>user\nHello there<|im_end|>\n<|im_start|>assistant\n";
+  beforeAll(async () => {
+    engine = Engine.load({ modelPath: await ensureModel("tiny-lfm2"), parallel: 4, contextPerSequence: 512, threads: 2 });
+  });
+  afterAll(() => engine.dispose());
+
+  test("runs several sequences in parallel and matches the single-sequence output", async () => {
+    expect(engine.info.recurrentOrHybrid).toBe(true);
+    const alone = await run(engine, { prompt: lfmPrompt, maxTokens: 16, sampling: greedy, ignoreEos: true, addSpecial: false }).result;
+    const together = await Promise.all([
+      run(engine, { prompt: lfmPrompt, maxTokens: 16, sampling: greedy, ignoreEos: true, addSpecial: false }).result,
+      ...[1, 2, 3].map((i) => run(engine, { prompt: `${lfmPrompt}${i}`, maxTokens: 16, sampling: greedy, ignoreEos: true, addSpecial: false }).result),
+    ]);
+    expect(together.every((r) => r.tokens.length === 16)).toBe(true);
+    expect(together[0]!.tokens).toEqual(alone.tokens);
+  });
+
+  test("continues a cached conversation but re-processes a diverging prompt", async () => {
+    const first = await run(engine, { prompt: lfmPrompt, maxTokens: 6, sampling: greedy, ignoreEos: true, addSpecial: false }).result;
+    // Prompt + the tokens the engine decoded (all generated but the last) is a continuation.
+    const decoded = engine.tokenize(lfmPrompt, false).concat(first.tokens.slice(0, -1));
+    const continued = await run(engine, { prompt: decoded.concat(engine.tokenize(" more", false)), maxTokens: 2, sampling: greedy }).result;
+    expect(continued.done!.usage.cachedPromptTokens).toBe(decoded.length);
+    // A prompt that diverges inside the cache cannot roll the recurrent state back: full re-processing.
+    const diverged = await run(engine, { prompt: engine.tokenize(lfmPrompt, false).slice(0, -2), maxTokens: 2, sampling: greedy }).result;
+    expect(diverged.done!.usage.cachedPromptTokens).toBe(0);
+  });
+});
+
+describe("every generated model loads and runs", () => {
+  for (const name of ["tiny-llama", "tiny-lfm2", "tiny-lfm2moe"] as const) {
+    test(`${name} generates`, async () => {
+      const engine = Engine.load({ modelPath: await ensureModel(name), parallel: 2, contextPerSequence: 256, threads: 2 });
+      try {
+        const r = await run(engine, { prompt: "Hello", maxTokens: 8, sampling: greedy, ignoreEos: true }).result;
+        expect(r.error).toBeUndefined();
+        expect(r.tokens).toHaveLength(8);
+        expect(engine.info.chatTemplate).toBeString();
+      } finally {
+        engine.dispose();
+      }
+    });
+  }
+
+  test("tiny-bert embeds", async () => {
+    const engine = Engine.load({ modelPath: await ensureModel("tiny-bert"), parallel: 1, contextPerSequence: 512, threads: 2, embeddings: true });
+    try {
+      const a = engine.embed("the quick brown fox");
+      const b = engine.embed("the quick brown fox");
+      const c = engine.embed("an entirely different sentence");
+      expect(a).toHaveLength(engine.info.embeddingSize);
+      expect(Math.hypot(...a)).toBeCloseTo(1, 5);
+      expect(b).toEqual(a);
+      expect(c).not.toEqual(a);
+    } finally {
+      engine.dispose();
+    }
+  });
+});
