@@ -20,6 +20,8 @@ export class EngineProcess {
   private readonly calls = new Map<number, { resolve: (value: unknown) => void; reject: (error: Error) => void }>();
   private nextCallId = 0;
   private exited = false;
+  private openStreams = 0;
+  private drainWaiters: Array<() => void> = [];
   info!: ModelInfo;
 
   private constructor(private readonly child: Subprocess, readonly options: EngineOptions) {}
@@ -95,6 +97,7 @@ export class EngineProcess {
     });
     const onAbort = () => this.cancel(id);
     signal?.addEventListener("abort", onAbort);
+    this.openStreams++;
     try {
       for (;;) {
         while (pending.length > 0) {
@@ -109,7 +112,20 @@ export class EngineProcess {
     } finally {
       signal?.removeEventListener("abort", onAbort);
       if (!finished) this.cancel(id);
+      if (--this.openStreams === 0) for (const wake of this.drainWaiters.splice(0)) wake();
     }
+  }
+
+  /** Resolves once every stream from generate() has been read to its end (or abandoned). */
+  drained(timeoutMs = 2000): Promise<void> {
+    if (this.openStreams === 0) return Promise.resolve();
+    return new Promise((resolve) => {
+      const timer = setTimeout(resolve, timeoutMs);
+      this.drainWaiters.push(() => {
+        clearTimeout(timer);
+        resolve();
+      });
+    });
   }
 
   tokenize(text: string, { addSpecial = true, parseSpecial = true } = {}): Promise<number[]> {

@@ -29,11 +29,12 @@ export class ModelManager {
     return starting;
   }
 
-  /** Stops every engine; their in-flight requests end with an error. */
+  /** Stops every engine; their in-flight requests end with an error, which their readers get to see. */
   async stopAll(): Promise<void> {
     const engines = await Promise.all([...this.engines.values()].map((p) => p.catch(() => undefined)));
     this.engines.clear();
     await Promise.all(engines.map((e) => e?.stop()));
+    await Promise.all(engines.map((e) => e?.drained()));
   }
 
   /** SIGTERM/SIGINT: end in-flight requests with an error, stop every child, then exit. */
