@@ -29,6 +29,7 @@ export class Engine {
       sizeBytes: model.sizeBytes,
       ...(model.chatTemplate() !== undefined ? { chatTemplate: model.chatTemplate() } : {}),
       recurrentOrHybrid: model.isRecurrentOrHybrid,
+      vocabularySize: model.vocab.size,
       bosToken: model.vocab.bos,
       eosToken: model.vocab.eos,
       threads,

@@ -75,6 +75,7 @@ export interface ModelInfo {
   sizeBytes: number;
   chatTemplate?: string;
   recurrentOrHybrid: boolean;
+  vocabularySize: number;
   bosToken: number;
   eosToken: number;
   threads: number;
