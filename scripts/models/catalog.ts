@@ -1,0 +1,188 @@
+// Every model the generator can make: tiny ones for tests, benchmark shapes (big) for `--bench`.
+import { createHash } from "node:crypto";
+import { bertModel, type BertShape } from "./bert.ts";
+import { type ModelContent } from "./common.ts";
+import { lfm2Model, type Lfm2Shape } from "./lfm2.ts";
+import { llamaModel, type LlamaShape } from "./llama.ts";
+import { CHATML_HERMES_TEMPLATE, LFM2_TEMPLATE, LLAMA3_TEMPLATE } from "./templates.ts";
+import { BERT_TOKENIZER, LLAMA3_TOKENIZER, QWEN_TOKENIZER, type TokenizerSpec, buildTokenizer, lfm2Tokenizer } from "./tokenizers.ts";
+
+/** Bump when a change to the generator code changes the bytes it writes (spec changes are hashed anyway). */
+const GENERATOR_VERSION = 1;
+
+export const TINY_MODEL_NAMES = ["tiny-llama", "tiny-lfm2", "tiny-lfm2moe", "tiny-bert"] as const;
+export const BENCH_MODEL_NAMES = [
+  "lfm2-350m",
+  "lfm2-350m-q4_0",
+  "lfm2-350m-q8_0",
+  "llama-1b",
+  "llama-1b-q4_0",
+  "llama-1b-q8_0",
+] as const;
+export const MODEL_NAMES = [...TINY_MODEL_NAMES, ...BENCH_MODEL_NAMES] as const;
+
+export type TinyModelName = (typeof TINY_MODEL_NAMES)[number];
+export type BenchModelName = (typeof BENCH_MODEL_NAMES)[number];
+export type ModelName = (typeof MODEL_NAMES)[number];
+export type QuantizationType = "Q4_0" | "Q8_0";
+
+export interface GeneratedRecipe {
+  kind: "generated";
+  name: ModelName;
+  description: string;
+  /** short content hash of everything that decides the file's bytes: names the cache file */
+  fingerprint: string;
+  build(): ModelContent;
+}
+
+export interface QuantizedRecipe {
+  kind: "quantized";
+  name: ModelName;
+  description: string;
+  fingerprint: string;
+  source: ModelName;
+  type: QuantizationType;
+}
+
+export type ModelRecipe = GeneratedRecipe | QuantizedRecipe;
+
+function fingerprintOf(value: unknown): string {
+  return createHash("sha256")
+    .update(JSON.stringify({ generator: GENERATOR_VERSION, value }))
+    .digest("hex")
+    .slice(0, 8);
+}
+
+function generated<S>(
+  name: ModelName,
+  description: string,
+  shape: S,
+  tokenizer: TokenizerSpec,
+  build: (name: string, description: string, shape: S, tokenizer: ReturnType<typeof buildTokenizer>) => ModelContent,
+): GeneratedRecipe {
+  return {
+    kind: "generated",
+    name,
+    description,
+    fingerprint: fingerprintOf({ name, shape, tokenizer }),
+    build: () => build(name, description, shape, buildTokenizer(tokenizer)),
+  };
+}
+
+function quantized(name: ModelName, source: GeneratedRecipe, type: QuantizationType): QuantizedRecipe {
+  return {
+    kind: "quantized",
+    name,
+    description: `${source.description}, quantized to ${type} by llama.cpp`,
+    fingerprint: fingerprintOf({ source: source.fingerprint, type }),
+    source: source.name,
+    type,
+  };
+}
+
+// Tiny models have their own output.weight: with a tied one, a random model's strongest logit is the
+// embedding of its last input token, so greedy decoding repeats that token forever.
+const tinyLlamaShape: LlamaShape = {
+  nEmbd: 64,
+  nLayer: 2,
+  nHead: 4,
+  nHeadKv: 2,
+  nFf: 128,
+  nCtx: 4096,
+  ropeFreqBase: 1_000_000,
+  rmsEps: 1e-6,
+  tiedOutput: false,
+};
+
+const tinyLfm2Shape: Lfm2Shape = {
+  nEmbd: 64,
+  nLayer: 6,
+  attentionLayers: [2, 5],
+  nHead: 4,
+  nHeadKv: 2,
+  nFf: 128,
+  nCtx: 4096,
+  convLength: 3,
+  ropeFreqBase: 1_000_000,
+  rmsEps: 1e-5,
+  tiedOutput: false,
+};
+
+const tinyLfm2MoeShape: Lfm2Shape = {
+  ...tinyLfm2Shape,
+  moe: { nExpert: 4, nExpertUsed: 2, nFfExpert: 32, leadingDenseLayers: 2 },
+};
+
+const tinyBertShape: BertShape = { nEmbd: 64, nLayer: 2, nHead: 4, nFf: 128, nCtx: 512, normEps: 1e-12, poolingType: 1 };
+
+const lfm2_350mShape: Lfm2Shape = {
+  nEmbd: 1024,
+  nLayer: 16,
+  attentionLayers: [2, 5, 8, 10, 12, 14],
+  nHead: 16,
+  nHeadKv: 8,
+  nFf: 4608,
+  nCtx: 128_000,
+  convLength: 3,
+  ropeFreqBase: 1_000_000,
+  rmsEps: 1e-5,
+  tiedOutput: true,
+};
+
+const llama1bShape: LlamaShape = {
+  nEmbd: 2048,
+  nLayer: 16,
+  nHead: 32,
+  nHeadKv: 8,
+  nFf: 8192,
+  nCtx: 131_072,
+  ropeFreqBase: 500_000,
+  rmsEps: 1e-5,
+  tiedOutput: true,
+};
+
+const lfm2Chat = { ...lfm2Tokenizer(), chatTemplate: LFM2_TEMPLATE };
+
+const tinyRecipes: GeneratedRecipe[] = [
+  generated(
+    "tiny-llama",
+    "Tiny random-weight llama model with the Qwen2 tokenizer and a ChatML/Hermes tool template",
+    tinyLlamaShape,
+    { ...QWEN_TOKENIZER, chatTemplate: CHATML_HERMES_TEMPLATE },
+    llamaModel,
+  ),
+  generated("tiny-lfm2", "Tiny random-weight LFM2 hybrid (short-conv + attention) model", tinyLfm2Shape, lfm2Chat, lfm2Model),
+  generated("tiny-lfm2moe", "Tiny random-weight LFM2 mixture-of-experts model", tinyLfm2MoeShape, lfm2Chat, lfm2Model),
+  generated("tiny-bert", "Tiny random-weight BERT embedding model (mean pooling)", tinyBertShape, BERT_TOKENIZER, bertModel),
+];
+
+const lfm2_350m = generated(
+  "lfm2-350m",
+  "Random-weight model with the LFM2-350M shape",
+  lfm2_350mShape,
+  { ...lfm2Tokenizer(65536), chatTemplate: LFM2_TEMPLATE },
+  lfm2Model,
+);
+const llama1b = generated(
+  "llama-1b",
+  "Random-weight model with the Llama-3.2-1B shape",
+  llama1bShape,
+  { ...LLAMA3_TOKENIZER, chatTemplate: LLAMA3_TEMPLATE },
+  llamaModel,
+);
+
+const recipes: ModelRecipe[] = [
+  ...tinyRecipes,
+  lfm2_350m,
+  quantized("lfm2-350m-q4_0", lfm2_350m, "Q4_0"),
+  quantized("lfm2-350m-q8_0", lfm2_350m, "Q8_0"),
+  llama1b,
+  quantized("llama-1b-q4_0", llama1b, "Q4_0"),
+  quantized("llama-1b-q8_0", llama1b, "Q8_0"),
+];
+
+export const MODEL_RECIPES: ReadonlyMap<ModelName, ModelRecipe> = new Map(recipes.map((r) => [r.name, r]));
+
+export function isModelName(name: string): name is ModelName {
+  return MODEL_RECIPES.has(name as ModelName);
+}

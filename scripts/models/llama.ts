@@ -1,0 +1,58 @@
+// The `llama` architecture (src/models/llama.cpp in llama.cpp): RMS norm, RoPE, GQA attention, SwiGLU FFN.
+import { GgmlType, ggufKv } from "../../src/store/gguf.ts";
+import { type ModelContent, generalMetadata } from "./common.ts";
+import { type BuiltTokenizer } from "./tokenizers.ts";
+import { constantTensor, randomTensor } from "./weights.ts";
+
+export interface LlamaShape {
+  nEmbd: number;
+  nLayer: number;
+  nHead: number;
+  nHeadKv: number;
+  nFf: number;
+  nCtx: number;
+  ropeFreqBase: number;
+  rmsEps: number;
+  /** no output.weight: llama.cpp reuses token_embd, as Llama 3.2 1B does */
+  tiedOutput: boolean;
+}
+
+export function llamaModel(name: string, description: string, shape: LlamaShape, tokenizer: BuiltTokenizer): ModelContent {
+  const arch = "llama";
+  const headDim = shape.nEmbd / shape.nHead;
+  const nVocab = tokenizer.vocabSize;
+  const metadata = [
+    ...generalMetadata(arch, name, description),
+    [`${arch}.context_length`, ggufKv.uint32(shape.nCtx)],
+    [`${arch}.embedding_length`, ggufKv.uint32(shape.nEmbd)],
+    [`${arch}.block_count`, ggufKv.uint32(shape.nLayer)],
+    [`${arch}.feed_forward_length`, ggufKv.uint32(shape.nFf)],
+    [`${arch}.attention.head_count`, ggufKv.uint32(shape.nHead)],
+    [`${arch}.attention.head_count_kv`, ggufKv.uint32(shape.nHeadKv)],
+    [`${arch}.attention.layer_norm_rms_epsilon`, ggufKv.float32(shape.rmsEps)],
+    [`${arch}.rope.freq_base`, ggufKv.float32(shape.ropeFreqBase)],
+    [`${arch}.rope.dimension_count`, ggufKv.uint32(headDim)],
+    [`${arch}.vocab_size`, ggufKv.uint32(nVocab)],
+    ...tokenizer.metadata,
+  ] satisfies ModelContent["metadata"];
+
+  const random = (tensorName: string, dims: number[], type = GgmlType.F16 as GgmlType.F16 | GgmlType.F32) =>
+    randomTensor(name, tensorName, dims, { type });
+  const tensors = [random("token_embd.weight", [shape.nEmbd, nVocab]), constantTensor("output_norm.weight", [shape.nEmbd], 1)];
+  if (!shape.tiedOutput) tensors.push(random("output.weight", [shape.nEmbd, nVocab]));
+  for (let i = 0; i < shape.nLayer; i++) {
+    const blk = `blk.${i}`;
+    tensors.push(
+      constantTensor(`${blk}.attn_norm.weight`, [shape.nEmbd], 1),
+      random(`${blk}.attn_q.weight`, [shape.nEmbd, shape.nHead * headDim]),
+      random(`${blk}.attn_k.weight`, [shape.nEmbd, shape.nHeadKv * headDim]),
+      random(`${blk}.attn_v.weight`, [shape.nEmbd, shape.nHeadKv * headDim]),
+      random(`${blk}.attn_output.weight`, [shape.nHead * headDim, shape.nEmbd]),
+      constantTensor(`${blk}.ffn_norm.weight`, [shape.nEmbd], 1),
+      random(`${blk}.ffn_gate.weight`, [shape.nEmbd, shape.nFf]),
+      random(`${blk}.ffn_down.weight`, [shape.nFf, shape.nEmbd]),
+      random(`${blk}.ffn_up.weight`, [shape.nEmbd, shape.nFf]),
+    );
+  }
+  return { metadata, tensors };
+}
