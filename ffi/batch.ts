@@ -1,6 +1,6 @@
 // A llama_batch whose arrays live in JS-owned typed arrays: filling it is plain array writes, with
 // no native call per token. Every token belongs to exactly one sequence, which is all the engine needs.
-import { ptr } from "bun:ffi";
+import { ptr, type Pointer } from "bun:ffi";
 import { StructBuffer, batchLayout } from "./layouts.ts";
 
 export class TokenBatch {
@@ -50,7 +50,7 @@ export class TokenBatch {
   }
 
   /** Pointer to the llama_batch struct, with n_tokens set to the current count. */
-  get pointer(): number {
+  get pointer(): Pointer {
     this.struct.set("n_tokens", this.count);
     return this.struct.pointer;
   }

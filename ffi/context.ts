@@ -1,11 +1,12 @@
 // A llama_context: the KV cache / recurrent state of up to n_seq_max sequences over one model.
-import { ptr, toArrayBuffer } from "bun:ffi";
+import { ptr, toArrayBuffer, type Pointer } from "bun:ffi";
 import { loadNative } from "./native.ts";
 import { StructBuffer, contextParamsLayout, perfContextLayout } from "./layouts.ts";
 import { NativeHandle } from "./disposable.ts";
 import type { LlamaModel } from "./model.ts";
 import type { TokenBatch } from "./batch.ts";
 import type { Native } from "./symbols.ts";
+import { asPointer } from "./pointer.ts";
 
 export type FlashAttention = "auto" | "on" | "off";
 export type KvCacheType = "f16" | "q8_0" | "q4_0" | "f32";
@@ -39,15 +40,15 @@ export const DecodeStatus = { ok: 0, noSpace: 1, aborted: 2 } as const;
 export interface ContextPerf { promptMs: number; evalMs: number; promptTokens: number; evalTokens: number }
 
 export class LlamaContext extends NativeHandle {
-  private readonly memory: number;
+  private readonly memory: Pointer;
   readonly contextSize: number;
   readonly contextPerSequence: number;
   readonly batchSize: number;
   readonly sequences: number;
 
-  private constructor(private readonly n: Native, pointer: number, readonly model: LlamaModel) {
+  private constructor(private readonly n: Native, pointer: Pointer, readonly model: LlamaModel) {
     super(pointer, "context");
-    this.memory = n.llama.llama_get_memory(pointer) as number;
+    this.memory = asPointer(n.llama.llama_get_memory(pointer))!;
     this.contextSize = n.llama.llama_n_ctx(pointer);
     this.contextPerSequence = n.llama.llama_n_ctx_seq(pointer);
     this.batchSize = n.llama.llama_n_batch(pointer);
@@ -72,18 +73,18 @@ export class LlamaContext extends NativeHandle {
     p.set("pooling_type", poolingTypes[options.pooling ?? "unspecified"]);
     p.set("kv_unified", options.unifiedKv ?? false);
     p.set("no_perf", false);
-    const pointer = n.shim.llamux_context_init(model.pointer, p.pointer);
+    const pointer = asPointer(n.shim.llamux_context_init(model.pointer, p.pointer));
     if (!pointer) {
       throw new Error(`Cannot create a context of ${options.contextSize} tokens for "${model.path}": llama.cpp refused (out of memory?)`);
     }
-    return new LlamaContext(n, pointer as number, model);
+    return new LlamaContext(n, pointer, model);
   }
 
-  protected free(pointer: number): void {
+  protected free(pointer: Pointer): void {
     this.n.llama.llama_free(pointer);
   }
 
-  get pointer(): number {
+  get pointer(): Pointer {
     return this.handle;
   }
 
@@ -133,9 +134,9 @@ export class LlamaContext extends NativeHandle {
 
   /** Pooled embedding of a sequence after decode (context created with embeddings). */
   sequenceEmbedding(seq: number): Float32Array | undefined {
-    const p = this.n.llama.llama_get_embeddings_seq(this.handle, seq);
+    const p = asPointer(this.n.llama.llama_get_embeddings_seq(this.handle, seq));
     if (!p) return undefined;
-    return new Float32Array(toArrayBuffer(p as never, 0, this.model.embeddingSize * 4).slice(0));
+    return new Float32Array(toArrayBuffer(p, 0, this.model.embeddingSize * 4).slice(0));
   }
 
   perf(): ContextPerf {

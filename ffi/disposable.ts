@@ -1,3 +1,5 @@
+import type { Pointer } from "bun:ffi";
+
 // Lifetime guard for wrappers that own a native pointer: use after dispose() throws instead of crashing.
 export class DisposedError extends Error {
   constructor(what: string) {
@@ -7,18 +9,18 @@ export class DisposedError extends Error {
 }
 
 export abstract class NativeHandle {
-  #pointer: number | null;
-  constructor(pointer: number, private readonly what: string) {
+  #pointer: Pointer | null;
+  constructor(pointer: Pointer, private readonly what: string) {
     this.#pointer = pointer;
   }
-  protected get handle(): number {
+  protected get handle(): Pointer {
     if (this.#pointer === null) throw new DisposedError(this.what);
     return this.#pointer;
   }
   get disposed(): boolean {
     return this.#pointer === null;
   }
-  protected abstract free(pointer: number): void;
+  protected abstract free(pointer: Pointer): void;
   dispose(): void {
     if (this.#pointer === null) return;
     const p = this.#pointer;

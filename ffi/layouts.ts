@@ -1,7 +1,7 @@
 // Struct layouts the TypeScript side reads and writes, as llamux expects them (x86-64 / arm64 LP64).
 // verifyLayouts() compares every size and offset here with what the compiled shim reports for the
 // loaded headers, so a llama.cpp whose structs moved is refused at start-up instead of corrupting memory.
-import { ptr as pointerOf, read } from "bun:ffi";
+import { ptr as pointerOf, read, type Pointer } from "bun:ffi";
 
 type FieldType = "i8" | "bool" | "i32" | "u32" | "f32" | "f64" | "ptr";
 interface Field { offset: number; type: FieldType }
@@ -69,7 +69,7 @@ export class StructBuffer<F extends string> {
     this.bytes = new Uint8Array(layout.size);
     this.view = new DataView(this.bytes.buffer);
   }
-  get pointer() { return pointerOf(this.bytes); }
+  get pointer(): Pointer { return pointerOf(this.bytes); }
   set(field: F, value: number | boolean | bigint): void {
     const { offset, type } = this.layout.fields[field];
     switch (type) {

@@ -1,5 +1,5 @@
 // A loaded GGUF model: weights, metadata and vocabulary.
-import { ptr } from "bun:ffi";
+import { ptr, type Pointer } from "bun:ffi";
 import { existsSync } from "node:fs";
 import { loadNative } from "./native.ts";
 import { StructBuffer, modelParamsLayout } from "./layouts.ts";
@@ -7,6 +7,7 @@ import { NativeHandle } from "./disposable.ts";
 import { LlamaVocab } from "./vocab.ts";
 import { cstr, readCString, readIntoBuffer } from "./strings.ts";
 import type { Native } from "./symbols.ts";
+import { asPointer } from "./pointer.ts";
 
 export interface ModelLoadOptions {
   /** Layers to offload to the GPU; -1 offloads all, 0 keeps the model on the CPU. Default: 0. */
@@ -22,9 +23,9 @@ const LOAD_MODE_MMAP = 1;
 
 export class LlamaModel extends NativeHandle {
   readonly vocab: LlamaVocab;
-  private constructor(private readonly n: Native, pointer: number, readonly path: string) {
+  private constructor(private readonly n: Native, pointer: Pointer, readonly path: string) {
     super(pointer, `model "${path}"`);
-    this.vocab = new LlamaVocab(n, n.llama.llama_model_get_vocab(pointer) as number);
+    this.vocab = new LlamaVocab(n, asPointer(n.llama.llama_model_get_vocab(pointer))!);
   }
 
   static load(path: string, options: ModelLoadOptions = {}): LlamaModel {
@@ -35,16 +36,16 @@ export class LlamaModel extends NativeHandle {
     params.set("n_gpu_layers", options.gpuLayers ?? 0);
     params.set("load_mode", options.mmap === false ? LOAD_MODE_NONE : LOAD_MODE_MMAP);
     params.set("vocab_only", options.vocabOnly ?? false);
-    const pointer = n.shim.llamux_model_load(cstr(path), params.pointer);
+    const pointer = asPointer(n.shim.llamux_model_load(cstr(path), params.pointer));
     if (!pointer) throw new Error(`Cannot load model "${path}": llama.cpp rejected the file (see the llama.cpp error above)`);
-    return new LlamaModel(n, pointer as number, path);
+    return new LlamaModel(n, pointer, path);
   }
 
-  protected free(pointer: number): void {
+  protected free(pointer: Pointer): void {
     this.n.llama.llama_model_free(pointer);
   }
 
-  get pointer(): number {
+  get pointer(): Pointer {
     return this.handle;
   }
 
@@ -80,7 +81,7 @@ export class LlamaModel extends NativeHandle {
   }
 
   chatTemplate(name?: string): string | undefined {
-    const p = this.n.llama.llama_model_chat_template(this.handle, name ? cstr(name) : null);
-    return readCString(p as number | null);
+    const p = asPointer(this.n.llama.llama_model_chat_template(this.handle, name ? cstr(name) : null));
+    return readCString(p);
   }
 }

@@ -1,11 +1,12 @@
 // A per-sequence llama.cpp sampler chain built from plain settings.
-import { ptr } from "bun:ffi";
+import { ptr, type Pointer } from "bun:ffi";
 import { loadNative } from "./native.ts";
 import { NativeHandle } from "./disposable.ts";
 import { cstr } from "./strings.ts";
 import type { LlamaContext } from "./context.ts";
 import type { LlamaVocab } from "./vocab.ts";
 import type { Native } from "./symbols.ts";
+import { asPointer } from "./pointer.ts";
 
 /** Native sampler knobs; a value at its "disabled" setting adds no sampler. */
 export interface SamplerSettings {
@@ -44,7 +45,7 @@ export const defaultSamplerSettings: SamplerSettings = {
 };
 
 export class SamplerChain extends NativeHandle {
-  private constructor(private readonly n: Native, pointer: number) {
+  private constructor(private readonly n: Native, pointer: Pointer) {
     super(pointer, "sampler chain");
   }
 
@@ -52,10 +53,12 @@ export class SamplerChain extends NativeHandle {
   static create(vocab: LlamaVocab, trainedContext: number, s: SamplerSettings): SamplerChain {
     const n = loadNative();
     const l = n.llama;
-    const chain = n.shim.llamux_sampler_chain_init(true) as number;
-    const add = (sampler: unknown) => {
+    const chain = asPointer(n.shim.llamux_sampler_chain_init(true));
+    if (!chain) throw new Error("Cannot build sampler chain: llama.cpp returned no chain");
+    const add = (created: Pointer | bigint | null) => {
+      const sampler = asPointer(created);
       if (!sampler) throw new Error("Cannot build sampler chain: llama.cpp rejected a sampler (invalid grammar?)");
-      l.llama_sampler_chain_add(chain, sampler as number);
+      l.llama_sampler_chain_add(chain, sampler);
     };
     const result = new SamplerChain(n, chain);
     try {
@@ -70,7 +73,7 @@ export class SamplerChain extends NativeHandle {
       }
       if (s.grammar) add(l.llama_sampler_init_grammar(vocab.pointer, cstr(s.grammar), cstr("root")));
       if (s.repeatPenalty !== 1 || s.frequencyPenalty !== 0 || s.presencePenalty !== 0) {
-        add(l.llama_sampler_init_penalties(s.repeatLastN, s.repeatPenalty, s.frequencyPenalty, s.presencePenalty));
+        add(l.llama_sampler_init_penalties(vocab.size, s.repeatLastN, s.repeatPenalty, s.frequencyPenalty, s.presencePenalty));
       }
       if (s.dryMultiplier > 0) {
         const breakers = s.drySequenceBreakers.map(cstr);
@@ -103,7 +106,7 @@ export class SamplerChain extends NativeHandle {
     return result;
   }
 
-  protected free(pointer: number): void {
+  protected free(pointer: Pointer): void {
     this.n.llama.llama_sampler_free(pointer);
   }
 

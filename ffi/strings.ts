@@ -1,5 +1,5 @@
 // C string helpers for bun:ffi calls.
-import { ptr, CString } from "bun:ffi";
+import { ptr, CString, type Pointer } from "bun:ffi";
 
 const encoder = new TextEncoder();
 
@@ -11,8 +11,8 @@ export function cstr(text: string): Uint8Array {
 }
 
 /** Reads a C string returned by llama.cpp; null pointers become undefined. */
-export function readCString(pointer: number | null): string | undefined {
-  return pointer ? new CString(pointer as never).toString() : undefined;
+export function readCString(pointer: Pointer | null): string | undefined {
+  return pointer ? new CString(pointer).toString() : undefined;
 }
 
 /** Calls a llama.cpp "write into buf, return needed length" function, growing the buffer once if needed. */

@@ -1,10 +1,10 @@
 // The whole native surface llamux uses, as bun:ffi symbol tables. This is the only file that calls
 // dlopen; everything else goes through the typed wrappers in ffi/*.ts.
-import { dlopen, FFIType } from "bun:ffi";
+import { dlopen } from "bun:ffi";
 import { existsSync, readdirSync } from "node:fs";
 import { join } from "node:path";
 
-const { ptr, i32, u32, u64, f32, bool, void: none, cstring, usize } = FFIType;
+const ptr = "ptr", i32 = "i32", u32 = "u32", u64 = "u64", f32 = "f32", bool = "bool", none = "void", cstring = "cstring", usize = "usize";
 
 const ggmlSymbols = {
   ggml_backend_load_all_from_path: { args: [ptr], returns: none },

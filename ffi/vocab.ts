@@ -1,5 +1,5 @@
 // Tokenizer access through a model's llama_vocab (owned by the model, so nothing to free).
-import { ptr } from "bun:ffi";
+import { ptr, type Pointer } from "bun:ffi";
 import type { Native } from "./symbols.ts";
 
 export interface TokenizeOptions {
@@ -17,7 +17,7 @@ export class LlamaVocab {
   readonly eot: number;
   readonly addBos: boolean;
 
-  constructor(private readonly n: Native, private readonly vocab: number) {
+  constructor(private readonly n: Native, private readonly vocab: Pointer) {
     const l = n.llama;
     this.size = l.llama_vocab_n_tokens(vocab);
     this.bos = l.llama_vocab_bos(vocab);
@@ -26,7 +26,7 @@ export class LlamaVocab {
     this.addBos = l.llama_vocab_get_add_bos(vocab);
   }
 
-  get pointer(): number {
+  get pointer(): Pointer {
     return this.vocab;
   }
 
