@@ -1,0 +1,67 @@
+// The table of sub-commands. Each lives in its own module, loaded only when it runs, so `--help` or
+// `--version` does not pay for the engine or the server.
+
+/** What a command module provides. A command returns its exit code, or undefined when it keeps the
+ * process alive on its own (the engine child serves its parent until told to stop). */
+export interface Command {
+  help: string;
+  run(args: string[]): Promise<number | undefined>;
+}
+
+export interface CommandEntry {
+  summary: string;
+  /** Internal commands are left out of the help. */
+  hidden?: boolean;
+  load(): Promise<Command>;
+}
+
+const engineHelp = `Usage: llamux __engine
+
+Internal: a llamux process starts this to host one model's engine and talks to it over IPC.`;
+
+export const commands: Record<string, CommandEntry> = {
+  run: {
+    summary: "Stream a completion of a prompt from a GGUF model",
+    load: async () => {
+      const { runHelp, runCommand } = await import("./run.ts");
+      return { help: runHelp, run: runCommand };
+    },
+  },
+  version: {
+    summary: "Print the versions of llamux and llama.cpp",
+    load: async () => {
+      const { versionHelp, versionCommand } = await import("./version.ts");
+      return { help: versionHelp, run: versionCommand };
+    },
+  },
+  help: {
+    summary: "Show the help of llamux or of a command",
+    load: async () => {
+      const { helpHelp, helpCommand } = await import("./help.ts");
+      return { help: helpHelp, run: helpCommand };
+    },
+  },
+  __engine: {
+    summary: "Host one model's engine for a parent llamux process",
+    hidden: true,
+    load: async () => {
+      const { engineChildMain } = await import("../engine/child-main.ts");
+      return {
+        help: engineHelp,
+        run: async (args) => {
+          if (args.includes("--help") || args.includes("-h")) {
+            console.log(engineHelp);
+            return 0;
+          }
+          await engineChildMain();
+          return undefined;
+        },
+      };
+    },
+  },
+};
+
+/** The command called `name`, hidden ones included; undefined for anything else (`__proto__` too). */
+export function findCommand(name: string): CommandEntry | undefined {
+  return Object.hasOwn(commands, name) ? commands[name] : undefined;
+}
