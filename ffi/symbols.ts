@@ -126,6 +126,7 @@ const shimSymbols = {
 
 /** Finds a library by its base name, accepting the versioned file names of the prebuilt packages. */
 export function findLibrary(dir: string, base: string): string {
+  if (!existsSync(dir)) throw new Error(`Cannot load llama.cpp: library directory "${dir}" does not exist (run "make", or check LLAMUX_LIB_DIR)`);
   const exact = join(dir, `${base}.so`);
   if (existsSync(exact)) return exact;
   const versioned = readdirSync(dir).find((f) => f.startsWith(`${base}.v`) && f.endsWith(".so"));

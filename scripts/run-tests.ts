@@ -1,0 +1,64 @@
+// `make test`: runs `bun test` over test/ (or the paths given), streams its output, and ends with one
+// line "N passed, N failed[, N skipped]". Exits non-zero when anything failed or bun itself did.
+//
+// The counts come from bun's closing summary (" 12 pass", " 1 fail", …) rather than its JUnit report,
+// because the JUnit report leaves out errors thrown outside any test (a test file that fails to load),
+// which the summary counts as failures. If bun dies before its summary (a native crash in a test), the
+// per-test "(pass)"/"(fail)" lines seen so far are counted and the crash counts as one failure.
+import { join } from "node:path";
+
+const root = join(import.meta.dir, "..");
+// Tests that generate models or start servers take minutes on 2 cores.
+const TIMEOUT_MS = 120_000;
+
+// Arguments pass through to bun test; test paths get a "./" so that bun takes them as paths, not as
+// name filters that would also pick up test files of .native/llama.cpp.
+const args = process.argv.slice(2).map((arg) => (arg === "test" || arg.startsWith("test/") ? `./${arg}` : arg));
+if (!args.some((arg) => arg.startsWith("./") || arg.startsWith("/"))) args.push("./test");
+if (!args.some((arg) => arg.startsWith("--timeout"))) args.unshift(`--timeout=${TIMEOUT_MS}`);
+
+const color = process.stderr.isTTY === true;
+const bun = Bun.spawn([process.execPath, "test", ...args], {
+  cwd: root,
+  stdio: ["inherit", "inherit", "pipe"],
+  env: { ...process.env, ...(color ? { FORCE_COLOR: "1" } : {}) },
+});
+
+// bun test reports on stderr: pass it through as it comes and keep it for counting.
+let report = "";
+const decoder = new TextDecoder();
+for await (const chunk of bun.stderr) {
+  process.stderr.write(chunk);
+  report += decoder.decode(chunk, { stream: true });
+}
+const exitCode = await bun.exited;
+
+const counts = countResults(report.replace(/\x1b\[[0-9;]*m/g, ""), exitCode);
+const parts = [`${counts.passed} passed`, `${counts.failed} failed`];
+if (counts.skipped > 0) parts.push(`${counts.skipped} skipped`);
+console.log(parts.join(", "));
+process.exit(counts.failed > 0 || exitCode !== 0 ? 1 : 0);
+
+function countResults(text: string, exitCode: number): { passed: number; failed: number; skipped: number } {
+  const summary = (word: string) => {
+    const match = text.match(new RegExp(`^\\s*(\\d+) ${word}$`, "m"));
+    return match ? Number(match[1]) : undefined;
+  };
+  const passed = summary("pass");
+  const failed = summary("fail");
+  if (passed !== undefined || failed !== undefined) {
+    const reported = failed ?? 0;
+    return {
+      passed: passed ?? 0,
+      // bun can exit non-zero with a summary of no failures (no test files matched, a crash after the summary)
+      failed: exitCode !== 0 && reported === 0 ? 1 : reported,
+      skipped: (summary("skip") ?? 0) + (summary("todo") ?? 0),
+    };
+  }
+  const lines = (tag: string) => text.split("\n").filter((line) => line.startsWith(`(${tag})`)).length;
+  return {
+    passed: lines("pass"),
+    failed: lines("fail") + (exitCode !== 0 ? 1 : 0),
+    skipped: lines("skip") + lines("todo"),
+  };
+}

@@ -1,0 +1,154 @@
+// The single executable (make binary): copied alone into an empty directory and started with a clean
+// environment (no Bun, no node_modules, no checkout), it extracts its libraries and runs.
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { chmodSync, copyFileSync, existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, statSync, truncateSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import packageJson from "../../package.json" with { type: "json" };
+import nativePackages from "../../scripts/native-packages.json" with { type: "json" };
+import { ensureModel } from "../../scripts/gen-models.ts";
+
+const root = join(import.meta.dir, "..", "..");
+const binary = join(root, "dist", "llamux");
+
+/** Newest modification time among the files the binary is built from. */
+function newestSourceTime(): number {
+  let newest = 0;
+  const visit = (path: string) => {
+    const stat = statSync(path);
+    if (stat.isDirectory()) for (const name of readdirSync(path)) visit(join(path, name));
+    else newest = Math.max(newest, stat.mtimeMs);
+  };
+  for (const path of ["src", "ffi", ".native/lib", "scripts/build-binary.ts", "scripts/native-packages.json", "package.json", "package-lock.json"]) {
+    visit(join(root, path));
+  }
+  return newest;
+}
+
+let workDir: string;
+let programDir: string;
+
+interface Result { exitCode: number; stdout: string; stderr: string }
+
+/** Runs the copied executable with nothing but PATH=/usr/bin:/bin and HOME in its environment. */
+async function llamux(args: string[], env: Record<string, string> = {}): Promise<Result> {
+  const child = Bun.spawn(["./llamux", ...args], {
+    cwd: programDir,
+    env: { PATH: "/usr/bin:/bin", HOME: join(workDir, "home"), ...env },
+    stdout: "pipe",
+    stderr: "pipe",
+  });
+  const [stdout, stderr, exitCode] = await Promise.all([new Response(child.stdout).text(), new Response(child.stderr).text(), child.exited]);
+  return { exitCode, stdout, stderr };
+}
+
+beforeAll(() => {
+  if (!existsSync(binary) || statSync(binary).mtimeMs < newestSourceTime()) {
+    const build = Bun.spawnSync([process.execPath, join(root, "scripts", "build-binary.ts")], { cwd: root, stdout: "inherit", stderr: "inherit" });
+    if (build.exitCode !== 0) throw new Error(`make binary failed with exit code ${build.exitCode}`);
+  }
+  workDir = mkdtempSync(join(tmpdir(), "llamux-binary-"));
+  programDir = join(workDir, "program");
+  mkdirSync(programDir);
+  mkdirSync(join(workDir, "home"));
+  copyFileSync(binary, join(programDir, "llamux"));
+  chmodSync(join(programDir, "llamux"), 0o755);
+}, 600_000);
+
+afterAll(() => rmSync(workDir, { recursive: true, force: true }));
+
+function expectVersionReport(result: Result): void {
+  expect(result.exitCode).toBe(0);
+  expect(result.stdout).toContain(`llamux ${packageJson.version}\n`);
+  expect(result.stdout).toContain(`llama.cpp ${nativePackages.llamaCppRelease}\n`);
+  expect(result.stdout).toMatch(/^system: CPU : .*(AVX|SSE|NEON)/m);
+  expect(result.stdout).toContain("running on CPU");
+}
+
+describe("llamux executable", () => {
+  test("--version works copied alone into an empty directory with a clean environment", async () => {
+    expect(readdirSync(programDir)).toEqual(["llamux"]);
+    const first = await llamux(["--version"]);
+    expectVersionReport(first);
+    expect(first.stderr).toBe("");
+
+    // Extracted once into ~/.cache/llamux/<version>-<hash>, with the one library nothing needs left out.
+    const cache = join(workDir, "home", ".cache", "llamux");
+    const [versionDir, ...others] = readdirSync(cache);
+    expect(others).toEqual([]);
+    expect(versionDir).toMatch(new RegExp(`^${packageJson.version.replaceAll(".", "\\.")}-[0-9a-f]{16}$`));
+    const libraries = readdirSync(join(cache, versionDir!));
+    expect(libraries).toContain("libllamux-shim.so");
+    expect(libraries).toContain("libmtmd.so");
+    expect(libraries.some((name) => name.startsWith("libllama.") && name.endsWith(".so"))).toBe(true);
+    expect(libraries).not.toContain("libllama-common.so");
+
+    // The second start reuses the extracted copy; `version` is the same report.
+    expectVersionReport(await llamux(["version"]));
+    expect(readdirSync(cache)).toEqual([versionDir!]);
+  }, 120_000);
+
+  test("concurrent first starts with a fresh cache both succeed and leave one complete copy", async () => {
+    const cache = join(workDir, "concurrent-cache");
+    const results = await Promise.all([1, 2, 3].map(() => llamux(["--version"], { LLAMUX_CACHE_DIR: cache, LLAMUX_LOG_LEVEL: "debug" })));
+    for (const result of results) expectVersionReport(result);
+    // Only one rename can publish the directory; the others used it, either after losing the race or
+    // because it was already there when they looked.
+    const extracted = results.filter((result) => /extracted \d+ libraries/.test(result.stderr));
+    expect(extracted).toHaveLength(1);
+    const entries = readdirSync(cache);
+    expect(entries).toHaveLength(1);
+    expect(entries[0]).toMatch(/^\d+\.\d+\.\d+.*-[0-9a-f]{16}$/);
+  }, 120_000);
+
+  test("a damaged extracted copy stops start-up with a message saying what to delete", async () => {
+    const cache = join(workDir, "damaged-cache");
+    expect((await llamux(["--version"], { LLAMUX_CACHE_DIR: cache })).exitCode).toBe(0);
+    const versionDir = join(cache, readdirSync(cache)[0]!);
+    truncateSync(join(versionDir, "libllamux-shim.so"), 10);
+    const result = await llamux(["--version"], { LLAMUX_CACHE_DIR: cache });
+    expect(result.exitCode).toBe(1);
+    expect(result.stderr).toContain("libllamux-shim.so has 10 bytes");
+    expect(result.stderr).toContain(versionDir);
+  }, 120_000);
+
+  test("--help lists the commands and every command has its own --help", async () => {
+    const help = await llamux(["--help"]);
+    expect(help.exitCode).toBe(0);
+    expect(help.stdout).toContain("Usage: llamux");
+    for (const command of ["run", "version", "help"]) {
+      expect(help.stdout).toMatch(new RegExp(`^  ${command} `, "m"));
+      const own = await llamux([command, "--help"]);
+      expect(own.exitCode).toBe(0);
+      expect(own.stdout).toStartWith(`Usage: llamux ${command}`);
+    }
+    expect(help.stdout).not.toContain("__engine");
+  }, 120_000);
+
+  test("an unknown command is a usage error: message, help, exit code 2", async () => {
+    const result = await llamux(["frobnicate"]);
+    expect(result.exitCode).toBe(2);
+    expect(result.stdout).toBe("");
+    expect(result.stderr).toContain('unknown command "frobnicate"');
+    expect(result.stderr).toContain("Usage: llamux");
+    const badFlag = await llamux(["--frobnicate"]);
+    expect(badFlag.exitCode).toBe(2);
+    expect(badFlag.stderr).toContain('unknown option "--frobnicate"');
+  }, 120_000);
+
+  test("run streams a completion from a model, its engine child being the executable itself", async () => {
+    const model = join(workDir, "model.gguf");
+    copyFileSync(await ensureModel("tiny-llama"), model);
+    const result = await llamux(["run", model, "Once upon a time", "--max-tokens", "12", "--temperature", "0", "--verbose"]);
+    expect(result.exitCode).toBe(0);
+    expect(result.stdout.trim().length).toBeGreaterThan(0);
+    expect(result.stderr).toContain("12 tokens generated");
+    expect(result.stderr).toContain("finish: length");
+  }, 120_000);
+
+  test("run names the file when a model cannot be loaded", async () => {
+    const result = await llamux(["run", join(workDir, "missing.gguf"), "hi"]);
+    expect(result.exitCode).toBe(1);
+    expect(result.stderr).toContain(join(workDir, "missing.gguf"));
+  }, 120_000);
+});
