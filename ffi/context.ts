@@ -1,6 +1,6 @@
 // A llama_context: the KV cache / recurrent state of up to n_seq_max sequences over one model.
 import { ptr, toArrayBuffer, type Pointer } from "bun:ffi";
-import { loadNative } from "./native.ts";
+import { loadNative, withLlamaError } from "./native.ts";
 import { StructBuffer, contextParamsLayout, perfContextLayout } from "./layouts.ts";
 import { NativeHandle } from "./disposable.ts";
 import type { LlamaModel } from "./model.ts";
@@ -73,9 +73,9 @@ export class LlamaContext extends NativeHandle {
     p.set("pooling_type", poolingTypes[options.pooling ?? "unspecified"]);
     p.set("kv_unified", options.unifiedKv ?? false);
     p.set("no_perf", false);
-    const pointer = asPointer(n.shim.llamux_context_init(model.pointer, p.pointer));
+    const { result: pointer, error } = withLlamaError(() => asPointer(n.shim.llamux_context_init(model.pointer, p.pointer)));
     if (!pointer) {
-      throw new Error(`Cannot create a context of ${options.contextSize} tokens for "${model.path}": llama.cpp refused (out of memory?)`);
+      throw new Error(`Cannot create a context of ${options.contextSize} tokens for "${model.path}": ${error ?? "llama.cpp refused (out of memory?)"}`);
     }
     return new LlamaContext(n, pointer, model);
   }
@@ -130,6 +130,13 @@ export class LlamaContext extends NativeHandle {
   restoreSequence(seq: number, state: Uint8Array): boolean {
     if (state.length === 0) return false;
     return Number(this.n.llama.llama_state_seq_set_data(this.handle, ptr(state), state.length, seq)) > 0;
+  }
+
+  /** The vocabulary-sized logits of the token at batch index `index` of the last decode (a copy). */
+  logits(index: number): Float32Array {
+    const p = asPointer(this.n.llama.llama_get_logits_ith(this.handle, index));
+    if (!p) throw new RangeError(`Cannot read logits at batch index ${index}: that token did not request output`);
+    return new Float32Array(toArrayBuffer(p, 0, this.model.vocab.size * 4).slice(0));
   }
 
   /** Pooled embedding of a sequence after decode (context created with embeddings). */

@@ -1,7 +1,7 @@
 // A loaded GGUF model: weights, metadata and vocabulary.
 import { ptr, type Pointer } from "bun:ffi";
 import { existsSync } from "node:fs";
-import { loadNative } from "./native.ts";
+import { loadNative, withLlamaError } from "./native.ts";
 import { StructBuffer, modelParamsLayout } from "./layouts.ts";
 import { NativeHandle } from "./disposable.ts";
 import { LlamaVocab } from "./vocab.ts";
@@ -36,8 +36,8 @@ export class LlamaModel extends NativeHandle {
     params.set("n_gpu_layers", options.gpuLayers ?? 0);
     params.set("load_mode", options.mmap === false ? LOAD_MODE_NONE : LOAD_MODE_MMAP);
     params.set("vocab_only", options.vocabOnly ?? false);
-    const pointer = asPointer(n.shim.llamux_model_load(cstr(path), params.pointer));
-    if (!pointer) throw new Error(`Cannot load model "${path}": llama.cpp rejected the file (see the llama.cpp error above)`);
+    const { result: pointer, error } = withLlamaError(() => asPointer(n.shim.llamux_model_load(cstr(path), params.pointer)));
+    if (!pointer) throw new Error(`Cannot load model "${path}": ${error ?? "llama.cpp rejected the file"}`);
     return new LlamaModel(n, pointer, path);
   }
 

@@ -1,6 +1,6 @@
 // Opens llama.cpp once per process: checks struct layouts, loads the ggml back ends (CPU variants
 // and any GPU ones shipped beside the libraries), and routes llama.cpp's log into llamux's logger.
-import { JSCallback, FFIType, CString } from "bun:ffi";
+import { JSCallback, FFIType, CString, type Pointer } from "bun:ffi";
 import { openNative, type Native } from "./symbols.ts";
 import { verifyLayouts } from "./layouts.ts";
 import { libraryDir } from "./library-dir.ts";
@@ -32,28 +32,40 @@ function reportedLayouts(n: Native): Map<string, number> {
 }
 
 const ggmlLevels = ["none", "debug", "info", "warn", "error", "cont"] as const;
+const GGML_LOG_LEVEL_DEBUG = 1;
+const GGML_LOG_LEVEL_ERROR = 4;
 
 // llama.cpp logs in fragments (level CONT continues a line); lines are assembled before logging.
-// Errors always reach the log; everything else only at LLAMUX_LOG_LEVEL=debug.
+// Errors always reach the log; everything else only at LLAMUX_LOG_LEVEL=debug, and the shim drops
+// those messages before they reach JavaScript otherwise.
 function installLogCallback(n: Native): void {
   let pending = "";
   let pendingLevel = "info";
   logCallback = new JSCallback(
-    (level: number, text: number) => {
+    (level: number, text: Pointer) => {
       const name = ggmlLevels[level] ?? "info";
       if (name !== "cont") pendingLevel = name;
-      pending += text ? new CString(text as never).toString() : "";
+      pending += new CString(text).toString();
+      n.shim.llamux_log_free(text);
       let newline: number;
       while ((newline = pending.indexOf("\n")) >= 0) {
         const line = pending.slice(0, newline);
         pending = pending.slice(newline + 1);
-        const target = pendingLevel === "error" ? "error" : "debug";
-        if (line.trim() && logEnabled(target)) log(target, "llama.cpp", line);
+        if (line.trim()) log(pendingLevel === "error" ? "error" : "debug", "llama.cpp", line);
       }
     },
-    { args: [FFIType.i32, FFIType.ptr, FFIType.ptr], returns: FFIType.void, threadsafe: true },
+    { args: [FFIType.i32, FFIType.ptr], returns: FFIType.void, threadsafe: true },
   );
-  n.llama.llama_log_set(logCallback.ptr, null);
+  n.shim.llamux_log_install(logCallback.ptr, logEnabled("debug") ? GGML_LOG_LEVEL_DEBUG : GGML_LOG_LEVEL_ERROR);
+}
+
+/** Runs a llama.cpp call and returns its result with the error message llama.cpp logged meanwhile, if any. */
+export function withLlamaError<T>(call: () => T): { result: T; error: string | undefined } {
+  const n = loadNative();
+  n.shim.llamux_clear_last_error();
+  const result = call();
+  const error = String(n.shim.llamux_last_error()).trim();
+  return { result, error: error || undefined };
 }
 
 export function backendDevices(): BackendDevice[] {

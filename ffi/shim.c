@@ -2,8 +2,11 @@
 // value) into pointer-in, pointer-out calls, and reports the struct layouts the TypeScript side
 // reads and writes so that ffi/layouts.ts can refuse to run against a library it does not match.
 // Nothing else belongs here unless a benchmark shows the JavaScript path is too slow.
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
 #include "llama.h"
 
 // ---- struct-by-value adapters -------------------------------------------------------------------
@@ -30,6 +33,59 @@ struct llama_sampler * llamux_sampler_chain_init(bool no_perf) {
 }
 
 void llamux_perf_context(const struct llama_context * ctx, struct llama_perf_context_data * out) { *out = llama_perf_context(ctx); }
+
+// ---- log forwarding -----------------------------------------------------------------------------
+// llama.cpp's log text is only valid during the callback, but a thread-safe bun:ffi callback runs
+// later on the JS thread. So the shim copies each forwarded message; JS frees it with
+// llamux_log_free after reading. Messages below the minimum level are dropped here, cheaply; a
+// continuation (GGML_LOG_LEVEL_CONT) follows the fate of the message it continues.
+
+typedef void (*llamux_log_sink)(int32_t level, char * text);
+static llamux_log_sink log_sink = NULL;
+static int32_t log_min_level = GGML_LOG_LEVEL_ERROR;
+static bool log_forwarding_current = false;
+
+// The first error message since llamux_clear_last_error, kept so that a failing call (model load,
+// context creation) can report llama.cpp's root cause synchronously; later error lines of the same
+// failure only repeat it in more general words.
+static char last_error[1024];
+static bool last_was_error = false;
+
+static void remember_error(enum ggml_log_level level, const char * text) {
+    if (level == GGML_LOG_LEVEL_ERROR) {
+        last_was_error = last_error[0] == '\0';
+    } else if (level != GGML_LOG_LEVEL_CONT) {
+        last_was_error = false;
+    }
+    if (last_was_error && text != NULL) {
+        size_t used = strlen(last_error);
+        strncat(last_error, text, sizeof(last_error) - used - 1);
+    }
+}
+
+const char * llamux_last_error(void) { return last_error; }
+void llamux_clear_last_error(void) { last_error[0] = '\0'; }
+
+static void forward_log(enum ggml_log_level level, const char * text, void * user_data) {
+    (void) user_data;
+    remember_error(level, text);
+    bool forward = level == GGML_LOG_LEVEL_CONT ? log_forwarding_current : (int32_t) level >= log_min_level;
+    if (level != GGML_LOG_LEVEL_CONT) log_forwarding_current = forward;
+    if (!forward || log_sink == NULL || text == NULL) return;
+    size_t length = strlen(text);
+    char * copy = malloc(length + 1);
+    if (copy == NULL) return;
+    memcpy(copy, text, length + 1);
+    log_sink((int32_t) level, copy);
+}
+
+void llamux_log_install(llamux_log_sink sink, int32_t min_level) {
+    log_sink = sink;
+    log_min_level = min_level;
+    llama_log_set(forward_log, NULL);
+}
+
+void llamux_log_free(char * text) { free(text); }
 
 // ---- layout report ------------------------------------------------------------------------------
 
