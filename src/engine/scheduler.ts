@@ -6,10 +6,12 @@
 // prompts are admitted in arrival order so none starves.
 import { DecodeStatus, LlamaContext, TokenBatch, SamplerChain, defaultSamplerSettings, type LlamaModel } from "../../ffi/llama.ts";
 import { ActiveRequest, SequenceSlot, type EventSink } from "./sequence.ts";
-import { reusableTokens } from "./prefix-reuse.ts";
+import { planReuse } from "./prefix-reuse.ts";
 import { EngineError, type GenerateRequest } from "./types.ts";
 
 export const DEFAULT_QUEUE_LIMIT = 512;
+/** Recurrent/hybrid models save a checkpoint only after processing at least this many new prompt tokens. */
+export const CHECKPOINT_MIN_NEW_TOKENS = 32;
 
 export class Scheduler {
   private readonly slots: SequenceSlot[];
@@ -99,7 +101,9 @@ export class Scheduler {
       const active = slot.active!;
       if (!active.prefilling || this.batch.free === 0) continue;
       prefillingThisStep.push(active);
-      const end = Math.min(active.prompt.length, active.nextPromptIndex + this.batch.free);
+      let end = Math.min(active.prompt.length, active.nextPromptIndex + this.batch.free);
+      // Stop at the checkpoint position so the state can be saved before the prompt's last token.
+      if (active.checkpointAt > active.nextPromptIndex && end > active.checkpointAt) end = active.checkpointAt;
       for (let i = active.nextPromptIndex; i < end; i++) {
         const last = i === active.prompt.length - 1;
         const index = this.batch.add(active.prompt[i]!, slot.cached.length, slot.seq, last);
@@ -113,6 +117,13 @@ export class Scheduler {
     if (status !== DecodeStatus.ok) {
       this.failBatch(`llama_decode failed with status ${status}`);
       return true;
+    }
+    for (const slot of this.admitted) {
+      const active = slot.active!;
+      if (active.checkpointAt > 0 && active.nextPromptIndex === active.checkpointAt) {
+        slot.checkpoint = { length: slot.cached.length, state: this.context.saveSequence(slot.seq) };
+        active.checkpointAt = 0;
+      }
     }
     const elapsed = performance.now() - started;
     for (const active of prefillingThisStep) active.promptMs += elapsed;
@@ -147,14 +158,9 @@ export class Scheduler {
       const slot = this.pickSlot(active.prompt);
       if (!slot) return;
       this.queue.shift();
-      const keep = reusableTokens(slot.cached, active.prompt, this.canRollBack);
-      if (keep < slot.cached.length) {
-        if (keep === 0 || !this.context.removeTokens(slot.seq, keep, -1)) {
-          this.context.clearSequence(slot.seq);
-          slot.cached = [];
-        } else {
-          slot.cached.length = keep;
-        }
+      this.reuseCache(slot, active.prompt);
+      if (!this.canRollBack && active.prompt.length - slot.cached.length >= CHECKPOINT_MIN_NEW_TOKENS) {
+        active.checkpointAt = active.prompt.length - 1;
       }
       active.nextPromptIndex = slot.cached.length;
       active.cachedPromptTokens = slot.cached.length;
@@ -165,13 +171,34 @@ export class Scheduler {
     }
   }
 
+  /** Keeps what the prompt can reuse of the slot's memory (live cache or checkpoint) and drops the rest. */
+  private reuseCache(slot: SequenceSlot, prompt: Int32Array): void {
+    const plan = planReuse(slot.cached, prompt, this.canRollBack, slot.checkpoint?.length);
+    if (plan.fromCheckpoint) {
+      this.context.clearSequence(slot.seq);
+      if (this.context.restoreSequence(slot.seq, slot.checkpoint!.state)) {
+        slot.truncate(plan.keep);
+        return;
+      }
+      slot.truncate(0);
+      return;
+    }
+    if (plan.keep >= slot.cached.length) return;
+    if (plan.keep === 0 || !this.context.removeTokens(slot.seq, plan.keep, -1)) {
+      this.context.clearSequence(slot.seq);
+      slot.truncate(0);
+    } else {
+      slot.truncate(plan.keep);
+    }
+  }
+
   /** The idle slot that keeps the most cached tokens for this prompt; least recently used on ties. */
   private pickSlot(prompt: Int32Array): SequenceSlot | undefined {
     let best: SequenceSlot | undefined;
     let bestKeep = -1;
     for (const slot of this.slots) {
       if (slot.active) continue;
-      const keep = reusableTokens(slot.cached, prompt, this.canRollBack);
+      const keep = planReuse(slot.cached, prompt, this.canRollBack, slot.checkpoint?.length).keep;
       if (keep > bestKeep || (keep === bestKeep && slot.lastUsed < best!.lastUsed)) {
         best = slot;
         bestKeep = keep;
@@ -192,7 +219,7 @@ export class Scheduler {
       if (!slot.active!.cancelled) continue;
       // A cancelled request's memory is freed, not kept for reuse: the caller abandoned it mid-way.
       this.context.clearSequence(slot.seq);
-      slot.cached = [];
+      slot.truncate(0);
       this.release(slot, "cancelled");
     }
   }
@@ -210,7 +237,7 @@ export class Scheduler {
     for (const slot of [...this.admitted]) {
       const active = slot.active!;
       this.context.clearSequence(slot.seq);
-      slot.cached = [];
+      slot.truncate(0);
       slot.active = undefined;
       this.byId.delete(active.id);
       active.fail("engine_failure", message);

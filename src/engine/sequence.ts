@@ -13,6 +13,8 @@ export class ActiveRequest {
   pendingToken = -1;
   generated = 0;
   cachedPromptTokens = 0;
+  /** Prompt index at which to save a checkpoint of the sequence state (0: none). */
+  checkpointAt = 0;
   cancelled = false;
   sampler: SamplerChain | undefined;
   readonly decoder = new Utf8PieceDecoder();
@@ -76,12 +78,26 @@ export class ActiveRequest {
   }
 }
 
+export interface Checkpoint {
+  /** The state covers cached[0 .. length). */
+  length: number;
+  state: Uint8Array;
+}
+
 /** One of the context's parallel sequences and the tokens its memory currently holds. */
 export class SequenceSlot {
   cached: number[] = [];
+  /** Saved state of a prefix of `cached`, for models whose memory cannot roll back. */
+  checkpoint: Checkpoint | undefined;
   active: ActiveRequest | undefined;
   lastUsed = 0;
   /** Batch index whose logits this slot samples from after the current decode, or -1. */
   outputIndex = -1;
   constructor(readonly seq: number) {}
+
+  /** Forgets cached tokens from `length` on, and a checkpoint that covered any of them. */
+  truncate(length: number): void {
+    this.cached.length = Math.min(this.cached.length, length);
+    if (this.checkpoint && this.checkpoint.length > length) this.checkpoint = undefined;
+  }
 }

@@ -208,6 +208,42 @@ describe("hybrid LFM2 engine", () => {
   });
 });
 
+describe("hybrid LFM2 checkpoints", () => {
+  let engine: Engine;
+  const longPrompt = `<|startoftext|><|im_start|>system\n${"You are a helpful assistant who answers briefly. ".repeat(6)}<|im_end|>\n<|im_start|>user\nHello<|im_end|>\n<|im_start|>assistant\n`;
+  beforeAll(async () => {
+    engine = Engine.load({ modelPath: await ensureModel("tiny-lfm2"), parallel: 1, contextPerSequence: 1024, threads: 2 });
+  });
+  afterAll(() => engine.dispose());
+
+  test("the same prompt again restores the checkpoint and generates the same tokens", async () => {
+    const request = { prompt: longPrompt, maxTokens: 12, sampling: greedy, ignoreEos: true, addSpecial: false };
+    const first = await run(engine, request).result;
+    expect(first.done!.usage.promptTokens).toBeGreaterThan(64);
+    const again = await run(engine, request).result;
+    expect(again.done!.usage.cachedPromptTokens).toBe(again.done!.usage.promptTokens - 1);
+    expect(again.tokens).toEqual(first.tokens);
+  });
+
+  test("a next turn that diverges right after the prompt reuses the checkpoint", async () => {
+    const first = await run(engine, { prompt: longPrompt, maxTokens: 6, sampling: greedy, ignoreEos: true, addSpecial: false }).result;
+    const promptTokens = first.done!.usage.promptTokens;
+    // A client re-renders the answer differently from the generated tokens: only the prompt is shared.
+    const nextTurn = `${longPrompt}A different answer<|im_end|>\n<|im_start|>user\nAnd then?<|im_end|>\n<|im_start|>assistant\n`;
+    const next = await run(engine, { prompt: nextTurn, maxTokens: 4, sampling: greedy, addSpecial: false }).result;
+    expect(next.done!.usage.cachedPromptTokens).toBe(promptTokens - 1);
+    // And its output equals that of a fresh engine without any cache.
+    const fresh = Engine.load({ modelPath: engine.info.path, parallel: 1, contextPerSequence: 1024, threads: 2 });
+    try {
+      const reference = await run(fresh, { prompt: nextTurn, maxTokens: 4, sampling: greedy, addSpecial: false }).result;
+      expect(reference.done!.usage.cachedPromptTokens).toBe(0);
+      expect(next.tokens).toEqual(reference.tokens);
+    } finally {
+      fresh.dispose();
+    }
+  });
+});
+
 describe("every generated model loads and runs", () => {
   for (const name of ["tiny-llama", "tiny-lfm2", "tiny-lfm2moe"] as const) {
     test(`${name} generates`, async () => {
