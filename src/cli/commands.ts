@@ -27,6 +27,13 @@ export const commands: Record<string, CommandEntry> = {
       return { help: runHelp, run: runCommand };
     },
   },
+  serve: {
+    summary: "Serve models over HTTP as Ollama (a), vLLM (b) or LM Studio (c) do",
+    load: async () => {
+      const { serveHelp, serveCommand } = await import("./serve.ts");
+      return { help: serveHelp, run: serveCommand };
+    },
+  },
   version: {
     summary: "Print the versions of llamux and llama.cpp",
     load: async () => {

@@ -78,6 +78,11 @@ export interface ModelInfo {
   vocabularySize: number;
   bosToken: number;
   eosToken: number;
+  /** Text of the BOS/EOS tokens, as chat templates refer to them (bos_token, eos_token). */
+  bosText: string;
+  eosText: string;
+  /** The vocabulary adds BOS when tokenizing a fresh prompt. */
+  addsBos: boolean;
   threads: number;
   /** Loaded for embeddings rather than generation. */
   embeddings: boolean;

@@ -1,0 +1,77 @@
+// Renders a model's Jinja chat template (tokenizer.chat_template) into the prompt text.
+import { Template } from "@huggingface/jinja";
+import type { ChatMessage, ToolDefinition } from "./types.ts";
+
+export interface RenderOptions {
+  tools?: ToolDefinition[];
+  /** End the prompt with the assistant turn's opening. Default: true. */
+  addGenerationPrompt?: boolean;
+  bosToken?: string;
+  eosToken?: string;
+  /** Extra template variables (chat_template_kwargs), e.g. enable_thinking. */
+  variables?: Record<string, unknown>;
+}
+
+export class ChatTemplateError extends Error {
+  constructor(message: string, options?: ErrorOptions) {
+    super(message, options);
+    this.name = "ChatTemplateError";
+  }
+}
+
+// Parsing a template is far costlier than rendering it, and a model keeps its template for life.
+const parsed = new Map<string, Template>();
+
+function compile(source: string): Template {
+  let template = parsed.get(source);
+  if (!template) {
+    try {
+      template = new Template(source);
+    } catch (error) {
+      throw new ChatTemplateError(`Cannot parse chat template: ${(error as Error).message}`, { cause: error });
+    }
+    if (parsed.size > 32) parsed.clear();
+    parsed.set(source, template);
+  }
+  return template;
+}
+
+/** Assistant tool-call arguments reach templates as objects, as Hugging Face's apply_chat_template passes them. */
+function normaliseMessages(messages: ChatMessage[]): unknown[] {
+  return messages.map((message) => {
+    if (!message.tool_calls) return message;
+    return {
+      ...message,
+      tool_calls: message.tool_calls.map((call) => {
+        const args = call.function.arguments;
+        if (typeof args !== "string") return call;
+        try {
+          return { ...call, function: { ...call.function, arguments: JSON.parse(args) } };
+        } catch {
+          return call;
+        }
+      }),
+    };
+  });
+}
+
+export function renderChatTemplate(source: string, messages: ChatMessage[], options: RenderOptions = {}): string {
+  const template = compile(source);
+  try {
+    return template.render({
+      ...options.variables,
+      messages: normaliseMessages(messages),
+      ...(options.tools && options.tools.length > 0 ? { tools: options.tools } : {}),
+      add_generation_prompt: options.addGenerationPrompt ?? true,
+      bos_token: options.bosToken ?? "",
+      eos_token: options.eosToken ?? "",
+    });
+  } catch (error) {
+    throw new ChatTemplateError(`Cannot render chat template: ${(error as Error).message}`, { cause: error });
+  }
+}
+
+/** For models that ship no chat template: plain ChatML, the most common convention. */
+export const CHATML_TEMPLATE =
+  "{% for message in messages %}{{ '<|im_start|>' + message.role + '\\n' + (message.content or '') + '<|im_end|>\\n' }}{% endfor %}" +
+  "{% if add_generation_prompt %}{{ '<|im_start|>assistant\\n' }}{% endif %}";

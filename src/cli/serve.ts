@@ -1,0 +1,104 @@
+// `llamux serve [MODEL]`: the HTTP server. One listener per profile (a: Ollama on 11434, b: vLLM on
+// 8000, c: LM Studio on 1234, all: the three at once), all sharing one model manager.
+import { parseArgs } from "node:util";
+import { existsSync } from "node:fs";
+import { ModelManager } from "../engine/model-manager.ts";
+import { createApp } from "../server/app.ts";
+import { ModelService } from "../server/model-service.ts";
+import { profiles, type ProfileName } from "../server/profiles.ts";
+import { UsageError } from "./usage-error.ts";
+import { logger } from "../log.ts";
+
+const log = logger("serve");
+
+export const serveHelp = `Usage: llamux serve [MODEL] [options]
+
+Serves models over HTTP. MODEL is a GGUF file path; requests may also name one by path.
+
+Options:
+      --profile a|b|c|all       a: Ollama (port 11434), b: vLLM (8000), c: LM Studio (1234), all: the three
+                                at once (default a)
+      --host HOST               address to bind (default 127.0.0.1; LLAMUX_HOST=host:port sets both)
+      --port PORT               port (not with --profile all)
+      --model MODEL             the model, as vLLM's container passes it
+      --served-model-name NAME  the name clients use for MODEL (default: MODEL as given)
+      --ctx-size N              context per sequence in tokens (profiles a and c default to 4096,
+                                b to the model's trained context within memory)
+      --max-model-len N         vLLM's name for --ctx-size
+      --parallel N              sequences decoded together per model (default 4)
+      --max-num-seqs N          vLLM's name for --parallel
+      --threads N               decode threads (default: physical cores)
+      --seed N                  accepted for vLLM compatibility (requests carry their own seeds)
+      --dtype TYPE              accepted for vLLM compatibility; the GGUF file decides the weights' type
+      --gpu-memory-utilization F  accepted for vLLM compatibility
+      --tensor-parallel-size N  only 1 is supported
+      --trust-remote-code       accepted, no effect (GGUF files carry no code)
+  -h, --help                    show this help`;
+
+function integer(value: string | undefined, flag: string, min = 1): number | undefined {
+  if (value === undefined) return undefined;
+  const n = Number(value);
+  if (!Number.isInteger(n) || n < min) throw new UsageError(`--${flag} must be an integer of at least ${min}, got "${value}"`);
+  return n;
+}
+
+function hostAndPort(hostFlag: string | undefined, portFlag: string | undefined): { host: string; port: number | undefined } {
+  const [envHost, envPort] = (process.env.LLAMUX_HOST ?? "").split(":");
+  return {
+    host: hostFlag ?? (envHost || "127.0.0.1"),
+    port: integer(portFlag, "port") ?? integer(envPort || undefined, "port"),
+  };
+}
+
+export async function serveCommand(args: string[]): Promise<number | undefined> {
+  const { values, positionals } = parseArgs({
+    args,
+    allowPositionals: true,
+    options: {
+      profile: { type: "string" }, host: { type: "string" }, port: { type: "string" }, model: { type: "string" },
+      "served-model-name": { type: "string" }, "ctx-size": { type: "string" }, "max-model-len": { type: "string" },
+      parallel: { type: "string" }, "max-num-seqs": { type: "string" }, threads: { type: "string" }, seed: { type: "string" },
+      dtype: { type: "string" }, "gpu-memory-utilization": { type: "string" }, "tensor-parallel-size": { type: "string" },
+      "trust-remote-code": { type: "boolean" }, help: { type: "boolean", short: "h" },
+    },
+  });
+  if (values.help) {
+    console.log(serveHelp);
+    return 0;
+  }
+  const profileName = values.profile ?? "a";
+  if (!["a", "b", "c", "all"].includes(profileName)) throw new UsageError(`--profile must be a, b, c or all, got "${profileName}"`);
+  const { host, port } = hostAndPort(values.host, values.port);
+  if (profileName === "all" && values.port !== undefined) throw new UsageError("--port cannot be used with --profile all: the profiles take ports 11434, 8000 and 1234");
+  if ((integer(values["tensor-parallel-size"], "tensor-parallel-size") ?? 1) > 1) {
+    throw new UsageError("--tensor-parallel-size above 1 is not supported: llamux runs each model in one process");
+  }
+  if (values.dtype) log.info(`--dtype ${values.dtype} accepted; the GGUF file decides the weights' type`);
+
+  const modelArg = values.model ?? positionals[0];
+  if (modelArg !== undefined && !existsSync(modelArg)) throw new Error(`Cannot serve model "${modelArg}": no such file`);
+  const names: ProfileName[] = profileName === "all" ? ["a", "b", "c"] : [profileName as ProfileName];
+  const contextFlag = integer(values["ctx-size"] ?? values["max-model-len"], "ctx-size");
+
+  const manager = new ModelManager();
+  manager.installShutdownHandlers();
+  const served = modelArg ? [{ path: modelArg, ...(values["served-model-name"] ? { name: values["served-model-name"] } : {}) }] : [];
+  const threads = integer(values.threads, "threads");
+  for (const name of names) {
+    const profile = profiles[name];
+    const models = new ModelService(manager, served, {
+      parallel: integer(values.parallel ?? values["max-num-seqs"], "parallel") ?? 4,
+      contextPerSequence: contextFlag ?? profile.defaultContext,
+      ...(threads !== undefined ? { threads } : {}),
+    });
+    const app = createApp({ profile, models });
+    const listenPort = port ?? profile.defaultPort;
+    Bun.serve({ hostname: host, port: listenPort, fetch: app.fetch, idleTimeout: 0 });
+    log.info(`profile ${name} (${profile.anchor}-compatible) listening on http://${host}:${listenPort}`);
+  }
+  if (host !== "127.0.0.1" && host !== "localhost" && host !== "::1") {
+    log.warn(`bound to ${host}: anyone who can reach this address can use the server`);
+  }
+  if (modelArg) log.info(`serving ${modelArg}${values["served-model-name"] ? ` as "${values["served-model-name"]}"` : ""}`);
+  return undefined;
+}

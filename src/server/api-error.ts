@@ -1,0 +1,37 @@
+// One error type for every route: handlers throw it, and each profile renders it in its own shape.
+import { EngineError } from "../engine/types.ts";
+
+export class ApiError extends Error {
+  readonly status: number;
+  /** The request field the error is about, when there is one (vLLM and OpenAI report it as `param`). */
+  readonly param: string | null;
+  constructor(status: number, message: string, options: { param?: string | null; cause?: unknown } = {}) {
+    super(message, { cause: options.cause });
+    this.name = "ApiError";
+    this.status = status;
+    this.param = options.param ?? null;
+  }
+}
+
+export const badRequest = (message: string, param?: string) => new ApiError(400, message, { param: param ?? null });
+export const notFound = (message: string, param?: string) => new ApiError(404, message, { param: param ?? null });
+
+/** Engine failures as HTTP errors: a full queue is 503, a request that cannot fit is 400. */
+export function fromEngineError(error: EngineError): ApiError {
+  switch (error.code) {
+    case "busy":
+      return new ApiError(503, error.message, { cause: error });
+    case "invalid_request":
+    case "context_overflow":
+      return new ApiError(400, error.message, { cause: error });
+    default:
+      return new ApiError(500, error.message, { cause: error });
+  }
+}
+
+/** Any thrown value as an ApiError; unknown errors become 500s. */
+export function toApiError(error: unknown): ApiError {
+  if (error instanceof ApiError) return error;
+  if (error instanceof EngineError) return fromEngineError(error);
+  return new ApiError(500, error instanceof Error ? error.message : String(error), { cause: error });
+}

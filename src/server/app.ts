@@ -1,0 +1,21 @@
+// Builds the Hono app of one listener: the profile's routes over the shared model service, and one
+// error handler that renders every error in the profile's shape.
+import { Hono } from "hono";
+import { ApiError, toApiError } from "./api-error.ts";
+import type { ServerDeps } from "./deps.ts";
+import { openAiRoutes } from "./openai/routes.ts";
+import { logger } from "../log.ts";
+
+const log = logger("http");
+
+export function createApp(deps: ServerDeps): Hono {
+  const app = new Hono();
+  app.route("/", openAiRoutes(deps));
+  app.notFound((c) => c.json(deps.profile.openAiErrorBody(new ApiError(404, `No route for ${c.req.method} ${c.req.path}`)), 404));
+  app.onError((error, c) => {
+    const apiError = toApiError(error);
+    if (apiError.status >= 500) log.error(`${c.req.method} ${c.req.path}: ${apiError.message}`);
+    return c.json(deps.profile.openAiErrorBody(apiError), apiError.status as 400);
+  });
+  return app;
+}

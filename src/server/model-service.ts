@@ -1,0 +1,70 @@
+// The models a server offers and how a request's `model` field finds one. Until the model store lands,
+// a server offers the models named on `llamux serve` (by their served name or file path) and any GGUF
+// path a request names directly.
+import { existsSync, statSync } from "node:fs";
+import { basename } from "node:path";
+import type { ModelManager } from "../engine/model-manager.ts";
+import type { EngineProcess } from "../engine/engine-process.ts";
+import type { EngineOptions } from "../engine/types.ts";
+import { notFound } from "./api-error.ts";
+
+export interface ServedModel {
+  /** The name clients use: --served-model-name, else the path given on the command line. */
+  id: string;
+  path: string;
+  /** Unix seconds, for model listings. */
+  created: number;
+}
+
+export interface ModelServiceOptions {
+  /** Parallel sequences per model. */
+  parallel: number;
+  /** Context per sequence; undefined lets the engine use the trained context within memory. */
+  contextPerSequence: number | undefined;
+  threads?: number;
+  gpuLayers?: number;
+}
+
+export class ModelService {
+  private readonly served: ServedModel[];
+
+  constructor(private readonly manager: ModelManager, served: Array<{ path: string; name?: string }>, private readonly options: ModelServiceOptions) {
+    this.served = served.map(({ path, name }) => ({
+      id: name ?? path,
+      path,
+      created: Math.floor((existsSync(path) ? statSync(path).mtimeMs : Date.now()) / 1000),
+    }));
+  }
+
+  list(): ServedModel[] {
+    return this.served;
+  }
+
+  /** The model a request names; an empty name means the first served model. */
+  resolve(name: string | undefined): ServedModel {
+    if (!name) {
+      const first = this.served[0];
+      if (!first) throw notFound("No model is being served; name one in the request", "model");
+      return first;
+    }
+    const served = this.served.find((m) => m.id === name || m.path === name || basename(m.path) === name);
+    if (served) return served;
+    if (name.endsWith(".gguf") && existsSync(name)) return { id: name, path: name, created: Math.floor(statSync(name).mtimeMs / 1000) };
+    throw notFound(`The model \`${name}\` does not exist.`, "model");
+  }
+
+  engineOptions(model: ServedModel, overrides: Partial<EngineOptions> = {}): EngineOptions {
+    return {
+      modelPath: model.path,
+      parallel: this.options.parallel,
+      ...(this.options.contextPerSequence !== undefined ? { contextPerSequence: this.options.contextPerSequence } : {}),
+      ...(this.options.threads !== undefined ? { threads: this.options.threads } : {}),
+      ...(this.options.gpuLayers !== undefined ? { gpuLayers: this.options.gpuLayers } : {}),
+      ...overrides,
+    };
+  }
+
+  engine(model: ServedModel, overrides: Partial<EngineOptions> = {}): Promise<EngineProcess> {
+    return this.manager.engine(this.engineOptions(model, overrides));
+  }
+}

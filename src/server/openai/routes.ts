@@ -1,0 +1,15 @@
+// The OpenAI-compatible surface every profile serves.
+import { Hono } from "hono";
+import type { ServerDeps } from "../deps.ts";
+import { chatCompletions } from "./chat-completions.ts";
+import { listModels, retrieveModel } from "./models.ts";
+
+export function openAiRoutes(deps: ServerDeps): Hono {
+  const routes = new Hono();
+  // generation
+  routes.post("/v1/chat/completions", chatCompletions(deps));
+  // models (ids may contain "/", as in org/model)
+  routes.get("/v1/models", listModels(deps));
+  routes.get("/v1/models/:id{.+}", retrieveModel(deps));
+  return routes;
+}

@@ -1,0 +1,77 @@
+// Request bodies of the OpenAI-compatible routes. Limits are the hard ones (what the engine cannot
+// honour), not the spec's advisory ranges. Unset means "the profile's or the model's default".
+import { z } from "zod";
+
+const textPart = z.object({ type: z.literal("text"), text: z.string() });
+const imagePart = z.object({
+  type: z.literal("image_url"),
+  image_url: z.union([z.string(), z.object({ url: z.string(), detail: z.string().optional() })]),
+});
+const contentPart = z.union([textPart, imagePart, z.looseObject({ type: z.string() })]);
+
+const toolCall = z.object({
+  id: z.string().optional(),
+  type: z.literal("function").default("function"),
+  function: z.object({ name: z.string(), arguments: z.union([z.string(), z.record(z.string(), z.unknown())]) }),
+});
+
+export const chatMessageSchema = z.looseObject({
+  role: z.string().min(1).describe("system, user, assistant, tool or a template-specific role"),
+  content: z.union([z.string(), z.array(contentPart), z.null()]).optional(),
+  name: z.string().optional(),
+  tool_calls: z.array(toolCall).optional(),
+  tool_call_id: z.string().optional(),
+  reasoning_content: z.string().optional(),
+  reasoning: z.string().optional(),
+});
+
+export const toolSchema = z.object({
+  type: z.literal("function"),
+  function: z.object({ name: z.string().min(1), description: z.string().optional(), parameters: z.record(z.string(), z.unknown()).optional() }),
+});
+
+const stop = z.union([z.string(), z.array(z.string())]).nullable().optional().describe("text that ends generation");
+
+/** Sampling fields shared by chat and text completions. */
+export const samplingFields = {
+  temperature: z.number().min(0).nullable().optional().describe("0 is greedy"),
+  top_p: z.number().gt(0).max(1).nullable().optional(),
+  top_k: z.number().int().min(-1).nullable().optional().describe("-1 or 0 disables"),
+  min_p: z.number().min(0).max(1).nullable().optional(),
+  typical_p: z.number().gt(0).max(1).nullable().optional(),
+  repetition_penalty: z.number().gt(0).nullable().optional().describe("vLLM's name; 1.0 disables"),
+  repeat_penalty: z.number().gt(0).nullable().optional().describe("Ollama's and LM Studio's name; 1.0 disables"),
+  presence_penalty: z.number().min(-2).max(2).nullable().optional(),
+  frequency_penalty: z.number().min(-2).max(2).nullable().optional(),
+  seed: z.number().int().nullable().optional(),
+  logit_bias: z.record(z.string().regex(/^\d+$/, "keys must be token ids"), z.number()).nullable().optional(),
+  stop,
+  stop_token_ids: z.array(z.number().int().min(0)).nullable().optional(),
+  include_stop_str_in_output: z.boolean().optional(),
+  ignore_eos: z.boolean().optional(),
+  min_tokens: z.number().int().min(0).optional(),
+  skip_special_tokens: z.boolean().optional(),
+  n: z.number().int().min(1).max(128).nullable().optional().describe("choices sampled in parallel"),
+  stream: z.boolean().nullable().optional(),
+  stream_options: z.object({ include_usage: z.boolean().optional() }).nullable().optional(),
+  /** Profile a: Ollama users ask to set these over /v1. */
+  num_ctx: z.number().int().min(4).optional(),
+  options: z.record(z.string(), z.unknown()).optional(),
+};
+
+export const chatCompletionSchema = z.object({
+  model: z.string().optional(),
+  messages: z.array(chatMessageSchema).min(1, "at least one message is required"),
+  max_tokens: z.number().int().min(1).nullable().optional(),
+  max_completion_tokens: z.number().int().min(1).nullable().optional(),
+  logprobs: z.boolean().nullable().optional(),
+  top_logprobs: z.number().int().min(0).max(20).nullable().optional(),
+  tools: z.array(toolSchema).nullable().optional(),
+  tool_choice: z.unknown().optional(),
+  response_format: z.looseObject({ type: z.string() }).nullable().optional(),
+  chat_template_kwargs: z.record(z.string(), z.unknown()).optional(),
+  add_generation_prompt: z.boolean().optional(),
+  ...samplingFields,
+});
+
+export type ChatCompletionRequest = z.infer<typeof chatCompletionSchema>;

@@ -1,0 +1,100 @@
+// Pure translations between OpenAI-compatible bodies and the engine's request and events.
+import type { SamplerSettings } from "../../../ffi/sampler.ts";
+import type { ChatMessage } from "../../chat/types.ts";
+import type { RequestUsage } from "../../engine/types.ts";
+import type { ChoiceResult } from "./choices.ts";
+import { badRequest } from "../api-error.ts";
+import type { Profile } from "../profiles.ts";
+import type { ChatCompletionRequest, samplingFields } from "./schemas.ts";
+
+type SamplingBody = { [K in keyof typeof samplingFields]?: unknown } & Partial<ChatCompletionRequest>;
+
+/** Merges, lowest first: the profile's defaults, then the fields the request sets. */
+export function toSamplerSettings(body: SamplingBody, profile: Profile): Partial<SamplerSettings> {
+  const s: Partial<SamplerSettings> = { ...profile.openAiSampling };
+  const b = body as Partial<ChatCompletionRequest>;
+  if (b.temperature != null) s.temperature = b.temperature;
+  if (b.top_p != null) s.topP = b.top_p;
+  if (b.top_k != null) s.topK = b.top_k < 0 ? 0 : b.top_k;
+  if (b.min_p != null) s.minP = b.min_p;
+  if (b.typical_p != null) s.typicalP = b.typical_p;
+  if (b.presence_penalty != null) s.presencePenalty = b.presence_penalty;
+  if (b.frequency_penalty != null) s.frequencyPenalty = b.frequency_penalty;
+  // Synonyms on every profile; when both are sent, the profile's own name wins.
+  const ownFirst = profile.name === "b" ? [b.repetition_penalty, b.repeat_penalty] : [b.repeat_penalty, b.repetition_penalty];
+  const penalty = ownFirst.find((v) => v != null);
+  if (penalty != null) s.repeatPenalty = penalty;
+  s.seed = b.seed != null ? b.seed >>> 0 : Math.floor(Math.random() * 0xffffffff);
+  if (b.logit_bias) s.logitBias = Object.entries(b.logit_bias).map(([token, bias]) => [Number(token), Math.max(-100, Math.min(100, bias))]);
+  return s;
+}
+
+export function stopStrings(stop: string | string[] | null | undefined): string[] {
+  if (stop == null) return [];
+  const list = typeof stop === "string" ? [stop] : stop;
+  if (list.some((s) => s === "")) throw badRequest("Stop strings must not be empty", "stop");
+  return list;
+}
+
+/** Chat messages with content parts flattened to text. */
+export function toChatMessages(messages: ChatCompletionRequest["messages"]): ChatMessage[] {
+  return messages.map((m, index) => {
+    let content: string | null = null;
+    if (typeof m.content === "string") content = m.content;
+    else if (Array.isArray(m.content)) {
+      const texts: string[] = [];
+      for (const part of m.content) {
+        if (part.type === "text" && "text" in part && typeof part.text === "string") texts.push(part.text);
+        else if (part.type === "image_url") throw badRequest("Image input is not supported by this model", `messages[${index}].content`);
+        else throw badRequest(`Unsupported content part type "${part.type}"`, `messages[${index}].content`);
+      }
+      content = texts.join("\n");
+    }
+    const out: ChatMessage = { role: m.role, content };
+    if (m.name) out.name = m.name;
+    if (m.tool_calls) out.tool_calls = m.tool_calls;
+    if (m.tool_call_id) out.tool_call_id = m.tool_call_id;
+    const reasoning = m.reasoning_content ?? m.reasoning;
+    if (reasoning) out.reasoning_content = reasoning;
+    return out;
+  });
+}
+
+export function completionId(prefix: "chatcmpl" | "cmpl"): string {
+  return `${prefix}-${crypto.randomUUID().replaceAll("-", "")}`;
+}
+
+export interface Usage { prompt_tokens: number; completion_tokens: number; total_tokens: number; prompt_tokens_details?: { cached_tokens: number } }
+
+export function toUsage(promptTokens: number, usages: RequestUsage[]): Usage {
+  const completion = usages.reduce((sum, u) => sum + u.completionTokens, 0);
+  const cached = Math.min(...usages.map((u) => u.cachedPromptTokens));
+  return {
+    prompt_tokens: promptTokens,
+    completion_tokens: completion,
+    total_tokens: promptTokens + completion,
+    ...(cached > 0 ? { prompt_tokens_details: { cached_tokens: cached } } : {}),
+  };
+}
+
+export function chatCompletionBody(id: string, created: number, model: string, choices: Omit<ChoiceResult, "usage">[], usage: Usage) {
+  return {
+    id,
+    object: "chat.completion",
+    created,
+    model,
+    choices: choices.map((choice, index) => ({
+      index,
+      message: { role: "assistant", content: choice.text, tool_calls: [] },
+      logprobs: null,
+      finish_reason: choice.finishReason === "cancelled" ? "abort" : choice.finishReason,
+      stop_reason: choice.stop ?? null,
+    })),
+    usage,
+    system_fingerprint: null,
+  };
+}
+
+export function chatChunk(id: string, created: number, model: string, index: number, delta: Record<string, unknown>, finishReason: string | null = null, extra: Record<string, unknown> = {}) {
+  return { id, object: "chat.completion.chunk", created, model, choices: [{ index, delta, logprobs: null, finish_reason: finishReason, ...extra }] };
+}

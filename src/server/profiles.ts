@@ -1,0 +1,63 @@
+// The three personalities: which port they take, which sampling defaults an omitted field gets, and
+// how an error is shaped on the wire. Everything else is shared.
+import type { SamplerSettings } from "../../ffi/sampler.ts";
+import type { ApiError } from "./api-error.ts";
+
+export type ProfileName = "a" | "b" | "c";
+
+export interface Profile {
+  name: ProfileName;
+  /** The server this profile stands in for, for logs. */
+  anchor: "Ollama" | "vLLM" | "LM Studio";
+  defaultPort: number;
+  /** Sampling settings for fields a /v1 request omits (before the model's own defaults). */
+  openAiSampling: Partial<SamplerSettings>;
+  /** Context per sequence when nothing else sets it; undefined means the model's trained context. */
+  defaultContext: number | undefined;
+  /** Body of an error on an OpenAI-compatible route. */
+  openAiErrorBody(error: ApiError): unknown;
+}
+
+const statusTypes: Record<number, string> = {
+  400: "BadRequestError", 401: "AuthenticationError", 404: "NotFoundError", 413: "BadRequestError",
+  415: "UnsupportedMediaTypeError", 501: "NotImplementedError", 503: "ServiceUnavailableError",
+};
+
+function openAiType(status: number): string {
+  if (status === 400 || status === 413) return "invalid_request_error";
+  if (status === 401) return "authentication_error";
+  if (status === 404) return "not_found_error";
+  return "api_error";
+}
+
+export const profiles: Record<ProfileName, Profile> = {
+  a: {
+    name: "a",
+    anchor: "Ollama",
+    defaultPort: 11434,
+    // Ollama's /v1 sets temperature and top_p to 1.0 when absent; the rest are its DefaultOptions.
+    openAiSampling: { temperature: 1, topP: 1, topK: 40, minP: 0, repeatPenalty: 1, repeatLastN: 64 },
+    defaultContext: 4096,
+    openAiErrorBody: (error) => ({
+      error: { message: error.message, type: error.status === 400 ? "invalid_request_error" : error.status === 404 ? "not_found_error" : "api_error", param: null, code: null },
+    }),
+  },
+  b: {
+    name: "b",
+    anchor: "vLLM",
+    defaultPort: 8000,
+    openAiSampling: { temperature: 1, topP: 1, topK: 0, minP: 0, repeatPenalty: 1 },
+    defaultContext: undefined,
+    openAiErrorBody: (error) => ({
+      error: { message: error.message, type: statusTypes[error.status] ?? (error.status >= 500 ? "InternalServerError" : "BadRequestError"), param: error.param, code: error.status },
+    }),
+  },
+  c: {
+    name: "c",
+    anchor: "LM Studio",
+    defaultPort: 1234,
+    openAiSampling: { temperature: 1, topP: 1, topK: 40, minP: 0, repeatPenalty: 1 },
+    defaultContext: 4096,
+    openAiErrorBody: (error) => ({ error: { message: error.message, type: openAiType(error.status), param: error.param, code: null } }),
+  },
+};
