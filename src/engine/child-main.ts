@@ -65,11 +65,13 @@ export async function engineChildMain(): Promise<void> {
       case "tokenize":
       case "detokenize":
       case "embed":
+      case "stats":
         try {
           if (!engine) throw new Error("no model is loaded");
           const result = message.type === "tokenize"
             ? engine.tokenize(message.text, message.addSpecial, message.parseSpecial)
-            : message.type === "detokenize" ? engine.detokenize(message.tokens) : engine.embed(message.text);
+            : message.type === "detokenize" ? engine.detokenize(message.tokens)
+            : message.type === "embed" ? engine.embed(message.text) : engine.stats();
           send({ type: "reply", callId: message.callId, result });
         } catch (error) {
           send({ type: "reply", callId: message.callId, error: (error as Error).message });

@@ -4,7 +4,7 @@
 import { join } from "node:path";
 import type { Subprocess } from "bun";
 import type { ChildMessage, ParentMessage } from "./protocol.ts";
-import { EngineError, type EngineEvent, type EngineOptions, type GenerateRequest, type ModelInfo } from "./types.ts";
+import { EngineError, type EngineEvent, type EngineOptions, type EngineStats, type GenerateRequest, type ModelInfo } from "./types.ts";
 import type { EventSink } from "./sequence.ts";
 
 /** The command that re-invokes this program as an engine child. */
@@ -134,6 +134,10 @@ export class EngineProcess {
 
   detokenize(tokens: number[]): Promise<string> {
     return this.call({ type: "detokenize", callId: 0, tokens }) as Promise<string>;
+  }
+
+  stats(): Promise<EngineStats> {
+    return this.call({ type: "stats", callId: 0 }) as Promise<EngineStats>;
   }
 
   embed(text: string): Promise<number[]> {

@@ -4,7 +4,7 @@ import { LlamaModel, LlamaContext, TokenBatch, DecodeStatus, computeSummary } fr
 import { physicalCoreCount } from "../hardware.ts";
 import { Scheduler, DEFAULT_QUEUE_LIMIT } from "./scheduler.ts";
 import type { EventSink } from "./sequence.ts";
-import { EngineError, type EngineOptions, type GenerateRequest, type ModelInfo } from "./types.ts";
+import { EngineError, type EngineOptions, type EngineStats, type GenerateRequest, type ModelInfo } from "./types.ts";
 
 export const DEFAULT_PARALLEL = 4;
 export const DEFAULT_CONTEXT_PER_SEQUENCE = 4096;
@@ -66,12 +66,8 @@ export class Engine {
     }
   }
 
-  get running(): number {
-    return this.scheduler.running;
-  }
-
-  get waiting(): number {
-    return this.scheduler.waiting;
+  stats(): EngineStats {
+    return this.scheduler.stats();
   }
 
   /** Queues a request and makes sure the step loop runs; throws EngineError when it cannot be queued. */

@@ -29,6 +29,12 @@ export class ModelManager {
     return starting;
   }
 
+  /** Engines that are loaded and running now. */
+  async loaded(): Promise<EngineProcess[]> {
+    const engines = await Promise.all([...this.engines.values()].map((p) => p.catch(() => undefined)));
+    return engines.filter((e): e is EngineProcess => e?.alive === true);
+  }
+
   /** Stops every engine; their in-flight requests end with an error, which their readers get to see. */
   async stopAll(): Promise<void> {
     const engines = await Promise.all([...this.engines.values()].map((p) => p.catch(() => undefined)));

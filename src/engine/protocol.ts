@@ -8,6 +8,7 @@ export type ParentMessage =
   | { type: "tokenize"; callId: number; text: string; addSpecial: boolean; parseSpecial: boolean }
   | { type: "detokenize"; callId: number; tokens: number[] }
   | { type: "embed"; callId: number; text: string }
+  | { type: "stats"; callId: number }
   | { type: "shutdown" };
 
 export type ChildMessage =

@@ -7,7 +7,7 @@
 import { DecodeStatus, LlamaContext, TokenBatch, SamplerChain, defaultSamplerSettings, type LlamaModel } from "../../ffi/llama.ts";
 import { ActiveRequest, SequenceSlot, type EventSink } from "./sequence.ts";
 import { planReuse } from "./prefix-reuse.ts";
-import { EngineError, type GenerateRequest } from "./types.ts";
+import { EngineError, type EngineStats, type GenerateRequest } from "./types.ts";
 
 export const DEFAULT_QUEUE_LIMIT = 512;
 /** Recurrent/hybrid models save a checkpoint only after processing at least this many new prompt tokens. */
@@ -43,6 +43,15 @@ export class Scheduler {
 
   get waiting(): number {
     return this.queue.length;
+  }
+
+  stats(): EngineStats {
+    return {
+      running: this.admitted.length,
+      waiting: this.queue.length,
+      usedTokens: this.slots.reduce((sum, slot) => sum + slot.cached.length, 0),
+      capacityTokens: this.context.contextPerSequence * this.slots.length,
+    };
   }
 
   /** Tokenizes and queues a request; throws EngineError for requests that cannot run. */

@@ -63,6 +63,15 @@ export interface EngineOptions {
   embeddings?: boolean;
 }
 
+/** Load of one engine, for metrics: sequences in use, requests waiting, and memory cells holding tokens. */
+export interface EngineStats {
+  running: number;
+  waiting: number;
+  /** Tokens held in the context's memory over all sequences (cached prefixes included). */
+  usedTokens: number;
+  capacityTokens: number;
+}
+
 export interface ModelInfo {
   path: string;
   architecture: string;

@@ -1,8 +1,24 @@
 // What every route handler of one listener needs.
 import type { ModelService } from "./model-service.ts";
+import type { RequestUsage } from "../engine/types.ts";
 import type { Profile } from "./profiles.ts";
+
+/** One finished generation (one choice), for metrics and request logs. */
+export interface FinishedGeneration {
+  model: string;
+  usage: RequestUsage;
+  finishReason: string;
+  /** From the request's arrival to the choice's end. */
+  e2eSeconds: number;
+}
+
+/** Told about every generation a route runs (the vLLM profile's /metrics counts them). */
+export interface GenerationObserver {
+  finished(generation: FinishedGeneration): void;
+}
 
 export interface ServerDeps {
   profile: Profile;
   models: ModelService;
+  observer?: GenerationObserver;
 }

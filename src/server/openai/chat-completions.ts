@@ -16,6 +16,7 @@ import {
 
 export function chatCompletions(deps: ServerDeps) {
   return async function chatCompletionsHandler(c: Context) {
+    const arrived = performance.now();
     const body = validate(chatCompletionSchema, await readJsonBody(c));
     const n = body.n ?? 1;
     const sampling = toSamplerSettings(body, deps.profile);
@@ -55,7 +56,9 @@ export function chatCompletions(deps: ServerDeps) {
     const signal = c.req.raw.signal;
     // The first event of every choice is awaited before answering, so that a refusal (busy queue,
     // failed prompt) is a proper HTTP error rather than an error inside a 200 stream.
-    const choices = await startChoices(engine, request, n, signal);
+    const choices = await startChoices(engine, request, n, signal, (done) => deps.observer?.finished({
+      model: model.id, usage: done.usage, finishReason: done.finishReason, e2eSeconds: (performance.now() - arrived) / 1000,
+    }));
 
     if (!body.stream) {
       const results = await Promise.all(choices.map((choice) => choice.collect()));
