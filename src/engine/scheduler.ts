@@ -7,7 +7,8 @@
 import { DecodeStatus, LlamaContext, TokenBatch, SamplerChain, defaultSamplerSettings, type LlamaModel } from "../../ffi/llama.ts";
 import { ActiveRequest, SequenceSlot, type EventSink } from "./sequence.ts";
 import { planReuse } from "./prefix-reuse.ts";
-import { EngineError, type EngineStats, type GenerateRequest } from "./types.ts";
+import { EngineError, type EngineStats, type GenerateRequest, type TokenLogprobs } from "./types.ts";
+import { computeLogprobs } from "./logprobs.ts";
 
 export const DEFAULT_QUEUE_LIMIT = 512;
 /** Recurrent/hybrid models save a checkpoint only after processing at least this many new prompt tokens. */
@@ -69,7 +70,7 @@ export class Scheduler {
         `Prompt of ${prompt.length} tokens does not fit the context of ${this.context.contextPerSequence} tokens per sequence`);
     }
     const active = new ActiveRequest(request, prompt, emit);
-    active.sampler = SamplerChain.create(this.model.vocab, this.model.trainedContextLength, { ...defaultSamplerSettings, ...request.sampling });
+    active.sampler = this.createSampler(request, (request.minTokens ?? 0) > 0);
     this.byId.set(request.id, active);
     this.queue.push(active);
   }
@@ -142,23 +143,58 @@ export class Scheduler {
     return true;
   }
 
+  /** The request's sampler chain; while min_tokens is unmet, end-of-generation tokens are banned in it. */
+  private createSampler(request: GenerateRequest, banEndOfGeneration: boolean): SamplerChain {
+    const settings = { ...defaultSamplerSettings, ...request.sampling };
+    if (banEndOfGeneration) {
+      settings.logitBias = [...settings.logitBias, ...this.endOfGenerationTokens().map((t): [number, number] => [t, -Infinity])];
+    }
+    return SamplerChain.create(this.model.vocab, this.model.trainedContextLength, settings);
+  }
+
+  private eogTokens: number[] | undefined;
+  private endOfGenerationTokens(): number[] {
+    if (!this.eogTokens) {
+      this.eogTokens = [];
+      for (let t = 0; t < this.model.vocab.size; t++) if (this.model.vocab.isEndOfGeneration(t)) this.eogTokens.push(t);
+    }
+    return this.eogTokens;
+  }
+
   private sampleSlot(slot: SequenceSlot): void {
     const active = slot.active!;
     const token = active.sampler!.sample(this.context, slot.outputIndex);
     if (active.firstTokenAt === 0) active.firstTokenAt = performance.now();
+    if (active.stopTokenIds.has(token)) return this.release(slot, "stop", undefined, token);
     if (!active.request.ignoreEos && this.model.vocab.isEndOfGeneration(token)) {
       return this.release(slot, "stop");
     }
     active.generated++;
+    active.tokens.push(token);
+    if (active.generated === active.request.minTokens) this.liftEndOfGenerationBan(active);
     const text = active.decoder.push(this.model.vocab.tokenToPiece(token));
     const pushed = active.stops.push(text);
-    active.emit({ type: "token", id: active.id, token, text: pushed.text });
+    const logprobs = active.request.logprobs === undefined ? undefined : this.logprobsOf(slot.outputIndex, token, active.request.logprobs);
+    active.emit({ type: "token", id: active.id, token, text: pushed.text, ...(logprobs ? { logprobs } : {}) });
     if (pushed.stop) return this.release(slot, "stop", pushed.stop.stop);
     // The next step would store this token at position cached.length; stop before the context is full.
     if (active.generated >= active.maxTokens || slot.cached.length >= this.context.contextPerSequence) {
       return this.release(slot, "length");
     }
     active.pendingToken = token;
+  }
+
+  /** min_tokens reached: the normal chain takes over, with the tokens so far in its penalty history. */
+  private liftEndOfGenerationBan(active: ActiveRequest): void {
+    active.sampler?.dispose();
+    active.sampler = this.createSampler(active.request, false);
+    for (const token of active.tokens) active.sampler.accept(token);
+  }
+
+  private logprobsOf(outputIndex: number, token: number, top: number): TokenLogprobs {
+    const result = computeLogprobs(this.context.logits(outputIndex), token, top);
+    const text = (t: number) => new TextDecoder().decode(this.model.vocab.tokenToPiece(t));
+    return { token, text: text(token), logprob: result.logprob, top: result.top.map((e) => ({ ...e, text: text(e.token) })) };
   }
 
   private admitWaiting(): void {
@@ -233,13 +269,13 @@ export class Scheduler {
     }
   }
 
-  private release(slot: SequenceSlot, reason: "stop" | "length" | "cancelled", stop?: string): void {
+  private release(slot: SequenceSlot, reason: "stop" | "length" | "cancelled", stop?: string, stopToken?: number): void {
     const active = slot.active!;
     slot.active = undefined;
     slot.outputIndex = -1;
     this.admitted.splice(this.admitted.indexOf(slot), 1);
     this.byId.delete(active.id);
-    active.finish(reason, stop);
+    active.finish(reason, stop, stopToken);
   }
 
   private failBatch(message: string): void {

@@ -11,6 +11,9 @@ export class ActiveRequest {
   nextPromptIndex = 0;
   /** Sampled but not yet decoded; fed at the next step. */
   pendingToken = -1;
+  /** Generated tokens, kept while a min_tokens chain must be replaced by the normal one. */
+  readonly tokens: number[] = [];
+  readonly stopTokenIds: ReadonlySet<number>;
   generated = 0;
   cachedPromptTokens = 0;
   /** Prompt index at which to save a checkpoint of the sequence state (0: none). */
@@ -29,6 +32,7 @@ export class ActiveRequest {
   constructor(readonly request: GenerateRequest, readonly prompt: Int32Array, readonly emit: EventSink) {
     this.stops = new StopStringMatcher(request.stop ?? [], { includeStopString: request.includeStopString ?? false });
     this.maxTokens = request.maxTokens === undefined || request.maxTokens < 0 ? Infinity : request.maxTokens;
+    this.stopTokenIds = new Set(request.stopTokenIds ?? []);
   }
 
   get id(): string {
@@ -52,7 +56,7 @@ export class ActiveRequest {
   }
 
   /** Emits the text still held back (partial UTF-8, possible stop prefixes) and the final event. */
-  finish(reason: FinishReason, stop?: string): void {
+  finish(reason: FinishReason, stop?: string, stopToken?: number): void {
     if (reason !== "cancelled" && stop === undefined) {
       let tail = "";
       const rest = this.decoder.flush();
@@ -68,7 +72,10 @@ export class ActiveRequest {
     }
     this.sampler?.dispose();
     this.sampler = undefined;
-    this.emit({ type: "done", id: this.id, finishReason: reason, ...(stop !== undefined ? { stop } : {}), usage: this.usage() });
+    this.emit({
+      type: "done", id: this.id, finishReason: reason, ...(stop !== undefined ? { stop } : {}),
+      ...(stopToken !== undefined ? { stopToken } : {}), usage: this.usage(),
+    });
   }
 
   fail(code: Extract<EngineEvent, { type: "error" }>["code"], message: string): void {

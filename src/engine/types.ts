@@ -18,10 +18,19 @@ export interface GenerateRequest {
   includeStopString?: boolean;
   /** Keep generating past end-of-generation tokens. */
   ignoreEos?: boolean;
+  /** Tokens that end generation like EOS does (vLLM stop_token_ids); they are not part of the output. */
+  stopTokenIds?: number[];
+  /** End-of-generation tokens cannot be sampled before this many tokens (vLLM min_tokens). */
+  minTokens?: number;
+  /** Report each token's log-probability and this many top alternatives (0: the token's only). */
+  logprobs?: number;
   sampling?: Partial<SamplerSettings>;
 }
 
 export type FinishReason = "stop" | "length" | "cancelled";
+
+export interface TokenLogprob { token: number; text: string; logprob: number }
+export interface TokenLogprobs extends TokenLogprob { top: TokenLogprob[] }
 
 export interface RequestUsage {
   promptTokens: number;
@@ -41,8 +50,8 @@ export interface RequestUsage {
 export type EngineErrorCode = "busy" | "invalid_request" | "context_overflow" | "engine_failure" | "engine_exited";
 
 export type EngineEvent =
-  | { type: "token"; id: string; token: number; text: string }
-  | { type: "done"; id: string; finishReason: FinishReason; stop?: string; usage: RequestUsage }
+  | { type: "token"; id: string; token: number; text: string; logprobs?: TokenLogprobs }
+  | { type: "done"; id: string; finishReason: FinishReason; stop?: string; stopToken?: number; usage: RequestUsage }
   | { type: "error"; id: string; code: EngineErrorCode; message: string };
 
 export interface EngineOptions {

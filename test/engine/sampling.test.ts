@@ -3,16 +3,20 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { Engine } from "../../src/engine/engine.ts";
 import type { SamplerSettings } from "../../ffi/sampler.ts";
+import type { EngineEvent, GenerateRequest } from "../../src/engine/types.ts";
 import { ensureModel } from "../../scripts/gen-models.ts";
 
 let engine: Engine;
 let nextId = 0;
 
-function generate(sampling: Partial<SamplerSettings>, maxTokens = 12): Promise<{ tokens: number[]; text: string; error?: string }> {
+interface Generated { tokens: number[]; text: string; error?: string; events: EngineEvent[] }
+
+function generate(sampling: Partial<SamplerSettings>, maxTokens = 12, extra: Partial<GenerateRequest> = {}): Promise<Generated> {
   return new Promise((resolve) => {
-    const out = { tokens: [] as number[], text: "" };
+    const out: Generated = { tokens: [], text: "", events: [] };
     try {
-      engine.submit({ id: `s${++nextId}`, prompt: "Hello there, how are", maxTokens, sampling }, (event) => {
+      engine.submit({ id: `s${++nextId}`, prompt: "Hello there, how are", maxTokens, sampling, ...extra }, (event) => {
+        out.events.push(event);
         if (event.type === "token") {
           if (event.token >= 0) out.tokens.push(event.token);
           out.text += event.text;
@@ -70,5 +74,41 @@ describe("sampler chain", () => {
   test("an invalid grammar is refused with an error, not a crash", async () => {
     const result = await generate({ grammar: "root ::= (" });
     expect(result.error).toContain("grammar");
+  });
+
+  test("a stop token id ends generation before it, and is reported", async () => {
+    const free = await generate({ temperature: 0 }, 12, { ignoreEos: true });
+    const stopToken = free.tokens[4]!;
+    const first = free.tokens.indexOf(stopToken);
+    const stopped = await generate({ temperature: 0 }, 12, { ignoreEos: true, stopTokenIds: [stopToken] });
+    expect(stopped.tokens).toEqual(free.tokens.slice(0, first));
+    expect(stopped.events.at(-1)).toMatchObject({ type: "done", finishReason: "stop", stopToken });
+  });
+
+  test("min_tokens holds back end-of-generation until enough tokens exist", async () => {
+    const eos = engine.info.eosToken;
+    const eager = await generate({ temperature: 0, logitBias: [[eos, 100]] }, 20);
+    expect(eager.tokens).toEqual([]);
+    const held = await generate({ temperature: 0, logitBias: [[eos, 100]] }, 20, { minTokens: 5 });
+    expect(held.tokens).toHaveLength(5);
+    expect(held.events.at(-1)).toMatchObject({ type: "done", finishReason: "stop" });
+  });
+
+  test("logprobs report the sampled token and the top alternatives", async () => {
+    const result = await generate({ temperature: 0 }, 4, { logprobs: 3, ignoreEos: true });
+    const tokenEvents = result.events.filter((e) => e.type === "token" && e.token >= 0) as Extract<EngineEvent, { type: "token" }>[];
+    expect(tokenEvents).toHaveLength(4);
+    for (const event of tokenEvents) {
+      const lp = event.logprobs!;
+      expect(lp.token).toBe(event.token);
+      expect(lp.top).toHaveLength(3);
+      // Greedy picks the most likely token, so it heads the top list with the same logprob.
+      expect(lp.top[0]!.token).toBe(event.token);
+      expect(lp.top[0]!.logprob).toBeCloseTo(lp.logprob, 6);
+      expect(lp.top[0]!.logprob).toBeGreaterThanOrEqual(lp.top[1]!.logprob);
+      expect(lp.top[1]!.logprob).toBeGreaterThanOrEqual(lp.top[2]!.logprob);
+      expect(lp.top.reduce((sum, t) => sum + Math.exp(t.logprob), 0)).toBeLessThanOrEqual(1 + 1e-6);
+      expect(lp.text).toBe(engine.detokenize([event.token]));
+    }
   });
 });
