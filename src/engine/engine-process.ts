@@ -140,8 +140,8 @@ export class EngineProcess {
     return this.call({ type: "stats", callId: 0 }) as Promise<EngineStats>;
   }
 
-  embed(text: string): Promise<number[]> {
-    return this.call({ type: "embed", callId: 0, text }) as Promise<number[]>;
+  embed(text: string): Promise<{ embedding: number[]; tokens: number }> {
+    return this.call({ type: "embed", callId: 0, text }) as Promise<{ embedding: number[]; tokens: number }>;
   }
 
   /** Asks the child to finish and waits; kills it if it does not exit within `graceMs`. */

@@ -81,8 +81,8 @@ export class Engine {
     void this.runLoop();
   }
 
-  /** L2-normalised pooled embedding of one text (models loaded with `embeddings`). */
-  embed(text: string): number[] {
+  /** L2-normalised pooled embedding of one text (models loaded with `embeddings`), and its token count. */
+  embed(text: string): { embedding: number[]; tokens: number } {
     if (!this.info.embeddings) throw new EngineError("invalid_request", `Model "${this.info.path}" was not loaded for embeddings`);
     const tokens = this.model.vocab.tokenize(text, { addSpecial: true, parseSpecial: false });
     if (tokens.length > this.context.batchSize) {
@@ -96,7 +96,7 @@ export class Engine {
     this.context.clearSequence(0);
     if (!vector) throw new EngineError("engine_failure", `Cannot embed input: llama_decode returned ${status}`);
     const norm = Math.hypot(...vector) || 1;
-    return Array.from(vector, (v) => v / norm);
+    return { embedding: Array.from(vector, (v) => v / norm), tokens: tokens.length };
   }
 
   tokenize(text: string, addSpecial = true, parseSpecial = true): number[] {

@@ -6,7 +6,18 @@ import { basename } from "node:path";
 import type { ModelManager } from "../engine/model-manager.ts";
 import type { EngineProcess } from "../engine/engine-process.ts";
 import type { EngineOptions } from "../engine/types.ts";
+import { readGgufHeaderSync, ggufString, ggufArchKey } from "../store/gguf.ts";
 import { notFound } from "./api-error.ts";
+
+/** Architectures that only embed (no generation); others embed only when their file says how to pool. */
+const embeddingArchitectures = new Set(["bert", "nomic-bert", "nomic-bert-moe", "jina-bert-v2", "jina-bert-v3", "modern-bert", "neo-bert", "t5encoder"]);
+
+/** Reads the file's header (not its weights) to tell embedding models from generative ones. */
+export function isEmbeddingModel(path: string): boolean {
+  const header = readGgufHeaderSync(path, { maxArrayLength: 0 });
+  const architecture = ggufString(header, "general.architecture") ?? "";
+  return embeddingArchitectures.has(architecture) || header.metadata.has(ggufArchKey(header, "pooling_type"));
+}
 
 export interface ServedModel {
   /** The name clients use: --served-model-name, else the path given on the command line. */
@@ -53,7 +64,23 @@ export class ModelService {
     throw notFound(`The model \`${name}\` does not exist.`, "model");
   }
 
+  private readonly embeddingModels = new Map<string, boolean>();
+
+  /** Whether the model embeds rather than generates (cached per file). */
+  embeds(model: ServedModel): boolean {
+    let embeds = this.embeddingModels.get(model.path);
+    if (embeds === undefined) {
+      embeds = isEmbeddingModel(model.path);
+      this.embeddingModels.set(model.path, embeds);
+    }
+    return embeds;
+  }
+
   engineOptions(model: ServedModel, overrides: Partial<EngineOptions> = {}): EngineOptions {
+    // Embedding models take one input at a time and their trained context (often 512 positions).
+    if (this.embeds(model)) {
+      return { modelPath: model.path, embeddings: true, parallel: 1, ...(this.options.threads !== undefined ? { threads: this.options.threads } : {}), ...overrides };
+    }
     return {
       modelPath: model.path,
       parallel: this.options.parallel,

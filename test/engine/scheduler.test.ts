@@ -262,9 +262,10 @@ describe("every generated model loads and runs", () => {
   test("tiny-bert embeds", async () => {
     const engine = Engine.load({ modelPath: await ensureModel("tiny-bert"), parallel: 1, contextPerSequence: 512, threads: 2, embeddings: true });
     try {
-      const a = engine.embed("the quick brown fox");
-      const b = engine.embed("the quick brown fox");
-      const c = engine.embed("an entirely different sentence");
+      const a = engine.embed("the quick brown fox").embedding;
+      const b = engine.embed("the quick brown fox").embedding;
+      const c = engine.embed("an entirely different sentence").embedding;
+      expect(engine.embed("the quick brown fox").tokens).toBeGreaterThan(2);
       expect(a).toHaveLength(engine.info.embeddingSize);
       expect(Math.hypot(...a)).toBeCloseTo(1, 5);
       expect(b).toEqual(a);

@@ -59,6 +59,10 @@ export const samplingFields = {
   options: z.record(z.string(), z.unknown()).optional(),
 };
 
+const samplingSchema = z.object(samplingFields);
+/** The sampling and stopping fields any completion body carries. */
+export type SamplingRequest = z.infer<typeof samplingSchema>;
+
 export const chatCompletionSchema = z.object({
   model: z.string().optional(),
   messages: z.array(chatMessageSchema).min(1, "at least one message is required"),

@@ -1,18 +1,15 @@
 // Pure translations between OpenAI-compatible bodies and the engine's request and events.
 import type { SamplerSettings } from "../../../ffi/sampler.ts";
 import type { ChatMessage } from "../../chat/types.ts";
-import type { RequestUsage } from "../../engine/types.ts";
-import type { ChoiceResult } from "./choices.ts";
+import type { GenerateRequest, RequestUsage, TokenLogprob, TokenLogprobs } from "../../engine/types.ts";
+import { finishReasonOf, stopReasonOf, type ChoiceResult } from "./choices.ts";
 import { badRequest } from "../api-error.ts";
 import type { Profile } from "../profiles.ts";
-import type { ChatCompletionRequest, samplingFields } from "./schemas.ts";
-
-type SamplingBody = { [K in keyof typeof samplingFields]?: unknown } & Partial<ChatCompletionRequest>;
+import type { ChatCompletionRequest, SamplingRequest } from "./schemas.ts";
 
 /** Merges, lowest first: the profile's defaults, then the fields the request sets. */
-export function toSamplerSettings(body: SamplingBody, profile: Profile): Partial<SamplerSettings> {
+export function toSamplerSettings(b: SamplingRequest, profile: Profile): Partial<SamplerSettings> {
   const s: Partial<SamplerSettings> = { ...profile.openAiSampling };
-  const b = body as Partial<ChatCompletionRequest>;
   if (b.temperature != null) s.temperature = b.temperature;
   if (b.top_p != null) s.topP = b.top_p;
   if (b.top_k != null) s.topK = b.top_k < 0 ? 0 : b.top_k;
@@ -27,6 +24,23 @@ export function toSamplerSettings(body: SamplingBody, profile: Profile): Partial
   s.seed = b.seed != null ? b.seed >>> 0 : Math.floor(Math.random() * 0xffffffff);
   if (b.logit_bias) s.logitBias = Object.entries(b.logit_bias).map(([token, bias]) => [Number(token), Math.max(-100, Math.min(100, bias))]);
   return s;
+}
+
+/** The engine request fields shared by chat and text completions. */
+export function generationFields(b: SamplingRequest, maxTokens: number | undefined, logprobs: number | undefined) {
+  const fields: Omit<GenerateRequest, "id" | "prompt"> = {
+    stop: stopStrings(b.stop),
+    includeStopString: b.include_stop_str_in_output ?? false,
+    ignoreEos: b.ignore_eos ?? false,
+  };
+  if (maxTokens !== undefined) fields.maxTokens = maxTokens;
+  if (b.stop_token_ids?.length) fields.stopTokenIds = b.stop_token_ids;
+  if (b.min_tokens) {
+    if (maxTokens !== undefined && b.min_tokens > maxTokens) throw badRequest(`min_tokens (${b.min_tokens}) must not exceed max_tokens (${maxTokens})`, "min_tokens");
+    fields.minTokens = b.min_tokens;
+  }
+  if (logprobs !== undefined) fields.logprobs = logprobs;
+  return fields;
 }
 
 export function stopStrings(stop: string | string[] | null | undefined): string[] {
@@ -77,7 +91,32 @@ export function toUsage(promptTokens: number, usages: RequestUsage[]): Usage {
   };
 }
 
-export function chatCompletionBody(id: string, created: number, model: string, choices: Omit<ChoiceResult, "usage">[], usage: Usage) {
+/** A -inf logprob is reported as -9999.0, as vLLM does, since JSON has no infinity. */
+const finite = (logprob: number) => (Number.isFinite(logprob) ? logprob : -9999);
+const utf8 = (text: string) => Array.from(Buffer.from(text, "utf8"));
+const chatTokenLogprob = (t: TokenLogprob) => ({ token: t.text, logprob: finite(t.logprob), bytes: utf8(t.text) });
+
+/** Chat logprobs: {content: [{token, logprob, bytes, top_logprobs}]}. */
+export function chatLogprobs(entries: TokenLogprobs[]) {
+  return { content: entries.map((e) => ({ ...chatTokenLogprob(e), top_logprobs: e.top.map(chatTokenLogprob) })) };
+}
+
+/** Legacy completions logprobs: parallel arrays plus text offsets. */
+export function textLogprobs(entries: TokenLogprobs[], startOffset = 0) {
+  let offset = startOffset;
+  return {
+    tokens: entries.map((e) => e.text),
+    token_logprobs: entries.map((e) => finite(e.logprob)),
+    top_logprobs: entries.map((e) => Object.fromEntries(e.top.map((t) => [t.text, finite(t.logprob)]))),
+    text_offset: entries.map((e) => {
+      const at = offset;
+      offset += e.text.length;
+      return at;
+    }),
+  };
+}
+
+export function chatCompletionBody(id: string, created: number, model: string, choices: ChoiceResult[], usage: Usage, withLogprobs: boolean) {
   return {
     id,
     object: "chat.completion",
@@ -86,9 +125,9 @@ export function chatCompletionBody(id: string, created: number, model: string, c
     choices: choices.map((choice, index) => ({
       index,
       message: { role: "assistant", content: choice.text, tool_calls: [] },
-      logprobs: null,
-      finish_reason: choice.finishReason === "cancelled" ? "abort" : choice.finishReason,
-      stop_reason: choice.stop ?? null,
+      logprobs: withLogprobs ? chatLogprobs(choice.logprobs) : null,
+      finish_reason: finishReasonOf(choice.finishReason),
+      stop_reason: stopReasonOf(choice),
     })),
     usage,
     system_fingerprint: null,

@@ -1,0 +1,96 @@
+// POST /v1/completions: the legacy text completion. No chat template; a list of prompts gives
+// len(prompt) × n choices, numbered prompt by prompt.
+import type { Context } from "hono";
+import { z } from "zod";
+import { badRequest } from "../api-error.ts";
+import { readJsonBody, validate } from "../validation.ts";
+import type { ServerDeps } from "../deps.ts";
+import { samplingFields } from "./schemas.ts";
+import { checkContextLength } from "./context-check.ts";
+import { finishReasonOf, startChoices, stopReasonOf, streamChoices, type ChunkFormat } from "./choices.ts";
+import { openAiEventStream } from "./sse.ts";
+import { observeChoices } from "./observe.ts";
+import { completionId, generationFields, textLogprobs, toSamplerSettings, toUsage } from "./translate.ts";
+
+export const completionSchema = z.object({
+  model: z.string().optional(),
+  prompt: z.union([
+    z.string(), z.array(z.string()).min(1), z.array(z.number().int().min(0)).min(1), z.array(z.array(z.number().int().min(0)).min(1)).min(1),
+  ]).describe("text, texts, token ids, or lists of token ids"),
+  max_tokens: z.number().int().min(0).nullable().optional().describe("default 16"),
+  echo: z.boolean().optional(),
+  logprobs: z.number().int().min(0).max(20).nullable().optional(),
+  suffix: z.string().nullable().optional(),
+  ...samplingFields,
+});
+
+/** Each prompt as text or token ids. */
+function promptList(prompt: z.infer<typeof completionSchema>["prompt"]): Array<string | number[]> {
+  if (typeof prompt === "string") return [prompt];
+  if (typeof prompt[0] === "number") return [prompt as number[]];
+  return prompt as string[] | number[][];
+}
+
+export function completions(deps: ServerDeps) {
+  return async function completionsHandler(c: Context) {
+    const arrived = performance.now();
+    const body = validate(completionSchema, await readJsonBody(c));
+    if (body.suffix) throw badRequest("suffix is not supported", "suffix");
+    const n = body.n ?? 1;
+    const sampling = toSamplerSettings(body, deps.profile);
+    if (n > 1 && sampling.temperature === 0) throw badRequest("n must be 1 when using greedy sampling", "n");
+    if (body.stream_options && !body.stream) throw badRequest("Stream options can only be defined when `stream=True`.", "stream_options");
+
+    const model = deps.models.resolve(body.model);
+    if (deps.models.embeds(model)) throw badRequest(`Model "${model.id}" is an embedding model and does not support completions`, "model");
+    const engine = await deps.models.engine(model);
+    const prompts = await Promise.all(promptList(body.prompt).map((p) => (typeof p === "string" ? engine.tokenize(p) : Promise.resolve(p))));
+    const texts = await Promise.all(prompts.map((p) => engine.detokenize(p)));
+    const maxTokens = body.max_tokens ?? 16;
+    for (const tokens of prompts) checkContextLength(deps.profile, tokens.length, maxTokens, engine.info.contextPerSequence);
+    if (maxTokens === 0 && !body.echo) throw badRequest("max_tokens must be at least 1 unless echo is set", "max_tokens");
+
+    const logprobs = body.logprobs ?? undefined;
+    const fields = generationFields(body, Math.max(1, maxTokens), logprobs);
+    const requests = prompts.map((prompt) => ({ prompt, sampling, ...fields }));
+    const id = completionId("cmpl");
+    const created = Math.floor(Date.now() / 1000);
+    const choices = await startChoices(engine, requests, n, c.req.raw.signal, observeChoices(deps, model.id, arrived));
+    const promptTokens = prompts.reduce((sum, p) => sum + p.length, 0);
+    const echoOf = (index: number) => (body.echo ? texts[Math.floor(index / n)]! : "");
+
+    if (!body.stream) {
+      const results = await Promise.all(choices.map((choice) => choice.collect()));
+      return c.json({
+        id, object: "text_completion", created, model: model.id,
+        choices: results.map((r, index) => ({
+          index,
+          text: echoOf(index) + (maxTokens === 0 ? "" : r.text),
+          logprobs: logprobs !== undefined ? textLogprobs(r.logprobs, echoOf(index).length) : null,
+          finish_reason: finishReasonOf(r.finishReason),
+          stop_reason: stopReasonOf(r),
+        })),
+        usage: toUsage(promptTokens, results.map((r) => r.usage)),
+      });
+    }
+
+    const chunk = (index: number, text: string, extra: Record<string, unknown>) =>
+      ({ id, object: "text_completion", created, model: model.id, choices: [{ index, text, logprobs: null, finish_reason: null, ...extra }] });
+    const offsets = new Map<number, number>();
+    const format: ChunkFormat = {
+      text: (index, text, entries) => {
+        const offset = offsets.get(index) ?? echoOf(index).length;
+        offsets.set(index, offset + text.length);
+        return chunk(index, text, logprobs !== undefined ? { logprobs: textLogprobs(entries, offset) } : {});
+      },
+      finish: (index, done) => chunk(index, "", { finish_reason: finishReasonOf(done.finishReason), stop_reason: stopReasonOf(done) }),
+    };
+    return openAiEventStream(c, async (send) => {
+      if (body.echo) for (let i = 0; i < choices.length; i++) await send(chunk(i, echoOf(i), {}));
+      const usages = await streamChoices(choices, format, send);
+      if (usages && body.stream_options?.include_usage) {
+        await send({ id, object: "text_completion", created, model: model.id, choices: [], usage: toUsage(promptTokens, usages) });
+      }
+    });
+  };
+}
