@@ -1,0 +1,57 @@
+// Starts a real `llamux serve` process on a free loopback port for end-to-end tests, and stops it.
+import { createServer } from "node:net";
+import { join } from "node:path";
+
+const main = join(import.meta.dir, "..", "..", "src", "main.ts");
+
+export interface RunningServer {
+  baseUrl: string;
+  port: number;
+  stderr: () => string;
+  stop(): Promise<void>;
+}
+
+export async function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const probe = createServer();
+    probe.once("error", reject);
+    probe.listen(0, "127.0.0.1", () => {
+      const address = probe.address();
+      probe.close(() => resolve(typeof address === "object" && address ? address.port : 0));
+    });
+  });
+}
+
+/** Runs `llamux serve ARGS --port P` and waits until it answers HTTP. */
+export async function startServer(args: string[], env: Record<string, string> = {}): Promise<RunningServer> {
+  const port = await freePort();
+  const child = Bun.spawn([process.execPath, main, "serve", ...args, "--port", String(port)], {
+    env: { ...process.env, LLAMUX_LOG_LEVEL: "warn", ...env },
+    stdout: "ignore",
+    stderr: "pipe",
+  });
+  let stderr = "";
+  void (async () => {
+    for await (const chunk of child.stderr) stderr += new TextDecoder().decode(chunk);
+  })();
+  const baseUrl = `http://127.0.0.1:${port}`;
+  const deadline = Date.now() + 30_000;
+  for (;;) {
+    try {
+      await fetch(`${baseUrl}/v1/models`);
+      break;
+    } catch {
+      if (child.exitCode !== null || Date.now() > deadline) throw new Error(`llamux serve did not start: ${stderr}`);
+      await Bun.sleep(50);
+    }
+  }
+  return {
+    baseUrl,
+    port,
+    stderr: () => stderr,
+    async stop() {
+      child.kill("SIGTERM");
+      await child.exited;
+    },
+  };
+}
