@@ -73,6 +73,13 @@ export class LlamaModel extends NativeHandle {
   get layerCount(): number { return this.n.llama.llama_model_n_layer(this.handle); }
   get parameterCount(): number { return Number(this.n.llama.llama_model_n_params(this.handle)); }
   get sizeBytes(): number { return Number(this.n.llama.llama_model_size(this.handle)); }
+  /** Bytes of F16 K and V cache one token takes over all layers (an upper bound for hybrid models). */
+  get kvCacheBytesPerToken(): number {
+    const heads = this.n.llama.llama_model_n_head(this.handle) || 1;
+    const kvHeads = this.n.llama.llama_model_n_head_kv(this.handle) || heads;
+    const headSize = this.embeddingSize / heads;
+    return 2 * 2 * this.layerCount * kvHeads * headSize;
+  }
   get hasEncoder(): boolean { return this.n.llama.llama_model_has_encoder(this.handle); }
   get hasDecoder(): boolean { return this.n.llama.llama_model_has_decoder(this.handle); }
   /** Recurrent or hybrid memory cannot be partly rolled back; prefix reuse must respect that. */

@@ -79,7 +79,7 @@ export async function runCommand(args: string[]): Promise<number> {
       modelPath,
       parallel: 1,
       ...(threads !== undefined ? { threads } : {}),
-      ...(contextPerSequence !== undefined ? { contextPerSequence } : {}),
+      contextPerSequence: contextPerSequence ?? 4096,
     });
     const stream = engine.generate({
       prompt: promptWords.join(" "),

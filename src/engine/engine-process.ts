@@ -20,6 +20,9 @@ export class EngineProcess {
   private readonly calls = new Map<number, { resolve: (value: unknown) => void; reject: (error: Error) => void }>();
   private nextCallId = 0;
   private exited = false;
+  private stopping = false;
+  /** When the last request in flight finished (ms since epoch). */
+  idleSince = Date.now();
   private openStreams = 0;
   private drainWaiters: Array<() => void> = [];
   info!: ModelInfo;
@@ -27,7 +30,8 @@ export class EngineProcess {
   private constructor(private readonly child: Subprocess, readonly options: EngineOptions) {}
 
   /** Starts a child and loads the model; rejects with the child's reason if loading fails. */
-  static start(options: EngineOptions, onExit?: (process: EngineProcess, reason: string) => void): Promise<EngineProcess> {
+  /** `onExit` learns whether the exit was asked for (stop) or not (a crash, a kill). */
+  static start(options: EngineOptions, onExit?: (process: EngineProcess, reason: string, expected: boolean) => void): Promise<EngineProcess> {
     return new Promise((resolve, reject) => {
       let engine: EngineProcess | undefined;
       let loaded = false;
@@ -41,6 +45,7 @@ export class EngineProcess {
             resolve(engine!);
           } else if (message.type === "load_failed") {
             reject(new EngineError("engine_failure", message.message));
+            engine!.stopping = true;
             engine!.kill();
           } else {
             engine!.receive(message);
@@ -50,7 +55,7 @@ export class EngineProcess {
           const reason = signalCode ? `killed by ${signalCode}` : `exit code ${exitCode}`;
           engine!.handleExit(reason);
           if (!loaded) reject(new EngineError("engine_failure", `Cannot load model "${options.modelPath}": engine process ended (${reason})`));
-          onExit?.(engine!, reason);
+          onExit?.(engine!, reason, engine!.stopping);
         },
       });
       engine = new EngineProcess(child, options);
@@ -79,6 +84,7 @@ export class EngineProcess {
     }
     this.sinks.set(id, sink);
     this.post({ type: "submit", request: { ...request, id } });
+    this.idleSince = Infinity;
     return id;
   }
 
@@ -147,6 +153,7 @@ export class EngineProcess {
   /** Asks the child to finish and waits; kills it if it does not exit within `graceMs`. */
   async stop(graceMs = 3000): Promise<void> {
     if (this.exited) return;
+    this.stopping = true;
     this.post({ type: "shutdown" });
     const timer = setTimeout(() => this.kill("SIGKILL"), graceMs);
     await this.child.exited;
@@ -175,7 +182,10 @@ export class EngineProcess {
       for (const event of message.events) {
         const sink = this.sinks.get(event.id);
         if (!sink) continue;
-        if (event.type !== "token") this.sinks.delete(event.id);
+        if (event.type !== "token") {
+          this.sinks.delete(event.id);
+          if (this.sinks.size === 0) this.idleSince = Date.now();
+        }
         sink(event);
       }
     } else if (message.type === "reply") {

@@ -1,7 +1,9 @@
 // The engine of one model: loads it, creates a context for N parallel sequences, and drives the
 // scheduler's step loop. It does not know whether it runs in a child process or a Worker.
 import { LlamaModel, LlamaContext, TokenBatch, DecodeStatus, computeSummary } from "../../ffi/llama.ts";
+import { freemem } from "node:os";
 import { physicalCoreCount } from "../hardware.ts";
+import { logger } from "../log.ts";
 import { Scheduler, DEFAULT_QUEUE_LIMIT } from "./scheduler.ts";
 import type { EventSink } from "./sequence.ts";
 import { EngineError, type EngineOptions, type EngineStats, type GenerateRequest, type ModelInfo } from "./types.ts";
@@ -9,6 +11,25 @@ import { EngineError, type EngineOptions, type EngineStats, type GenerateRequest
 export const DEFAULT_PARALLEL = 4;
 export const DEFAULT_CONTEXT_PER_SEQUENCE = 4096;
 export const DEFAULT_BATCH_SIZE = 512;
+
+const log = logger("engine");
+
+/**
+ * The trained context per sequence, capped so that the KV cache of every sequence fits in half of the
+ * memory free now (vLLM sizes its cache from memory the same way). Logged, since it decides how long
+ * a conversation can get.
+ */
+function contextWithinMemory(model: LlamaModel, parallel: number): number {
+  const trained = model.trainedContextLength || DEFAULT_CONTEXT_PER_SEQUENCE;
+  const kvBytesPerToken = model.kvCacheBytesPerToken;
+  const budget = freemem() / 2;
+  const fitting = Math.floor(budget / (kvBytesPerToken * parallel) / 256) * 256;
+  const context = Math.max(256, Math.min(trained, fitting));
+  if (context < trained) {
+    log.info(`context per sequence capped at ${context} tokens (trained ${trained}): ${parallel} sequences × ${Math.round(kvBytesPerToken / 1024)} KiB per token must fit in half the free memory`);
+  }
+  return context;
+}
 
 export class Engine {
   private readonly scheduler: Scheduler;
@@ -46,7 +67,7 @@ export class Engine {
     const model = LlamaModel.load(options.modelPath, { gpuLayers: options.gpuLayers ?? 0 });
     try {
       const parallel = options.parallel ?? DEFAULT_PARALLEL;
-      const perSequence = options.contextPerSequence ?? Math.min(DEFAULT_CONTEXT_PER_SEQUENCE, model.trainedContextLength || DEFAULT_CONTEXT_PER_SEQUENCE);
+      const perSequence = options.contextPerSequence ?? contextWithinMemory(model, parallel);
       const threads = options.threads ?? physicalCoreCount();
       const batchSize = options.batchSize ?? DEFAULT_BATCH_SIZE;
       const context = LlamaContext.create(model, {

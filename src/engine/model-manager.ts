@@ -1,44 +1,82 @@
-// Keeps one engine child process per model and starts a new one when the last has exited (crashed
-// or was killed), so the next request after a crash loads the model again.
+// Keeps one engine child process per model and load options, shared by every route and profile:
+// starts it on demand (again after a crash), stops it after its keep-alive of idleness, and caps how
+// many are loaded by stopping the least recently used idle one.
 import { EngineProcess } from "./engine-process.ts";
 import type { EngineOptions } from "./types.ts";
 import { logger } from "../log.ts";
 
 const log = logger("models");
 
-export class ModelManager {
-  private readonly engines = new Map<string, Promise<EngineProcess>>();
+export const DEFAULT_MAX_LOADED_MODELS = 3;
+/** How often idle engines are checked against their keep-alive. */
+const SWEEP_INTERVAL_MS = 1000;
 
-  /** The running engine for the model, started (and the model loaded) when none is alive. */
-  async engine(options: EngineOptions): Promise<EngineProcess> {
-    const key = options.modelPath;
-    const existing = this.engines.get(key);
+/** Milliseconds an idle engine stays loaded; Infinity keeps it until the server stops. */
+export type KeepAlive = number;
+
+interface Entry {
+  key: string;
+  starting: Promise<EngineProcess>;
+  engine?: EngineProcess;
+  keepAliveMs: KeepAlive;
+  lastUsed: number;
+}
+
+/** Models with the same file but other load options (context, sequences) are separate engines. */
+function engineKey(options: EngineOptions): string {
+  const { modelPath, ...load } = options;
+  return `${modelPath}\u0000${JSON.stringify(load, Object.keys(load).sort())}`;
+}
+
+export class ModelManager {
+  private readonly entries = new Map<string, Entry>();
+  private sweeper: ReturnType<typeof setInterval> | undefined;
+
+  constructor(private readonly maxLoaded = DEFAULT_MAX_LOADED_MODELS) {}
+
+  /**
+   * The running engine for these options, started (and the model loaded) when none is alive.
+   * `keepAliveMs` is how long it may stay idle before it is stopped; the longest asked for wins.
+   */
+  async engine(options: EngineOptions, keepAliveMs: KeepAlive = Infinity): Promise<EngineProcess> {
+    const key = engineKey(options);
+    const existing = this.entries.get(key);
     if (existing) {
-      const engine = await existing.catch(() => undefined);
+      existing.lastUsed = Date.now();
+      existing.keepAliveMs = Math.max(existing.keepAliveMs, keepAliveMs);
+      const engine = await existing.starting.catch(() => undefined);
       if (engine?.alive) return engine;
-      this.engines.delete(key);
+      if (this.entries.get(key) === existing) this.entries.delete(key);
     }
-    const starting = EngineProcess.start(options, (engine, reason) => {
-      log.warn(`engine for "${key}" (pid ${engine.pid}) exited: ${reason}`);
-      if (this.engines.get(key) === starting) this.engines.delete(key);
+    await this.makeRoom();
+    const entry: Entry = { key, keepAliveMs, lastUsed: Date.now(), starting: undefined as never };
+    entry.starting = EngineProcess.start(options, (engine, reason, expected) => {
+      if (!expected) log.warn(`engine for "${options.modelPath}" (pid ${engine.pid}) exited: ${reason}`);
+      if (this.entries.get(key) === entry) this.entries.delete(key);
     });
-    this.engines.set(key, starting);
-    starting.catch(() => {
-      if (this.engines.get(key) === starting) this.engines.delete(key);
-    });
-    return starting;
+    this.entries.set(key, entry);
+    this.startSweeper();
+    try {
+      entry.engine = await entry.starting;
+      return entry.engine;
+    } catch (error) {
+      if (this.entries.get(key) === entry) this.entries.delete(key);
+      throw error;
+    }
   }
 
   /** Engines that are loaded and running now. */
   async loaded(): Promise<EngineProcess[]> {
-    const engines = await Promise.all([...this.engines.values()].map((p) => p.catch(() => undefined)));
+    const engines = await Promise.all([...this.entries.values()].map((e) => e.starting.catch(() => undefined)));
     return engines.filter((e): e is EngineProcess => e?.alive === true);
   }
 
   /** Stops every engine; their in-flight requests end with an error, which their readers get to see. */
   async stopAll(): Promise<void> {
-    const engines = await Promise.all([...this.engines.values()].map((p) => p.catch(() => undefined)));
-    this.engines.clear();
+    if (this.sweeper) clearInterval(this.sweeper);
+    this.sweeper = undefined;
+    const engines = await Promise.all([...this.entries.values()].map((e) => e.starting.catch(() => undefined)));
+    this.entries.clear();
     await Promise.all(engines.map((e) => e?.stop()));
     await Promise.all(engines.map((e) => e?.drained()));
   }
@@ -51,5 +89,39 @@ export class ModelManager {
     };
     process.once("SIGTERM", () => shutdown("SIGTERM"));
     process.once("SIGINT", () => shutdown("SIGINT"));
+  }
+
+  /** At the cap, stops the least recently used idle engine; busy ones are never stopped for room. */
+  private async makeRoom(): Promise<void> {
+    const loaded = [...this.entries.values()].filter((e) => e.engine?.alive);
+    if (loaded.length < this.maxLoaded) return;
+    const idle = loaded.filter((e) => e.engine!.inFlight === 0).sort((a, b) => a.lastUsed - b.lastUsed);
+    const victim = idle[0];
+    if (!victim) {
+      log.warn(`${loaded.length} models are loaded and busy; loading one more than the cap of ${this.maxLoaded}`);
+      return;
+    }
+    log.info(`unloading "${victim.engine!.options.modelPath}" to stay within ${this.maxLoaded} loaded models`);
+    this.entries.delete(victim.key);
+    await victim.engine!.stop();
+  }
+
+  private startSweeper(): void {
+    if (this.sweeper) return;
+    this.sweeper = setInterval(() => this.unloadExpired(), SWEEP_INTERVAL_MS);
+    this.sweeper.unref();
+  }
+
+  private unloadExpired(): void {
+    const now = Date.now();
+    for (const entry of this.entries.values()) {
+      const engine = entry.engine;
+      if (!engine?.alive || engine.inFlight > 0 || !Number.isFinite(entry.keepAliveMs)) continue;
+      const idleSince = Math.max(entry.lastUsed, engine.idleSince);
+      if (now - idleSince < entry.keepAliveMs) continue;
+      log.info(`unloading "${engine.options.modelPath}": idle for ${Math.round((now - idleSince) / 1000)} s`);
+      this.entries.delete(entry.key);
+      void engine.stop();
+    }
   }
 }

@@ -25,11 +25,15 @@ export interface ServedModel {
   path: string;
   /** Unix seconds, for model listings. */
   created: number;
+  /** Named on `llamux serve`: never unloaded for idleness. */
+  pinned: boolean;
 }
 
 export interface ModelServiceOptions {
   /** Parallel sequences per model. */
   parallel: number;
+  /** Idle time before a model loaded on demand is unloaded. Default: 5 minutes. */
+  idleUnloadMs?: number;
   /** Context per sequence; undefined lets the engine use the trained context within memory. */
   contextPerSequence: number | undefined;
   threads?: number;
@@ -44,6 +48,7 @@ export class ModelService {
       id: name ?? path,
       path,
       created: Math.floor((existsSync(path) ? statSync(path).mtimeMs : Date.now()) / 1000),
+      pinned: true,
     }));
   }
 
@@ -60,7 +65,7 @@ export class ModelService {
     }
     const served = this.served.find((m) => m.id === name || m.path === name || basename(m.path) === name);
     if (served) return served;
-    if (name.endsWith(".gguf") && existsSync(name)) return { id: name, path: name, created: Math.floor(statSync(name).mtimeMs / 1000) };
+    if (name.endsWith(".gguf") && existsSync(name)) return { id: name, path: name, created: Math.floor(statSync(name).mtimeMs / 1000), pinned: false };
     throw notFound(`The model \`${name}\` does not exist.`, "model");
   }
 
@@ -92,6 +97,6 @@ export class ModelService {
   }
 
   engine(model: ServedModel, overrides: Partial<EngineOptions> = {}): Promise<EngineProcess> {
-    return this.manager.engine(this.engineOptions(model, overrides));
+    return this.manager.engine(this.engineOptions(model, overrides), model.pinned ? Infinity : this.options.idleUnloadMs ?? 5 * 60_000);
   }
 }

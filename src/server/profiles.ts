@@ -14,6 +14,8 @@ export interface Profile {
   openAiSampling: Partial<SamplerSettings>;
   /** Context per sequence when nothing else sets it; undefined means the model's trained context. */
   defaultContext: number | undefined;
+  /** How long a model loaded on demand (not named on `serve`) may stay idle before it is unloaded. */
+  idleUnloadMs: number;
   /** Body of an error on an OpenAI-compatible route. */
   openAiErrorBody(error: ApiError): unknown;
 }
@@ -38,6 +40,7 @@ export const profiles: Record<ProfileName, Profile> = {
     // Ollama's /v1 sets temperature and top_p to 1.0 when absent; the rest are its DefaultOptions.
     openAiSampling: { temperature: 1, topP: 1, topK: 40, minP: 0, repeatPenalty: 1, repeatLastN: 64 },
     defaultContext: 4096,
+    idleUnloadMs: 5 * 60_000,
     openAiErrorBody: (error) => ({
       error: { message: error.message, type: error.status === 400 ? "invalid_request_error" : error.status === 404 ? "not_found_error" : "api_error", param: null, code: null },
     }),
@@ -48,6 +51,7 @@ export const profiles: Record<ProfileName, Profile> = {
     defaultPort: 8000,
     openAiSampling: { temperature: 1, topP: 1, topK: 0, minP: 0, repeatPenalty: 1 },
     defaultContext: undefined,
+    idleUnloadMs: 5 * 60_000,
     openAiErrorBody: (error) => ({
       error: { message: error.message, type: statusTypes[error.status] ?? (error.status >= 500 ? "InternalServerError" : "BadRequestError"), param: error.param, code: error.status },
     }),
@@ -58,6 +62,8 @@ export const profiles: Record<ProfileName, Profile> = {
     defaultPort: 1234,
     openAiSampling: { temperature: 1, topP: 1, topK: 40, minP: 0, repeatPenalty: 1 },
     defaultContext: 4096,
+    // LM Studio's default TTL for models loaded just in time.
+    idleUnloadMs: 60 * 60_000,
     openAiErrorBody: (error) => ({ error: { message: error.message, type: openAiType(error.status), param: error.param, code: null } }),
   },
 };

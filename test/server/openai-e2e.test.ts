@@ -179,9 +179,10 @@ describe("streaming over raw HTTP", () => {
     });
     const [a, b, c] = await Promise.all([post("a"), post("b"), post("c")]);
     expect([a.status, b.status, c.status]).toEqual([404, 404, 404]);
-    expect((await a.json()).error).toMatchObject({ type: "not_found_error", code: null });
-    expect((await b.json()).error).toMatchObject({ type: "NotFoundError", code: 404, param: "model", message: "The model `missing` does not exist." });
-    expect((await c.json()).error).toMatchObject({ type: "not_found_error" });
+    type ErrorBody = { error: Record<string, unknown> };
+    expect(((await a.json()) as ErrorBody).error).toMatchObject({ type: "not_found_error", code: null });
+    expect(((await b.json()) as ErrorBody).error).toMatchObject({ type: "NotFoundError", code: 404, param: "model", message: "The model `missing` does not exist." });
+    expect(((await c.json()) as ErrorBody).error).toMatchObject({ type: "not_found_error" });
     const invalid = await fetch(`${servers.b!.baseUrl}/v1/chat/completions`, { method: "POST", headers: { "content-type": "application/json" }, body: "{oops" });
     expect(invalid.status).toBe(400);
   });

@@ -10,6 +10,7 @@ import { checkContextLength } from "./context-check.ts";
 import { finishReasonOf, startChoices, stopReasonOf, streamChoices, type ChunkFormat } from "./choices.ts";
 import { openAiEventStream } from "./sse.ts";
 import { observeChoices } from "./observe.ts";
+import { loadOverrides } from "./ollama-options.ts";
 import {
   chatChunk, chatCompletionBody, chatLogprobs, completionId, generationFields, toChatMessages, toSamplerSettings, toUsage,
 } from "./translate.ts";
@@ -26,7 +27,7 @@ export function chatCompletions(deps: ServerDeps) {
 
     const model = deps.models.resolve(body.model);
     if (deps.models.embeds(model)) throw badRequest(`Model "${model.id}" is an embedding model and does not support chat`, "model");
-    const engine = await deps.models.engine(model);
+    const engine = await deps.models.engine(model, loadOverrides(deps.profile, body));
     const info = engine.info;
     const prompt = renderChatTemplate(info.chatTemplate ?? CHATML_TEMPLATE, toChatMessages(body.messages), {
       ...(body.tools ? { tools: body.tools } : {}),

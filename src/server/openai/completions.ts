@@ -10,6 +10,7 @@ import { checkContextLength } from "./context-check.ts";
 import { finishReasonOf, startChoices, stopReasonOf, streamChoices, type ChunkFormat } from "./choices.ts";
 import { openAiEventStream } from "./sse.ts";
 import { observeChoices } from "./observe.ts";
+import { loadOverrides } from "./ollama-options.ts";
 import { completionId, generationFields, textLogprobs, toSamplerSettings, toUsage } from "./translate.ts";
 
 export const completionSchema = z.object({
@@ -43,7 +44,7 @@ export function completions(deps: ServerDeps) {
 
     const model = deps.models.resolve(body.model);
     if (deps.models.embeds(model)) throw badRequest(`Model "${model.id}" is an embedding model and does not support completions`, "model");
-    const engine = await deps.models.engine(model);
+    const engine = await deps.models.engine(model, loadOverrides(deps.profile, body));
     const prompts = await Promise.all(promptList(body.prompt).map((p) => (typeof p === "string" ? engine.tokenize(p) : Promise.resolve(p))));
     const texts = await Promise.all(prompts.map((p) => engine.detokenize(p)));
     const maxTokens = body.max_tokens ?? 16;
