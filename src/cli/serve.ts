@@ -4,9 +4,11 @@ import { parseArgs } from "node:util";
 import { existsSync } from "node:fs";
 import { ModelManager } from "../engine/model-manager.ts";
 import { createApp } from "../server/app.ts";
+import { createVllmMetrics } from "../server/vllm/metrics.ts";
 import { ModelService } from "../server/model-service.ts";
 import { profiles, type ProfileName } from "../server/profiles.ts";
 import { UsageError } from "./usage-error.ts";
+import { exposureWarnings, serverOptionFlags, serverOptionsFromFlags, serverOptionsHelp } from "./server-flags.ts";
 import { logger } from "../log.ts";
 
 const log = logger("serve");
@@ -33,6 +35,7 @@ Options:
       --gpu-memory-utilization F  accepted for vLLM compatibility
       --tensor-parallel-size N  only 1 is supported
       --trust-remote-code       accepted, no effect (GGUF files carry no code)
+${serverOptionsHelp}
   -h, --help                    show this help`;
 
 function integer(value: string | undefined, flag: string, min = 1): number | undefined {
@@ -60,6 +63,7 @@ export async function serveCommand(args: string[]): Promise<number | undefined> 
       parallel: { type: "string" }, "max-num-seqs": { type: "string" }, threads: { type: "string" }, seed: { type: "string" },
       dtype: { type: "string" }, "gpu-memory-utilization": { type: "string" }, "tensor-parallel-size": { type: "string" },
       "trust-remote-code": { type: "boolean" }, help: { type: "boolean", short: "h" },
+      ...serverOptionFlags,
     },
   });
   if (values.help) {
@@ -88,16 +92,17 @@ export async function serveCommand(args: string[]): Promise<number | undefined> 
     const profile = profiles[name];
     const models = new ModelService(manager, served, {
       parallel: integer(values.parallel ?? values["max-num-seqs"], "parallel") ?? 4,
-      contextPerSequence: contextFlag ?? profile.defaultContext,
+      contextPerSequence: contextFlag ?? (name === "a" ? integer(process.env.OLLAMA_CONTEXT_LENGTH, "OLLAMA_CONTEXT_LENGTH", 4) : undefined) ?? profile.defaultContext,
+      idleUnloadMs: profile.idleUnloadMs,
       ...(threads !== undefined ? { threads } : {}),
     });
-    const app = createApp({ profile, models });
+    const options = serverOptionsFromFlags(values, name, host);
+    for (const warning of exposureWarnings(options)) log.warn(`profile ${name}: ${warning}`);
+    const app = createApp({ profile, models, ...(name === "b" ? createVllmMetrics(manager, models) : {}) }, options);
     const listenPort = port ?? profile.defaultPort;
-    Bun.serve({ hostname: host, port: listenPort, fetch: app.fetch, idleTimeout: 0 });
+    // No Bun limit on bodies: the body-limit middleware is the one limit, and answers in the profile's shape.
+    Bun.serve({ hostname: host, port: listenPort, fetch: app.fetch, idleTimeout: 0, maxRequestBodySize: Number.MAX_SAFE_INTEGER });
     log.info(`profile ${name} (${profile.anchor}-compatible) listening on http://${host}:${listenPort}`);
-  }
-  if (host !== "127.0.0.1" && host !== "localhost" && host !== "::1") {
-    log.warn(`bound to ${host}: anyone who can reach this address can use the server`);
   }
   if (modelArg) log.info(`serving ${modelArg}${values["served-model-name"] ? ` as "${values["served-model-name"]}"` : ""}`);
   return undefined;

@@ -17,8 +17,16 @@ export interface GenerationObserver {
   finished(generation: FinishedGeneration): void;
 }
 
+/** The server's metrics in a scrape format (the vLLM profile serves them at /metrics). */
+export interface MetricsExporter {
+  contentType: string;
+  /** Reads the gauges that are sampled on scrape, then renders every metric. */
+  render(): Promise<string>;
+}
+
 export interface ServerDeps {
   profile: Profile;
   models: ModelService;
   observer?: GenerationObserver;
+  metrics?: MetricsExporter;
 }

@@ -1,0 +1,67 @@
+// Optional API key. With keys configured, every path but a few probes needs one, sent as
+// `Authorization: Bearer KEY` (OpenAI clients), a bare `Authorization: KEY` or `X-Api-Key: KEY`
+// (Anthropic-style clients; llama-server accepts all three). Without keys the factory is not used at
+// all, so any placeholder key a client sends passes, as the three anchors do.
+import { createHash, timingSafeEqual } from "node:crypto";
+import type { Context, MiddlewareHandler } from "hono";
+import { ApiError } from "../api-error.ts";
+import { errorResponse, type RenderError } from "./error-response.ts";
+
+export interface ApiKeyOptions {
+  /** Accepted keys (vLLM and llama-server take several). */
+  keys: string[];
+  /** Paths served without a key: liveness probes and version checks that clients call before they have one. */
+  publicPaths?: string[];
+  renderError: RenderError;
+}
+
+/** Probes and greetings of the three anchors; `/metrics` joins them only with --public-metrics. */
+export const PUBLIC_PATHS = ["/", "/health", "/ping", "/version", "/api/version", "/lmstudio-greeting"];
+
+const sha256 = (text: string) => createHash("sha256").update(text).digest();
+
+function checkKey(key: string): void {
+  if (key.length === 0) throw new RangeError("Cannot use an empty API key");
+  // HTTP trims header values, so such a key could never be sent.
+  if (key.trim() !== key || /[\x00-\x1f\x7f]/.test(key)) {
+    throw new RangeError("Cannot use an API key with leading or trailing spaces or control characters");
+  }
+}
+
+/** Every credential the request carries; a client may send a placeholder in one header and the key in the other. */
+function presentedKeys(c: Context): string[] {
+  const found: string[] = [];
+  const authorization = c.req.header("authorization")?.trim();
+  if (authorization) found.push(authorization.replace(/^bearer\s+/i, ""));
+  const apiKey = c.req.header("x-api-key")?.trim();
+  if (apiKey) found.push(apiKey);
+  return found;
+}
+
+export function apiKey(options: ApiKeyOptions): MiddlewareHandler {
+  const opts = { publicPaths: PUBLIC_PATHS, ...options } satisfies Required<ApiKeyOptions>;
+  if (opts.keys.length === 0) throw new RangeError("Cannot require an API key: no keys given");
+  opts.keys.forEach(checkKey);
+  // Digests have equal length whatever the key's length, which timingSafeEqual needs.
+  const keyDigests = opts.keys.map(sha256);
+  const publicPaths = new Set(opts.publicPaths);
+
+  const accepted = (candidate: string): boolean => {
+    const digest = sha256(candidate);
+    let match = false;
+    // No early exit: the time taken does not tell which key (or whether any) matched.
+    for (const keyDigest of keyDigests) match = timingSafeEqual(keyDigest, digest) || match;
+    return match;
+  };
+
+  return async function apiKey(c, next) {
+    // Preflights carry no credentials by design (vLLM exempts OPTIONS too).
+    if (c.req.method === "OPTIONS" || publicPaths.has(c.req.path)) return next();
+    const presented = presentedKeys(c);
+    if (presented.some(accepted)) return next();
+    const message = presented.length === 0
+      ? "Missing API key: send it as \"Authorization: Bearer <key>\" or \"X-Api-Key: <key>\""
+      : "Invalid API Key";
+    return errorResponse(c, opts.renderError, new ApiError(401, message), { "WWW-Authenticate": "Bearer" });
+  };
+}

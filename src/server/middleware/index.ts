@@ -1,0 +1,46 @@
+// Installs the guards of one listener, before its routes. Order matters:
+//   request log   outermost, so refusals are logged too and latency covers everything;
+//   host check    a rebinding attacker's request stops before anything else looks at it;
+//   CORS          answers preflights (which carry no key) and adds its headers to every later
+//                 answer, 401s included, so a browser client can read why it was refused;
+//   API key       before the body is read: an unauthenticated upload is never buffered;
+//   body limit    last, just before validation and the routes.
+import type { Hono } from "hono";
+import type { Profile } from "../profiles.ts";
+import type { ApiError } from "../api-error.ts";
+import type { ServerOptions } from "../server-options.ts";
+import { apiKey, PUBLIC_PATHS } from "./api-key.ts";
+import { bodyLimit } from "./body-limit.ts";
+import { cors } from "./cors.ts";
+import type { RenderError } from "./error-response.ts";
+import { hostCheck } from "./host-check.ts";
+import { requestLog, type RequestLogOptions } from "./request-log.ts";
+
+/**
+ * The profile's error shape, except that vLLM answers a failed key check with the bare
+ * `{"error":"Unauthorized"}` (its auth middleware runs outside its OpenAI error handling).
+ * Profile c gets llama-server's 401 (`authentication_error`, "Invalid API Key") from its OpenAI shape.
+ */
+export function middlewareErrorBody(profile: Profile): RenderError {
+  return (error: ApiError) => (profile.name === "b" && error.status === 401 ? { error: "Unauthorized" } : profile.openAiErrorBody(error));
+}
+
+export interface MiddlewareSetup {
+  profile: Profile;
+  options: ServerOptions;
+  /** Replaces the request log's writer (tests). */
+  writeLog?: RequestLogOptions["write"];
+}
+
+export function installMiddleware(app: Hono, setup: MiddlewareSetup): void {
+  const { options } = setup;
+  const renderError = middlewareErrorBody(setup.profile);
+  app.use(requestLog(setup.writeLog ? { write: setup.writeLog } : {}));
+  app.use(hostCheck({ bindHost: options.bindHost, renderError }));
+  app.use(cors({ origins: options.corsOrigins, renderError }));
+  if (options.apiKeys.length > 0) {
+    const publicPaths = options.publicMetrics ? [...PUBLIC_PATHS, "/metrics"] : PUBLIC_PATHS;
+    app.use(apiKey({ keys: options.apiKeys, publicPaths, renderError }));
+  }
+  app.use(bodyLimit({ maxBytes: options.bodyLimitBytes, renderError }));
+}

@@ -1,0 +1,105 @@
+// One log line per request: method, path, status, latency and, when the route reported them with
+// `c.set("usage", …)`, token counts. A streamed response is logged when its stream ends, so the
+// latency and the counts cover the whole generation.
+import type { MiddlewareHandler } from "hono";
+import { logger } from "../../log.ts";
+
+/** Token counts of one request (all choices), as a route reports them for the log. */
+export interface RequestTokenCounts {
+  promptTokens: number;
+  completionTokens: number;
+}
+
+declare module "hono" {
+  interface ContextVariableMap {
+    /** Set by generation routes so the request log can show token counts. */
+    usage: RequestTokenCounts;
+  }
+}
+
+export type StreamOutcome = "completed" | "cancelled" | "failed";
+
+export interface RequestLogEntry {
+  method: string;
+  path: string;
+  status: number;
+  latencyMs: number;
+  usage?: RequestTokenCounts;
+  /** Set for streamed responses: how the stream ended. */
+  stream?: StreamOutcome;
+}
+
+export interface RequestLogOptions {
+  /** Where lines go; the "http" logger at info level by default. */
+  write?: (line: string) => void;
+}
+
+const STREAM_TYPES = ["text/event-stream", "application/x-ndjson"];
+
+const streamNotes: Record<StreamOutcome, string> = {
+  completed: " stream",
+  cancelled: " stream cancelled by client",
+  failed: " stream failed",
+};
+
+/** `POST /v1/chat/completions 200 812.4 ms stream prompt_tokens=12 completion_tokens=34` */
+export function formatRequestLine(entry: RequestLogEntry): string {
+  let line = `${entry.method} ${entry.path} ${entry.status} ${entry.latencyMs.toFixed(1)} ms`;
+  if (entry.stream) line += streamNotes[entry.stream];
+  if (entry.usage) line += ` prompt_tokens=${entry.usage.promptTokens} completion_tokens=${entry.usage.completionTokens}`;
+  return line;
+}
+
+/** The same bytes, plus a call to `ended` once the stream finishes, fails or the client goes away. */
+function observeEnd(body: ReadableStream<Uint8Array>, ended: (outcome: StreamOutcome) => void): ReadableStream<Uint8Array> {
+  const reader = body.getReader();
+  let reported = false;
+  const report = (outcome: StreamOutcome) => {
+    if (!reported) ended(outcome);
+    reported = true;
+  };
+  return new ReadableStream<Uint8Array>({
+    async pull(controller) {
+      try {
+        const { done, value } = await reader.read();
+        if (done) {
+          controller.close();
+          report("completed");
+        } else {
+          controller.enqueue(value);
+        }
+      } catch (error) {
+        controller.error(error);
+        report("failed");
+      }
+    },
+    // Passing the cancel on is what lets the route see the disconnect and stop generating.
+    async cancel(reason) {
+      report("cancelled");
+      await reader.cancel(reason);
+    },
+  });
+}
+
+export function requestLog(options: RequestLogOptions = {}): MiddlewareHandler {
+  const httpLog = logger("http");
+  const opts = { write: (line: string) => httpLog.info(line), ...options } satisfies Required<RequestLogOptions>;
+
+  return async function requestLog(c, next) {
+    const started = performance.now();
+    await next();
+    const entry = (stream?: StreamOutcome): RequestLogEntry => {
+      const usage = c.get("usage");
+      return {
+        method: c.req.method, path: c.req.path, status: c.res.status, latencyMs: performance.now() - started,
+        ...(usage ? { usage } : {}), ...(stream ? { stream } : {}),
+      };
+    };
+    const contentType = c.res.headers.get("content-type") ?? "";
+    if (c.res.body && STREAM_TYPES.some((type) => contentType.startsWith(type))) {
+      c.res = new Response(observeEnd(c.res.body, (outcome) => opts.write(formatRequestLine(entry(outcome)))), c.res);
+      return;
+    }
+    opts.write(formatRequestLine(entry()));
+  };
+}

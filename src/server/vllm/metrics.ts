@@ -1,0 +1,147 @@
+// vLLM's Prometheus metrics (reference/vllm.md §6) with prom-client: the same names, labels and buckets
+// as vLLM's V1 logger, so its dashboards and autoscalers read llamux unchanged. Counters and histograms
+// are fed per finished choice by the GenerationObserver; the load gauges are read from the engines on
+// each scrape. Every server gets its own Registry, so several servers can live in one process (tests).
+import { Counter, Gauge, Histogram, Registry } from "prom-client";
+import type { ModelManager } from "../../engine/model-manager.ts";
+import type { FinishedGeneration, GenerationObserver, MetricsExporter } from "../deps.ts";
+import type { ModelService } from "../model-service.ts";
+
+type Label = "model_name" | "engine";
+const labelNames: Label[] = ["model_name", "engine"];
+/** vLLM numbers its engine cores; llamux has one per model, always index 0. */
+const ENGINE = "0";
+/** vLLM creates these series at start, so rates exist before the first request ends. */
+const FINISH_REASONS = ["stop", "length", "abort"];
+
+// Buckets as in vllm/v1/metrics/loggers.py.
+const TTFT_BUCKETS = [0.001, 0.005, 0.01, 0.02, 0.04, 0.06, 0.08, 0.1, 0.25, 0.5, 0.75, 1, 2.5, 5, 7.5, 10, 20, 40, 80, 160, 640, 2560];
+const TOKEN_LATENCY_BUCKETS = [0.01, 0.025, 0.05, 0.075, 0.1, 0.15, 0.2, 0.3, 0.4, 0.5, 0.75, 1, 2.5, 5, 7.5, 10, 20, 40, 80];
+const REQUEST_LATENCY_BUCKETS = [0.3, 0.5, 0.8, 1, 1.5, 2, 2.5, 5, 10, 15, 20, 30, 40, 50, 60, 120, 240, 480, 960, 1920, 7680];
+
+/** vLLM's build_1_2_5_buckets: 1, 2, 5, 10, 20, 50, … up to `max`. */
+export function oneTwoFiveBuckets(max: number): number[] {
+  const buckets: number[] = [];
+  for (let exponent = 1; ; exponent *= 10) {
+    for (const mantissa of [1, 2, 5]) {
+      if (mantissa * exponent > max) return buckets;
+      buckets.push(mantissa * exponent);
+    }
+  }
+}
+/** vLLM stops at max_model_len; models here differ in context, so one bound fits them all. */
+const TOKEN_COUNT_BUCKETS = oneTwoFiveBuckets(1_000_000);
+
+export interface VllmMetrics {
+  observer: GenerationObserver;
+  metrics: MetricsExporter;
+}
+
+/** Metrics of one vLLM-profile server; spread the result into its ServerDeps. */
+export function createVllmMetrics(manager: ModelManager, models: ModelService): VllmMetrics {
+  const registry = new Registry();
+  const registers = [registry];
+  const gauge = (name: string, help: string) => new Gauge<Label>({ name, help, labelNames, registers });
+  const counter = (name: string, help: string) => new Counter<Label>({ name, help, labelNames, registers });
+  const histogram = (name: string, help: string, buckets: number[]) => new Histogram<Label>({ name, help, labelNames, buckets, registers });
+
+  const running = gauge("vllm:num_requests_running", "Number of requests in model execution batches.");
+  const waiting = gauge("vllm:num_requests_waiting", "Number of requests waiting to be processed.");
+  const kvCacheUsage = gauge("vllm:kv_cache_usage_perc", "KV-cache usage. 1 means 100 percent usage.");
+
+  const promptTokens = counter("vllm:prompt_tokens_total", "Number of prefill tokens processed.");
+  const generationTokens = counter("vllm:generation_tokens_total", "Number of generation tokens processed.");
+  const prefixCacheQueries = counter("vllm:prefix_cache_queries_total", "Prefix cache queries, in terms of number of queried tokens.");
+  const prefixCacheHits = counter("vllm:prefix_cache_hits_total", "Prefix cache hits, in terms of number of cached tokens.");
+  const requestSuccess = new Counter<Label | "finished_reason">({
+    name: "vllm:request_success_total", help: "Count of successfully processed requests.", labelNames: [...labelNames, "finished_reason"], registers,
+  });
+
+  const requestPromptTokens = histogram("vllm:request_prompt_tokens", "Number of prefill tokens processed.", TOKEN_COUNT_BUCKETS);
+  const requestGenerationTokens = histogram("vllm:request_generation_tokens", "Number of generation tokens processed.", TOKEN_COUNT_BUCKETS);
+  const timeToFirstToken = histogram("vllm:time_to_first_token_seconds", "Histogram of time to first token in seconds.", TTFT_BUCKETS);
+  const interTokenLatency = histogram("vllm:inter_token_latency_seconds", "Histogram of inter-token latency in seconds.", TOKEN_LATENCY_BUCKETS);
+  const requestTimePerOutputToken = histogram("vllm:request_time_per_output_token_seconds", "Histogram of time_per_output_token_seconds per request.", TOKEN_LATENCY_BUCKETS);
+  const e2eLatency = histogram("vllm:e2e_request_latency_seconds", "Histogram of e2e request latency in seconds.", REQUEST_LATENCY_BUCKETS);
+  const queueTime = histogram("vllm:request_queue_time_seconds", "Histogram of time spent in WAITING phase for request.", REQUEST_LATENCY_BUCKETS);
+  const prefillTime = histogram("vllm:request_prefill_time_seconds", "Histogram of time spent in PREFILL phase for request.", REQUEST_LATENCY_BUCKETS);
+  const decodeTime = histogram("vllm:request_decode_time_seconds", "Histogram of time spent in DECODE phase for request.", REQUEST_LATENCY_BUCKETS);
+  const inferenceTime = histogram("vllm:request_inference_time_seconds", "Histogram of time spent in RUNNING phase for request.", REQUEST_LATENCY_BUCKETS);
+
+  const counters = [promptTokens, generationTokens, prefixCacheQueries, prefixCacheHits];
+  const histograms = [requestPromptTokens, requestGenerationTokens, timeToFirstToken, interTokenLatency, requestTimePerOutputToken,
+    e2eLatency, queueTime, prefillTime, decodeTime, inferenceTime];
+  for (const { id } of models.list()) {
+    const labels = { model_name: id, engine: ENGINE };
+    for (const c of counters) c.inc(labels, 0);
+    for (const reason of FINISH_REASONS) requestSuccess.inc({ ...labels, finished_reason: reason }, 0);
+    for (const h of histograms) h.zero(labels);
+  }
+
+  const observer: GenerationObserver = {
+    finished({ model, usage, finishReason, e2eSeconds }: FinishedGeneration) {
+      const labels = { model_name: model, engine: ENGINE };
+      promptTokens.inc(labels, usage.promptTokens);
+      generationTokens.inc(labels, usage.completionTokens);
+      prefixCacheQueries.inc(labels, usage.promptTokens);
+      prefixCacheHits.inc(labels, usage.cachedPromptTokens);
+      requestSuccess.inc({ ...labels, finished_reason: finishReason });
+      requestPromptTokens.observe(labels, usage.promptTokens);
+      requestGenerationTokens.observe(labels, usage.completionTokens);
+      e2eLatency.observe(labels, e2eSeconds);
+      const queueSeconds = usage.queueMs / 1000;
+      const decodeSeconds = usage.decodeMs / 1000;
+      queueTime.observe(labels, queueSeconds);
+      if (usage.completionTokens === 0) return; // no first token: vLLM observes no token timings either
+      // vLLM measures TTFT from the request's arrival (template and tokenizing included): e2e minus decode,
+      // never less than the engine's own count from submission.
+      timeToFirstToken.observe(labels, Math.max(usage.timeToFirstTokenMs / 1000, e2eSeconds - decodeSeconds));
+      const prefillSeconds = Math.max(0, (usage.timeToFirstTokenMs - usage.queueMs) / 1000);
+      prefillTime.observe(labels, prefillSeconds);
+      decodeTime.observe(labels, decodeSeconds);
+      inferenceTime.observe(labels, prefillSeconds + decodeSeconds);
+      if (usage.completionTokens < 2) return;
+      // The engine reports only the decode total, so each of the request's (tokens − 1) gaps is observed
+      // as their mean: _count and _sum match vLLM's per-token observations, the spread within a request is lost.
+      const gaps = usage.completionTokens - 1;
+      const meanGap = decodeSeconds / gaps;
+      for (let i = 0; i < gaps; i++) interTokenLatency.observe(labels, meanGap);
+      requestTimePerOutputToken.observe(labels, meanGap);
+    },
+  };
+
+  /** Sets the load gauges from every loaded engine's stats (the engines are shared by all profiles). */
+  async function sampleEngines(): Promise<void> {
+    const engines = await manager.loaded();
+    const samples = await Promise.all(engines.map(async (engine) => ({ engine, stats: await engine.stats().catch(() => undefined) })));
+    const load = new Map<string, { running: number; waiting: number; used: number; capacity: number }>();
+    for (const { id } of models.list()) load.set(id, { running: 0, waiting: 0, used: 0, capacity: 0 });
+    for (const { engine, stats } of samples) {
+      if (!stats) continue; // exited between listing and asking
+      const path = engine.options.modelPath;
+      const name = models.list().find((m) => m.path === path)?.id ?? path;
+      const entry = load.get(name) ?? { running: 0, waiting: 0, used: 0, capacity: 0 };
+      entry.running += stats.running;
+      entry.waiting += stats.waiting;
+      entry.used += stats.usedTokens;
+      entry.capacity += stats.capacityTokens;
+      load.set(name, entry);
+    }
+    for (const g of [running, waiting, kvCacheUsage]) g.reset();
+    for (const [name, entry] of load) {
+      const labels = { model_name: name, engine: ENGINE };
+      running.set(labels, entry.running);
+      waiting.set(labels, entry.waiting);
+      kvCacheUsage.set(labels, entry.capacity > 0 ? entry.used / entry.capacity : 0);
+    }
+  }
+
+  const metrics: MetricsExporter = {
+    contentType: registry.contentType,
+    async render() {
+      await sampleEngines();
+      return registry.metrics();
+    },
+  };
+  return { observer, metrics };
+}

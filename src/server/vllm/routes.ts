@@ -1,0 +1,22 @@
+// The vLLM server's own endpoints, beside /v1 (reference/vllm.md §2); mounted for profile b only.
+import { Hono } from "hono";
+import type { ServerDeps } from "../deps.ts";
+import { detokenize } from "./detokenize.ts";
+import { health } from "./health.ts";
+import { metricsRoute } from "./metrics-route.ts";
+import { tokenize } from "./tokenize.ts";
+import { version } from "./version.ts";
+
+export function vllmRoutes(deps: ServerDeps): Hono {
+  const routes = new Hono();
+  // liveness (SageMaker probes /ping)
+  routes.get("/health", health());
+  routes.on(["GET", "POST"], "/ping", health());
+  routes.get("/version", version());
+  // tokenizer
+  routes.post("/tokenize", tokenize(deps));
+  routes.post("/detokenize", detokenize(deps));
+  // Prometheus; vLLM mounts it as a prefix, so /metrics/ answers too
+  if (deps.metrics) routes.get("/metrics/*", metricsRoute(deps.metrics));
+  return routes;
+}
