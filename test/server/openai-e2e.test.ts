@@ -188,6 +188,21 @@ describe("streaming over raw HTTP", () => {
   });
 });
 
+test("the request log shows status, latency and token counts", async () => {
+  const server = await startServer([chatModel, "--profile", "c"], { LLAMUX_LOG_LEVEL: "info" });
+  try {
+    const client = new OpenAI({ baseURL: `${server.baseUrl}/v1`, apiKey: "x", maxRetries: 0 });
+    await client.chat.completions.create({ model: "", messages, max_tokens: 3, temperature: 0, ignore_eos: true } as never);
+    const stream = await client.chat.completions.create({ model: "", messages, max_tokens: 2, temperature: 0, stream: true, ignore_eos: true } as never) as unknown as AsyncIterable<unknown>;
+    for await (const _ of stream) { /* drain */ }
+    await Bun.sleep(100);
+    expect(server.stderr()).toMatch(/POST \/v1\/chat\/completions 200 [\d.]+ ms prompt_tokens=\d+ completion_tokens=3/);
+    expect(server.stderr()).toMatch(/POST \/v1\/chat\/completions 200 [\d.]+ ms stream prompt_tokens=\d+ completion_tokens=2/);
+  } finally {
+    await server.stop();
+  }
+}, 60_000);
+
 describe("concurrency and disconnects", () => {
   let single: RunningServer;
   beforeAll(async () => {

@@ -50,7 +50,9 @@ export function chatCompletions(deps: ServerDeps) {
 
     if (!body.stream) {
       const results = await Promise.all(choices.map((choice) => choice.collect()));
-      return c.json(chatCompletionBody(id, created, model.id, results, toUsage(tokens.length, results.map((r) => r.usage)), logprobs !== undefined));
+      const usage = toUsage(tokens.length, results.map((r) => r.usage));
+      c.set("usage", { promptTokens: usage.prompt_tokens, completionTokens: usage.completion_tokens });
+      return c.json(chatCompletionBody(id, created, model.id, results, usage, logprobs !== undefined));
     }
 
     const format: ChunkFormat = {
@@ -61,9 +63,10 @@ export function chatCompletions(deps: ServerDeps) {
     return openAiEventStream(c, async (send) => {
       for (let i = 0; i < n; i++) await send(chatChunk(id, created, model.id, i, { role: "assistant", content: "" }));
       const usages = await streamChoices(choices, format, send);
-      if (usages && body.stream_options?.include_usage) {
-        await send({ id, object: "chat.completion.chunk", created, model: model.id, choices: [], usage: toUsage(tokens.length, usages) });
-      }
+      if (!usages) return;
+      const usage = toUsage(tokens.length, usages);
+      c.set("usage", { promptTokens: usage.prompt_tokens, completionTokens: usage.completion_tokens });
+      if (body.stream_options?.include_usage) await send({ id, object: "chat.completion.chunk", created, model: model.id, choices: [], usage });
     });
   };
 }

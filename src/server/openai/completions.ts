@@ -62,6 +62,8 @@ export function completions(deps: ServerDeps) {
 
     if (!body.stream) {
       const results = await Promise.all(choices.map((choice) => choice.collect()));
+      const usage = toUsage(promptTokens, results.map((r) => r.usage));
+      c.set("usage", { promptTokens: usage.prompt_tokens, completionTokens: usage.completion_tokens });
       return c.json({
         id, object: "text_completion", created, model: model.id,
         choices: results.map((r, index) => ({
@@ -71,7 +73,7 @@ export function completions(deps: ServerDeps) {
           finish_reason: finishReasonOf(r.finishReason),
           stop_reason: stopReasonOf(r),
         })),
-        usage: toUsage(promptTokens, results.map((r) => r.usage)),
+        usage,
       });
     }
 
@@ -89,9 +91,10 @@ export function completions(deps: ServerDeps) {
     return openAiEventStream(c, async (send) => {
       if (body.echo) for (let i = 0; i < choices.length; i++) await send(chunk(i, echoOf(i), {}));
       const usages = await streamChoices(choices, format, send);
-      if (usages && body.stream_options?.include_usage) {
-        await send({ id, object: "text_completion", created, model: model.id, choices: [], usage: toUsage(promptTokens, usages) });
-      }
+      if (!usages) return;
+      const usage = toUsage(promptTokens, usages);
+      c.set("usage", { promptTokens: usage.prompt_tokens, completionTokens: usage.completion_tokens });
+      if (body.stream_options?.include_usage) await send({ id, object: "text_completion", created, model: model.id, choices: [], usage });
     });
   };
 }

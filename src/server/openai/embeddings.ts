@@ -31,6 +31,7 @@ export function embeddings(deps: ServerDeps) {
     const results = [];
     for (const input of inputs) results.push(await engine.embed(input));
     const tokens = results.reduce((sum, r) => sum + r.tokens, 0);
+    c.set("usage", { promptTokens: tokens, completionTokens: 0 });
     return c.json({
       object: "list",
       data: results.map((r, index) => ({
