@@ -1,6 +1,6 @@
 // Opens llama.cpp once per process: checks struct layouts, loads the ggml back ends (CPU variants
 // and any GPU ones shipped beside the libraries), and routes llama.cpp's log into llamux's logger.
-import { JSCallback, FFIType, CString, type Pointer } from "bun:ffi";
+import { JSCallback, FFIType, CString, ptr, type Pointer } from "bun:ffi";
 import { openNative, type Native } from "./symbols.ts";
 import { verifyLayouts } from "./layouts.ts";
 import { libraryDir } from "./library-dir.ts";
@@ -10,7 +10,13 @@ import { cstr } from "./strings.ts";
 let native: Native | undefined;
 let logCallback: JSCallback | undefined;
 
-export interface BackendDevice { name: string; description: string; type: "cpu" | "gpu" | "igpu" | "accel" | "other" }
+export interface BackendDevice {
+  name: string;
+  description: string;
+  type: "cpu" | "gpu" | "igpu" | "accel" | "other";
+  freeBytes: number;
+  totalBytes: number;
+}
 
 export function loadNative(): Native {
   if (native) return native;
@@ -75,10 +81,14 @@ export function backendDevices(): BackendDevice[] {
   const count = Number(n.ggml.ggml_backend_dev_count());
   for (let i = 0; i < count; i++) {
     const dev = n.ggml.ggml_backend_dev_get(i);
+    const memory = new BigUint64Array(2);
+    n.ggml.ggml_backend_dev_memory(dev, ptr(memory.subarray(0, 1)), ptr(memory.subarray(1, 2)));
     devices.push({
       name: String(n.ggml.ggml_backend_dev_name(dev)),
       description: String(n.ggml.ggml_backend_dev_description(dev)),
       type: types[n.ggml.ggml_backend_dev_type(dev)] ?? "other",
+      freeBytes: Number(memory[0]),
+      totalBytes: Number(memory[1]),
     });
   }
   return devices;

@@ -13,6 +13,7 @@ const ggmlSymbols = {
   ggml_backend_dev_name: { args: [ptr], returns: cstring },
   ggml_backend_dev_description: { args: [ptr], returns: cstring },
   ggml_backend_dev_type: { args: [ptr], returns: i32 },
+  ggml_backend_dev_memory: { args: [ptr, ptr, ptr], returns: none },
 } as const;
 
 const llamaSymbols = {

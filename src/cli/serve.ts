@@ -8,6 +8,7 @@ import { createVllmMetrics } from "../server/vllm/metrics.ts";
 import { ModelService } from "../server/model-service.ts";
 import { profiles, type ProfileName } from "../server/profiles.ts";
 import { UsageError } from "./usage-error.ts";
+import { engineFlagOptions, engineFlagsHelp } from "./engine-flags.ts";
 import { exposureWarnings, serverOptionFlags, serverOptionsFromFlags, serverOptionsHelp } from "./server-flags.ts";
 import { logger } from "../log.ts";
 
@@ -35,6 +36,7 @@ Options:
       --gpu-memory-utilization F  accepted for vLLM compatibility
       --tensor-parallel-size N  only 1 is supported
       --trust-remote-code       accepted, no effect (GGUF files carry no code)
+${engineFlagsHelp}
 ${serverOptionsHelp}
   -h, --help                    show this help`;
 
@@ -53,6 +55,25 @@ function hostAndPort(hostFlag: string | undefined, portFlag: string | undefined)
   };
 }
 
+function listen(fetch: (request: Request) => Response | Promise<Response>, host: string, port: number): void {
+  try {
+    // No Bun limit on bodies: the body-limit middleware is the one limit, and answers in the profile's shape.
+    Bun.serve({ hostname: host, port, fetch, idleTimeout: 0, maxRequestBodySize: Number.MAX_SAFE_INTEGER });
+  } catch (error) {
+    const inUse = (error as { code?: string }).code === "EADDRINUSE";
+    throw new Error(`Cannot listen on ${host}:${port}: ${inUse ? "the port is in use (another server? choose one with --port)" : (error as Error).message}`);
+  }
+}
+
+async function preload(models: ModelService): Promise<void> {
+  try {
+    const engine = await models.engine(models.resolve(undefined));
+    if (engine.info.compute.startsWith("running on CPU")) log.info("profile b runs the model on the CPU (vLLM itself would need a CUDA GPU)");
+  } catch (error) {
+    log.error((error as Error).message);
+  }
+}
+
 export async function serveCommand(args: string[]): Promise<number | undefined> {
   const { values, positionals } = parseArgs({
     args,
@@ -62,7 +83,8 @@ export async function serveCommand(args: string[]): Promise<number | undefined> 
       "served-model-name": { type: "string" }, "ctx-size": { type: "string" }, "max-model-len": { type: "string" },
       parallel: { type: "string" }, "max-num-seqs": { type: "string" }, threads: { type: "string" }, seed: { type: "string" },
       dtype: { type: "string" }, "gpu-memory-utilization": { type: "string" }, "tensor-parallel-size": { type: "string" },
-      "trust-remote-code": { type: "boolean" }, help: { type: "boolean", short: "h" },
+      "trust-remote-code": { type: "boolean" }, help: { type: "boolean", short: "h" }, "chat-template": { type: "string" },
+      "enable-auto-tool-choice": { type: "boolean" }, "tool-call-parser": { type: "string" }, "reasoning-parser": { type: "string" },
       ...serverOptionFlags,
     },
   });
@@ -84,6 +106,7 @@ export async function serveCommand(args: string[]): Promise<number | undefined> 
   const names: ProfileName[] = profileName === "all" ? ["a", "b", "c"] : [profileName as ProfileName];
   const contextFlag = integer(values["ctx-size"] ?? values["max-model-len"], "ctx-size");
 
+  const engineExtras = engineFlagOptions(values);
   const manager = new ModelManager();
   manager.installShutdownHandlers();
   const served = modelArg ? [{ path: modelArg, ...(values["served-model-name"] ? { name: values["served-model-name"] } : {}) }] : [];
@@ -95,14 +118,16 @@ export async function serveCommand(args: string[]): Promise<number | undefined> 
       contextPerSequence: contextFlag ?? (name === "a" ? integer(process.env.OLLAMA_CONTEXT_LENGTH, "OLLAMA_CONTEXT_LENGTH", 4) : undefined) ?? profile.defaultContext,
       idleUnloadMs: profile.idleUnloadMs,
       ...(threads !== undefined ? { threads } : {}),
+      ...engineExtras,
     });
     const options = serverOptionsFromFlags(values, name, host);
     for (const warning of exposureWarnings(options)) log.warn(`profile ${name}: ${warning}`);
     const app = createApp({ profile, models, ...(name === "b" ? createVllmMetrics(manager, models) : {}) }, options);
     const listenPort = port ?? profile.defaultPort;
-    // No Bun limit on bodies: the body-limit middleware is the one limit, and answers in the profile's shape.
-    Bun.serve({ hostname: host, port: listenPort, fetch: app.fetch, idleTimeout: 0, maxRequestBodySize: Number.MAX_SAFE_INTEGER });
+    listen(app.fetch, host, listenPort);
     log.info(`profile ${name} (${profile.anchor}-compatible) listening on http://${host}:${listenPort}`);
+    // vLLM loads its model before serving; profile b does too, and says when that is on the CPU.
+    if (name === "b" && modelArg) void preload(models);
   }
   if (modelArg) log.info(`serving ${modelArg}${values["served-model-name"] ? ` as "${values["served-model-name"]}"` : ""}`);
   return undefined;

@@ -1,6 +1,8 @@
 // The engine of one model: loads it, creates a context for N parallel sequences, and drives the
 // scheduler's step loop. It does not know whether it runs in a child process or a Worker.
-import { LlamaModel, LlamaContext, TokenBatch, DecodeStatus, computeSummary } from "../../ffi/llama.ts";
+import { statSync } from "node:fs";
+import { LlamaModel, LlamaContext, TokenBatch, DecodeStatus, computeSummary, backendDevices } from "../../ffi/llama.ts";
+import { readGgufHeaderSync, ggufNumber, ggufArchKey } from "../store/gguf.ts";
 import { freemem } from "node:os";
 import { physicalCoreCount } from "../hardware.ts";
 import { logger } from "../log.ts";
@@ -31,6 +33,29 @@ function contextWithinMemory(model: LlamaModel, parallel: number): number {
   return context;
 }
 
+/**
+ * How many layers to offload when only a share of GPU memory is given: all of them if the file fits
+ * in that share of the free memory, else the proportion that fits. No GPU: none.
+ */
+function gpuLayersWithin(options: EngineOptions): number {
+  if (options.gpuMemoryFraction === undefined) return 0;
+  const gpus = backendDevices().filter((d) => d.type === "gpu" || d.type === "igpu");
+  const budget = gpus.reduce((sum, g) => sum + g.freeBytes, 0) * options.gpuMemoryFraction;
+  if (budget <= 0) {
+    log.info("no GPU found: the model runs on the CPU");
+    return 0;
+  }
+  const fileBytes = statSync(options.modelPath).size;
+  if (fileBytes <= budget) return -1;
+  const layers = layerCountOf(options.modelPath);
+  return Math.floor(layers * (budget / fileBytes));
+}
+
+function layerCountOf(path: string): number {
+  const header = readGgufHeaderSync(path, { maxArrayLength: 0 });
+  return ggufNumber(header, ggufArchKey(header, "block_count")) ?? 0;
+}
+
 export class Engine {
   private readonly scheduler: Scheduler;
   private looping = false;
@@ -48,7 +73,7 @@ export class Engine {
       embeddingSize: model.embeddingSize,
       parameterCount: model.parameterCount,
       sizeBytes: model.sizeBytes,
-      ...(model.chatTemplate() !== undefined ? { chatTemplate: model.chatTemplate() } : {}),
+      ...((options.chatTemplate ?? model.chatTemplate()) !== undefined ? { chatTemplate: options.chatTemplate ?? model.chatTemplate() } : {}),
       recurrentOrHybrid: model.isRecurrentOrHybrid,
       vocabularySize: model.vocab.size,
       bosToken: model.vocab.bos,
@@ -64,7 +89,7 @@ export class Engine {
   }
 
   static load(options: EngineOptions): Engine {
-    const model = LlamaModel.load(options.modelPath, { gpuLayers: options.gpuLayers ?? 0 });
+    const model = LlamaModel.load(options.modelPath, { gpuLayers: options.gpuLayers ?? gpuLayersWithin(options) });
     try {
       const parallel = options.parallel ?? DEFAULT_PARALLEL;
       const perSequence = options.contextPerSequence ?? contextWithinMemory(model, parallel);

@@ -65,6 +65,10 @@ export interface EngineOptions {
   /** Decode threads; default: physical cores. */
   threads?: number;
   gpuLayers?: number;
+  /** vLLM's --gpu-memory-utilization: the share of GPU memory the model's layers may fill (used when gpuLayers is unset). */
+  gpuMemoryFraction?: number;
+  /** A chat template that replaces the model's own (vLLM --chat-template). */
+  chatTemplate?: string;
   /** Requests waiting for a free sequence before new ones are refused as busy. Default: 512. */
   queueLimit?: number;
   flashAttention?: "auto" | "on" | "off";

@@ -5,6 +5,7 @@ import { ApiError, toApiError } from "./api-error.ts";
 import type { ServerDeps } from "./deps.ts";
 import { openAiRoutes } from "./openai/routes.ts";
 import { vllmRoutes } from "./vllm/routes.ts";
+import { ollamaRoutes } from "./ollama/routes.ts";
 import { logger } from "../log.ts";
 import { installMiddleware } from "./middleware/index.ts";
 import { defaultServerOptions, type ServerOptions } from "./server-options.ts";
@@ -16,6 +17,7 @@ export function createApp(deps: ServerDeps, options: ServerOptions = defaultServ
   // Guards (host check, CORS, API key, body limit) and the request log run before every route.
   installMiddleware(app, { profile: deps.profile, options });
   app.route("/", openAiRoutes(deps));
+  if (deps.profile.name === "a") app.route("/", ollamaRoutes());
   if (deps.profile.name === "b") app.route("/", vllmRoutes(deps));
   app.notFound((c) => c.json(deps.profile.openAiErrorBody(new ApiError(404, `No route for ${c.req.method} ${c.req.path}`)), 404));
   app.onError((error, c) => {

@@ -38,6 +38,9 @@ export interface ModelServiceOptions {
   contextPerSequence: number | undefined;
   threads?: number;
   gpuLayers?: number;
+  gpuMemoryFraction?: number;
+  /** Replaces the models' own chat templates. */
+  chatTemplate?: string;
 }
 
 export class ModelService {
@@ -92,6 +95,8 @@ export class ModelService {
       ...(this.options.contextPerSequence !== undefined ? { contextPerSequence: this.options.contextPerSequence } : {}),
       ...(this.options.threads !== undefined ? { threads: this.options.threads } : {}),
       ...(this.options.gpuLayers !== undefined ? { gpuLayers: this.options.gpuLayers } : {}),
+      ...(this.options.gpuMemoryFraction !== undefined ? { gpuMemoryFraction: this.options.gpuMemoryFraction } : {}),
+      ...(this.options.chatTemplate !== undefined ? { chatTemplate: this.options.chatTemplate } : {}),
       ...overrides,
     };
   }
