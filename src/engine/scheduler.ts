@@ -23,6 +23,8 @@ export class Scheduler {
   private readonly batch: TokenBatch;
   private readonly canRollBack: boolean;
   private clock = 0;
+  private decodeSteps = 0;
+  private decodedTokens = 0;
 
   constructor(
     private readonly model: LlamaModel,
@@ -52,6 +54,8 @@ export class Scheduler {
       waiting: this.queue.length,
       usedTokens: this.slots.reduce((sum, slot) => sum + slot.cached.length, 0),
       capacityTokens: this.context.contextPerSequence * this.slots.length,
+      decodeSteps: this.decodeSteps,
+      decodedTokens: this.decodedTokens,
     };
   }
 
@@ -124,6 +128,8 @@ export class Scheduler {
     }
 
     const status = this.context.decode(this.batch);
+    this.decodeSteps++;
+    this.decodedTokens += this.batch.count;
     if (status !== DecodeStatus.ok) {
       this.failBatch(`llama_decode failed with status ${status}`);
       return true;

@@ -83,6 +83,9 @@ export interface EngineStats {
   /** Tokens held in the context's memory over all sequences (cached prefixes included). */
   usedTokens: number;
   capacityTokens: number;
+  /** llama_decode calls since the engine started, and the tokens they took: batching shows as tokens per step. */
+  decodeSteps: number;
+  decodedTokens: number;
 }
 
 export interface ModelInfo {

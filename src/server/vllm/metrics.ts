@@ -48,6 +48,9 @@ export function createVllmMetrics(manager: ModelManager, models: ModelService): 
   const running = gauge("vllm:num_requests_running", "Number of requests in model execution batches.");
   const waiting = gauge("vllm:num_requests_waiting", "Number of requests waiting to be processed.");
   const kvCacheUsage = gauge("vllm:kv_cache_usage_perc", "KV-cache usage. 1 means 100 percent usage.");
+  // llamux's own: how well continuous batching packs decode steps (tokens per step = tokens / steps).
+  const decodeSteps = gauge("llamux:decode_steps", "llama_decode calls of the loaded engines since they started.");
+  const decodedTokens = gauge("llamux:decoded_tokens", "Tokens those llama_decode calls took.");
 
   const promptTokens = counter("vllm:prompt_tokens_total", "Number of prefill tokens processed.");
   const generationTokens = counter("vllm:generation_tokens_total", "Number of generation tokens processed.");
@@ -114,25 +117,31 @@ export function createVllmMetrics(manager: ModelManager, models: ModelService): 
   async function sampleEngines(): Promise<void> {
     const engines = await manager.loaded();
     const samples = await Promise.all(engines.map(async (engine) => ({ engine, stats: await engine.stats().catch(() => undefined) })));
-    const load = new Map<string, { running: number; waiting: number; used: number; capacity: number }>();
-    for (const { id } of models.list()) load.set(id, { running: 0, waiting: 0, used: 0, capacity: 0 });
+    type Load = { running: number; waiting: number; used: number; capacity: number; steps: number; tokens: number };
+    const empty = (): Load => ({ running: 0, waiting: 0, used: 0, capacity: 0, steps: 0, tokens: 0 });
+    const load = new Map<string, Load>();
+    for (const { id } of models.list()) load.set(id, empty());
     for (const { engine, stats } of samples) {
       if (!stats) continue; // exited between listing and asking
       const path = engine.options.modelPath;
       const name = models.list().find((m) => m.path === path)?.id ?? path;
-      const entry = load.get(name) ?? { running: 0, waiting: 0, used: 0, capacity: 0 };
+      const entry = load.get(name) ?? empty();
       entry.running += stats.running;
       entry.waiting += stats.waiting;
       entry.used += stats.usedTokens;
       entry.capacity += stats.capacityTokens;
+      entry.steps += stats.decodeSteps;
+      entry.tokens += stats.decodedTokens;
       load.set(name, entry);
     }
-    for (const g of [running, waiting, kvCacheUsage]) g.reset();
+    for (const g of [running, waiting, kvCacheUsage, decodeSteps, decodedTokens]) g.reset();
     for (const [name, entry] of load) {
       const labels = { model_name: name, engine: ENGINE };
       running.set(labels, entry.running);
       waiting.set(labels, entry.waiting);
       kvCacheUsage.set(labels, entry.capacity > 0 ? entry.used / entry.capacity : 0);
+      decodeSteps.set(labels, entry.steps);
+      decodedTokens.set(labels, entry.tokens);
     }
   }
 
