@@ -103,10 +103,13 @@ export class Scheduler {
     const started = performance.now();
     this.batch.clear();
     const prefillingThisStep: ActiveRequest[] = [];
-    for (const slot of this.admitted) {
-      const active = slot.active!;
+    // Decode tokens go in sequence-id order: llama.cpp splits a batch whose sequences are out of order
+    // into several micro-batches for recurrent/hybrid memory (measured on LFM2: 4 sequences took 30 ms
+    // per step in admission order 1,2,3,0 and 22.5 ms in order 0,1,2,3).
+    for (const slot of this.slots) {
+      const active = slot.active;
       slot.outputIndex = -1;
-      if (!active.prefilling) {
+      if (active && !active.prefilling) {
         slot.outputIndex = this.batch.add(active.pendingToken, slot.cached.length, slot.seq, true);
         slot.cached.push(active.pendingToken);
       }
@@ -178,7 +181,7 @@ export class Scheduler {
     active.generated++;
     active.tokens.push(token);
     if (active.generated === active.request.minTokens) this.liftEndOfGenerationBan(active);
-    const text = active.decoder.push(this.model.vocab.tokenToPiece(token));
+    const text = active.decoder.push(this.model.vocab.tokenToPiece(token, active.request.renderSpecialTokens ?? false));
     const pushed = active.stops.push(text);
     const logprobs = active.request.logprobs === undefined ? undefined : this.logprobsOf(slot.outputIndex, token, active.request.logprobs);
     active.emit({ type: "token", id: active.id, token, text: pushed.text, ...(logprobs ? { logprobs } : {}) });
