@@ -34,6 +34,20 @@ $(LIB)/libllamux-shim.so: ffi/shim.c $(LIB)/VARIANT
 $(LIB)/libmtmd.so: scripts/mtmd.mk $(LIB)/VARIANT
 	$(MAKE) --no-print-directory -f scripts/mtmd.mk SRC=$(LLAMA_SRC) LIB=$(LIB) OBJ=$(NATIVE)/obj/mtmd
 
+# llama.cpp compiled here from the pinned source bundle for this CPU (GGML_NATIVE; CUDA/Vulkan with
+# LLAMUX_GPU=cuda|vulkan), replacing the prebuilt libraries in $(LIB) (those move to $(NATIVE)/lib-prebuilt);
+# then the shim and libmtmd are relinked against it. `make native` keeps it: its VARIANT ends in -$(LLAMUX_GPU).
+llama-from-source: node_modules/.installed
+	@[ -f $(LLAMA_SRC)/include/llama.h ] || bash scripts/fetch-native.sh $(LLAMUX_GPU)
+	LIB=$(LIB) bash scripts/build-llama-from-source.sh libs $(LLAMUX_GPU)
+	@$(MAKE) --no-print-directory $(LIB)/libllamux-shim.so $(LIB)/libmtmd.so
+
+# llama-bench and llama-batched-bench from the same source, statically linked, into $(NATIVE)/tools (for make bench).
+.PHONY: llama-tools
+llama-tools: node_modules/.installed
+	@[ -f $(LLAMA_SRC)/include/llama.h ] || bash scripts/fetch-native.sh $(LLAMUX_GPU)
+	bash scripts/build-llama-from-source.sh tools
+
 typecheck: setup
 	node_modules/.bin/tsc --noEmit -p .
 

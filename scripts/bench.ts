@@ -1,0 +1,273 @@
+// `make bench`: llamux's engine against llama.cpp's own llama-bench and llama-batched-bench on the
+// benchmark-shaped models, interleaved, median of several runs, with the issue's targets:
+// decode ≥ 95% of tg128, prompt ≥ 95% of pp512, batched decode ≥ 90% of batched-bench at 1/4/8 sequences.
+// Writes bench-results/<date>.md and .json and prints the table.
+import { basename, relative } from "node:path";
+import { parseArgs } from "node:util";
+import { ensureModel } from "./gen-models.ts";
+import { type EngineRun, engineBenchArgs, engineBenchAvailable, runEngine } from "./bench/engine.ts";
+import { type LibraryKind, type LibrarySet, findLibrarySets, refreshShim, selectLibrarySets } from "./bench/libraries.ts";
+import {
+  type BatchedBenchShape, batchedBenchArgs, ensureTools, llamaBenchArgs, runBatchedBench, runLlamaBench, toolsBuildInfo,
+} from "./bench/llama-tools.ts";
+import { waitForQuietCpu } from "./bench/cpu-load.ts";
+import { machineInfo } from "./bench/machine.ts";
+import { type BenchReport, type Metric, SampleBook, TOOL_SOURCE, buildRows, markdownTable, writeReport } from "./bench/report.ts";
+
+const REPO_ROOT = `${import.meta.dir}/..`;
+const PROMPT = 512;
+const GENERATE = 128;
+const BATCHED: BatchedBenchShape = { prompt: 128, generate: 128, batchSizes: [1, 4, 8] };
+
+/** The two benchmark shapes; `flag` is the command-line override of the model file. */
+const BENCH_MODELS = [
+  { key: "lfm2", name: "lfm2-350m-q4_0", flag: "model-lfm2" },
+  { key: "llama", name: "llama-1b-q4_0", flag: "model-llama" },
+] as const;
+
+const METRICS: Metric[] = [
+  { id: `pp${PROMPT}`, label: `prompt pp${PROMPT}`, tool: "llama-bench", target: 0.95 },
+  { id: `tg${GENERATE}`, label: `decode tg${GENERATE}`, tool: "llama-bench", target: 0.95 },
+  ...BATCHED.batchSizes.map((b) => ({ id: `batch${b}`, label: `batched decode B=${b}`, tool: "llama-batched-bench", target: 0.9 })),
+];
+
+const help = `Usage: bun scripts/bench.ts [options]     (make bench)
+  --runs N              interleaved runs per measurement, median reported (default 5)
+  --quick               one run (a smoke test; medians of one run are noisy)
+  --models LIST         lfm2,llama (default both)
+  --model-lfm2 PATH     use this GGUF instead of the generated lfm2-350m-q4_0
+  --model-llama PATH    use this GGUF instead of the generated llama-1b-q4_0
+  --libs LIST           library builds llamux runs on: prebuilt,source (default: each one found in .native/lib*)
+  --threads N           threads for every tool and the engine (default 2)
+  --out DIR             where the report goes (default bench-results)
+  --max-foreign-cpu F   share of the CPU (0-1) other processes may use during a sample before it is
+                        measured again; each measurement also waits for such a quiet machine (default 0.1)
+  --retries N           re-measurements of a sample disturbed by other processes (default 2)
+  --settle-timeout S    longest wait in seconds for a quiet machine before measuring anyway (default 300)
+  --strict              exit with status 1 if any row FAILs`;
+
+interface Options {
+  runs: number;
+  modelKeys: string[];
+  modelOverrides: Record<string, string | undefined>;
+  libraryKinds?: LibraryKind[];
+  threads: number;
+  outputDir: string;
+  strict: boolean;
+  maxForeignCpuShare: number;
+  retries: number;
+  settleTimeoutMs: number;
+}
+
+function parseOptions(): Options {
+  const { values } = parseArgs({
+    options: {
+      runs: { type: "string" }, quick: { type: "boolean" }, models: { type: "string" },
+      "model-lfm2": { type: "string" }, "model-llama": { type: "string" }, libs: { type: "string" },
+      threads: { type: "string" }, out: { type: "string" }, strict: { type: "boolean" }, help: { type: "boolean", short: "h" },
+      "max-foreign-cpu": { type: "string" }, retries: { type: "string" }, "settle-timeout": { type: "string" },
+    },
+  });
+  if (values.help) {
+    console.log(help);
+    process.exit(0);
+  }
+  const list = (v: string | undefined) => v?.split(",").map((s) => s.trim()).filter(Boolean);
+  const runs = values.quick ? 1 : Number(values.runs ?? 5);
+  const modelKeys = list(values.models) ?? BENCH_MODELS.map((m) => m.key);
+  const libraryKinds = list(values.libs);
+  const threads = Number(values.threads ?? 2);
+  const maxForeignCpuShare = Number(values["max-foreign-cpu"] ?? 0.1);
+  const retries = Number(values.retries ?? 2);
+  const settleTimeoutSeconds = Number(values["settle-timeout"] ?? 120);
+  const problems = [
+    !(Number.isInteger(runs) && runs >= 1) && "--runs must be a positive integer",
+    !(Number.isInteger(threads) && threads >= 1) && "--threads must be a positive integer",
+    !(maxForeignCpuShare > 0 && maxForeignCpuShare <= 1) && "--max-foreign-cpu must be in (0, 1]",
+    !(Number.isInteger(retries) && retries >= 0) && "--retries must be a non-negative integer",
+    !(settleTimeoutSeconds >= 0) && "--settle-timeout must be a number of seconds",
+    ...modelKeys.filter((k) => !BENCH_MODELS.some((m) => m.key === k)).map((k) => `unknown model "${k}" (lfm2, llama)`),
+    ...(libraryKinds ?? []).filter((k) => k !== "prebuilt" && k !== "source").map((k) => `unknown library build "${k}" (prebuilt, source)`),
+  ].filter(Boolean);
+  if (problems.length > 0) {
+    console.error(`${problems.join("\n")}\n\n${help}`);
+    process.exit(2);
+  }
+  return {
+    runs, modelKeys, threads, strict: values.strict ?? false, maxForeignCpuShare, retries, settleTimeoutMs: settleTimeoutSeconds * 1000,
+    modelOverrides: { lfm2: values["model-lfm2"], llama: values["model-llama"] },
+    libraryKinds: libraryKinds as LibraryKind[] | undefined,
+    outputDir: values.out ?? `${REPO_ROOT}/bench-results`,
+  };
+}
+
+async function resolveModels(options: Options): Promise<Map<string, string>> {
+  const models = new Map<string, string>();
+  for (const model of BENCH_MODELS.filter((m) => options.modelKeys.includes(m.key))) {
+    const override = options.modelOverrides[model.key];
+    const path = override ?? (await ensureModel(model.name, { log: (line) => console.error(line) }));
+    models.set(override ? basename(override) : model.name, path);
+  }
+  return models;
+}
+
+/** What one measurement produced: how disturbed it was, and how to record it if it is kept. */
+interface Measurement {
+  foreignCpuShare: number;
+  record: () => void;
+  summary: string; // progress line
+}
+
+/**
+ * Runs measurements on a quiet machine: waits for other processes to calm down first, and measures again
+ * when they disturbed the run anyway. A failure is noted once and its cell skipped later (it would fail again).
+ */
+class Measurer {
+  readonly book = new SampleBook();
+  readonly notes: string[] = [];
+  private readonly failed = new Set<string>();
+  constructor(private readonly options: Pick<Options, "maxForeignCpuShare" | "retries" | "settleTimeoutMs">) {}
+
+  async measure(what: string, run: () => Promise<Measurement>): Promise<void> {
+    if (this.failed.has(what)) return;
+    const { maxForeignCpuShare, retries, settleTimeoutMs } = this.options;
+    try {
+      for (let attempt = 0; ; attempt++) {
+        await waitForQuietCpu(maxForeignCpuShare, settleTimeoutMs, (share) =>
+          console.error(`  (other processes use ${percent(share)} of the CPU: waiting for a quiet machine)`));
+        const measurement = await run();
+        const disturbed = measurement.foreignCpuShare > maxForeignCpuShare;
+        if (!disturbed || attempt >= retries) {
+          measurement.record();
+          console.error(`  ${measurement.summary}${disturbed ? `  [noisy: others used ${percent(measurement.foreignCpuShare)}]` : ""}`);
+          return;
+        }
+        console.error(`  ${what}: others used ${percent(measurement.foreignCpuShare)} of the CPU meanwhile; measuring again`);
+      }
+    } catch (error) {
+      const message = error instanceof Error ? error.message : String(error);
+      this.failed.add(what);
+      this.notes.push(`${what} failed: ${message}`);
+      console.error(`  ${what} FAILED: ${message}`);
+    }
+  }
+}
+
+const percent = (share: number) => `${Math.round(share * 100)}%`;
+
+function engineRuns(): { metric: string; run: EngineRun }[] {
+  return [
+    { metric: `pp${PROMPT}`, run: { mode: "pp", prompt: PROMPT } },
+    { metric: `tg${GENERATE}`, run: { mode: "tg", tokens: GENERATE } },
+    ...BATCHED.batchSizes.map((b) => ({
+      metric: `batch${b}`,
+      run: { mode: "batch", parallel: b, prompt: BATCHED.prompt, tokens: BATCHED.generate } as EngineRun,
+    })),
+  ];
+}
+
+async function measureTools(m: Measurer, model: string, path: string, threads: number): Promise<void> {
+  await m.measure(`${model} llama-bench`, async () => {
+    const r = await runLlamaBench(path, threads, PROMPT, GENERATE);
+    return {
+      foreignCpuShare: r.foreignCpuShare,
+      record: () => {
+        m.book.add(model, `pp${PROMPT}`, TOOL_SOURCE, { tokensPerSecond: r.pp, foreignCpuShare: r.foreignCpuShare });
+        m.book.add(model, `tg${GENERATE}`, TOOL_SOURCE, { tokensPerSecond: r.tg, foreignCpuShare: r.foreignCpuShare });
+      },
+      summary: `llama-bench          pp${PROMPT} ${r.pp.toFixed(1)}  tg${GENERATE} ${r.tg.toFixed(1)} t/s`,
+    };
+  });
+  await m.measure(`${model} llama-batched-bench`, async () => {
+    const r = await runBatchedBench(path, threads, BATCHED);
+    const speeds = [...r.decodeTokensPerSecond];
+    return {
+      foreignCpuShare: r.foreignCpuShare,
+      record: () => {
+        for (const [batch, speed] of speeds) m.book.add(model, `batch${batch}`, TOOL_SOURCE, { tokensPerSecond: speed, foreignCpuShare: r.foreignCpuShare });
+      },
+      summary: `llama-batched-bench  ${speeds.map(([b, s]) => `B=${b} ${s.toFixed(1)}`).join("  ")} t/s`,
+    };
+  });
+}
+
+async function measureEngine(m: Measurer, model: string, path: string, threads: number, libraries: LibrarySet): Promise<void> {
+  for (const { metric, run } of engineRuns()) {
+    await m.measure(`${model} llamux ${metric} on ${libraries.kind} libraries`, async () => {
+      const r = await runEngine(path, threads, run, libraries.dir);
+      return {
+        foreignCpuShare: r.foreignCpuShare,
+        record: () => m.book.add(model, metric, libraries.kind, r),
+        summary: `llamux (${libraries.kind})`.padEnd(21) + `${metric} ${r.tokensPerSecond.toFixed(1)} t/s`,
+      };
+    });
+  }
+}
+
+/** The exact command lines, for the report (engine lines carry their LLAMUX_LIB_DIR). */
+function commandLines(models: Map<string, string>, threads: number, libraries: LibrarySet[]): string[] {
+  const show = (argv: string[]) =>
+    argv.map((a) => (a === process.execPath ? "bun" : a.startsWith("/") ? relative(process.cwd(), a) || "." : a)).join(" ");
+  const lines: string[] = [];
+  for (const path of models.values()) {
+    lines.push(show(llamaBenchArgs(path, threads, PROMPT, GENERATE)));
+    lines.push(show(batchedBenchArgs(path, threads, BATCHED)));
+    for (const lib of libraries) {
+      for (const { run } of engineRuns()) lines.push(`LLAMUX_LIB_DIR=${relative(process.cwd(), lib.dir)} ${show(engineBenchArgs(path, threads, run))}`);
+    }
+  }
+  return lines;
+}
+
+async function main(): Promise<void> {
+  const options = parseOptions();
+  const started = performance.now();
+  const date = new Date().toISOString();
+  const machine = machineInfo();
+
+  await ensureTools();
+  const models = await resolveModels(options);
+  const available = findLibrarySets();
+  const { selected: libraries, missing: missingLibraries } = selectLibrarySets(options.libraryKinds ?? [...new Set(available.map((s) => s.kind))], available);
+
+  const m = new Measurer(options);
+  const engineMissing = !engineBenchAvailable();
+  if (engineMissing) m.notes.push("scripts/bench-engine.ts is missing: llamux was not measured");
+  for (const kind of missingLibraries) m.notes.push(`no ${kind} library build found in .native/lib*: llamux not measured on it`);
+  const engineLibraries = engineMissing ? [] : libraries;
+  for (const lib of engineLibraries) await refreshShim(lib);
+
+  for (let round = 1; round <= options.runs; round++) {
+    for (const [model, path] of models) {
+      console.error(`[run ${round}/${options.runs}] ${model}`);
+      // Alternate who goes first so that a slow phase of a shared machine does not always hit the same side.
+      const steps = [
+        () => measureTools(m, model, path, options.threads),
+        ...engineLibraries.map((lib) => () => measureEngine(m, model, path, options.threads, lib)),
+      ];
+      if (round % 2 === 0) steps.reverse();
+      for (const step of steps) await step();
+    }
+  }
+
+  const report: BenchReport = {
+    date,
+    runs: options.runs,
+    threads: options.threads,
+    maxForeignCpuShare: options.maxForeignCpuShare,
+    machine,
+    builds: { tools: await toolsBuildInfo(), libraries: engineLibraries, missingLibraries },
+    models: Object.fromEntries([...models].map(([name, path]) => [name, relative(process.cwd(), path)])),
+    commands: commandLines(models, options.threads, engineLibraries),
+    rows: buildRows([...models.keys()], METRICS, engineLibraries, m.book, options.maxForeignCpuShare),
+    notes: m.notes,
+    durationSeconds: (performance.now() - started) / 1000,
+  };
+  const written = writeReport(report, options.outputDir);
+  console.log(markdownTable(report.rows));
+  for (const note of report.notes) console.log(`note: ${note}`);
+  console.log(`\nwritten: ${relative(process.cwd(), written.markdown)}, ${relative(process.cwd(), written.json)}`);
+  if (options.strict && report.rows.some((r) => r.result !== "PASS")) process.exit(1);
+}
+
+await main();

@@ -1,0 +1,139 @@
+#!/usr/bin/env bash
+# Builds llama.cpp from the pinned source bundle (.native/llama.cpp) with cmake, tuned for this machine
+# (GGML_NATIVE=ON), instead of using the prebuilt npm libraries.
+#
+#   scripts/build-llama-from-source.sh libs [cpu|cuda|vulkan]
+#       shared libllama/libggml* into the library dir (default .native/lib; env LIB overrides), replacing
+#       the prebuilt ones; VARIANT becomes "<platform>-source-<gpu>". The prebuilt set that was there is
+#       kept in .native/lib-prebuilt so that `make bench` can compare both builds.
+#       The caller (make llama-from-source) then rebuilds libllamux-shim.so and libmtmd.so against it.
+#   scripts/build-llama-from-source.sh tools
+#       llama-bench and llama-batched-bench, statically linked, into .native/tools: the yardstick of `make bench`.
+#
+# Env: JOBS (parallel compile jobs, default: number of cores), CUDA_ARCHS (CMAKE_CUDA_ARCHITECTURES,
+# default: llama.cpp's own list, since "native" needs a visible GPU at build time), CMAKE_EXTRA_FLAGS (more
+# -D options for both builds, appended last so they win, e.g. "-DGGML_OPENMP=ON").
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+native=.native
+src="$native/llama.cpp"
+jobs="${JOBS:-$(nproc 2>/dev/null || sysctl -n hw.ncpu)}"
+
+die() { echo "build-llama-from-source: $*" >&2; exit 1; }
+
+[ -f "$src/include/llama.h" ] || die "no llama.cpp source in $src: run 'make native' (or scripts/fetch-native.sh) first"
+command -v cmake >/dev/null || die "cmake not found (Debian: apt-get install cmake)"
+
+# The prebuilt libraries were built with these patches; a source build must match them.
+apply_patches() {
+  local patch
+  for patch in "$src"/llamux-patches/*.diff; do
+    [ -f "$patch" ] || continue
+    if git -C "$src" apply --reverse --check "$(realpath "$patch")" 2>/dev/null; then
+      continue # already applied
+    fi
+    echo "applying $(basename "$patch")" >&2
+    git -C "$src" apply "$(realpath "$patch")"
+  done
+}
+
+platform() {
+  case "$(uname -s)-$(uname -m)" in
+    Linux-x86_64) echo linux-x64 ;;
+    Linux-aarch64) echo linux-arm64 ;;
+    Darwin-arm64) echo mac-arm64 ;;
+    Darwin-x86_64) echo mac-x64 ;;
+    *) echo "$(uname -s | tr 'A-Z' 'a-z')-$(uname -m)" ;;
+  esac
+}
+
+# Options shared by both builds: optimised for this CPU, nothing that is not needed.
+common_flags=(
+  -DCMAKE_BUILD_TYPE=Release
+  -DGGML_NATIVE=ON
+  -DLLAMA_CURL=OFF # deprecated in this release (prints a warning); kept so older pins do not pull in libcurl
+  -DLLAMA_OPENSSL=OFF
+  # ggml's own thread pool, as in the prebuilt packages (they do not link libgomp): source and prebuilt
+  # libraries and the yardstick tools then differ only in CPU flags, not in how threads wait at barriers.
+  -DGGML_OPENMP=OFF
+  -DLLAMA_BUILD_TESTS=OFF
+  -DLLAMA_BUILD_EXAMPLES=OFF
+  -DLLAMA_BUILD_SERVER=OFF
+  -DLLAMA_BUILD_APP=OFF
+)
+
+build_libs() {
+  local gpu="$1" lib="${LIB:-$native/lib}"
+  local build="$native/build-source-$gpu"
+  local gpu_flags=()
+  case "$gpu" in
+    cpu) ;;
+    cuda) gpu_flags=(-DGGML_CUDA=ON)
+          [ -n "${CUDA_ARCHS:-}" ] && gpu_flags+=("-DCMAKE_CUDA_ARCHITECTURES=$CUDA_ARCHS") ;;
+    vulkan) gpu_flags=(-DGGML_VULKAN=ON) ;;
+    metal) gpu_flags=(-DGGML_METAL=ON -DGGML_METAL_EMBED_LIBRARY=ON) ;;
+    *) die "unknown GPU variant '$gpu' (cpu|cuda|vulkan|metal)" ;;
+  esac
+  # The libraries find each other in their own directory, wherever it is moved.
+  local origin='$ORIGIN'
+  [ "$(uname -s)" = Darwin ] && origin='@loader_path'
+  apply_patches
+  # GGML_NATIVE rules out GGML_BACKEND_DL, so the back ends (libggml-cpu.so, libggml-cuda.so, ...) are linked
+  # into libggml and registered at start-up; the engine's ggml_backend_load_all_from_path then finds nothing
+  # more to load (and stays silent in a Release build). The prebuilt per-CPU libggml-cpu-*.so must not sit
+  # beside these, or they would register a second CPU back end: the directory is replaced as a whole below.
+  # No versioned SONAMEs: plain libllama.so etc. without symlink chains, easy to copy and embed.
+  cmake -S "$src" -B "$build" "${common_flags[@]}" "${gpu_flags[@]}" \
+    -DBUILD_SHARED_LIBS=ON -DGGML_BACKEND_DL=OFF \
+    -DLLAMA_BUILD_COMMON=OFF -DLLAMA_BUILD_TOOLS=OFF \
+    -DCMAKE_PLATFORM_NO_VERSIONED_SONAME=ON \
+    -DCMAKE_INSTALL_RPATH="$origin" -DCMAKE_BUILD_WITH_INSTALL_RPATH=ON \
+    -DCMAKE_INSTALL_PREFIX="$(realpath "$build")/install" ${CMAKE_EXTRA_FLAGS:-} >&2
+  cmake --build "$build" -j "$jobs" >&2
+  rm -rf "$build/install"
+  cmake --install "$build" >&2
+
+  # Stage the new set beside the old one and swap directories, so no running process sees a half-written
+  # library (copying over a mapped .so can crash it).
+  local staged="$lib.part"
+  rm -rf "$staged" && mkdir -p "$staged"
+  find "$build/install" \( -name '*.so' -o -name '*.dylib' \) -exec cp {} "$staged/" \;
+  [ -n "$(ls "$staged"/libllama.* 2>/dev/null)" ] || die "no libllama in $build/install"
+  # The variant ends in the GPU name so that `make native`'s "-$(LLAMUX_GPU)$" check keeps this build.
+  echo "$(platform)-source-$gpu" > "$staged/VARIANT"
+  git -C "$src" describe --tags --always 2>/dev/null > "$staged/SOURCE_REVISION" || true
+
+  if [ -f "$lib/VARIANT" ] && ! grep -q -- "-source-" "$lib/VARIANT"; then
+    rm -rf "$native/lib-prebuilt" && mv "$lib" "$native/lib-prebuilt"
+    echo "kept the prebuilt libraries in $native/lib-prebuilt" >&2
+  else
+    rm -rf "$lib"
+  fi
+  mv "$staged" "$lib"
+  echo "llama.cpp from source ($(cat "$lib/VARIANT")) installed in $lib" >&2
+}
+
+build_tools() {
+  local build="$native/build-tools" out="$native/tools"
+  apply_patches
+  # Static: the tools carry their own llama/ggml and do not depend on what is in .native/lib.
+  cmake -S "$src" -B "$build" "${common_flags[@]}" \
+    -DBUILD_SHARED_LIBS=OFF -DGGML_BACKEND_DL=OFF \
+    -DLLAMA_BUILD_COMMON=ON -DLLAMA_BUILD_TOOLS=ON ${CMAKE_EXTRA_FLAGS:-} >&2
+  cmake --build "$build" --target llama-bench llama-batched-bench -j "$jobs" >&2
+  mkdir -p "$out"
+  local tool
+  for tool in llama-bench llama-batched-bench; do
+    # Replace (new inode), not overwrite, in case a benchmark is running the old binary.
+    cp "$build/bin/$tool" "$out/$tool.part" && mv "$out/$tool.part" "$out/$tool"
+  done
+  git -C "$src" describe --tags --always 2>/dev/null > "$out/SOURCE_REVISION" || true
+  echo "llama-bench and llama-batched-bench ready in $out" >&2
+}
+
+case "${1:-}" in
+  libs) build_libs "${2:-cpu}" ;;
+  tools) build_tools ;;
+  *) echo "usage: $0 libs [cpu|cuda|vulkan] | tools" >&2; exit 2 ;;
+esac
