@@ -31,6 +31,8 @@ Options:
       --parallel N              sequences decoded together per model (default 4)
       --max-num-seqs N          vLLM's name for --parallel
       --threads N               decode threads (default: physical cores)
+      --max-queue N             requests that may wait per model before more get 503 (default 512;
+                                OLLAMA_MAX_QUEUE on profile a)
       --seed N                  accepted for vLLM compatibility (requests carry their own seeds)
       --dtype TYPE              accepted for vLLM compatibility; the GGUF file decides the weights' type
       --gpu-memory-utilization F  accepted for vLLM compatibility
@@ -80,7 +82,7 @@ export async function serveCommand(args: string[]): Promise<number | undefined> 
     allowPositionals: true,
     options: {
       profile: { type: "string" }, host: { type: "string" }, port: { type: "string" }, model: { type: "string" },
-      "served-model-name": { type: "string" }, "ctx-size": { type: "string" }, "max-model-len": { type: "string" },
+      "served-model-name": { type: "string" }, "ctx-size": { type: "string" }, "max-model-len": { type: "string" }, "max-queue": { type: "string" },
       parallel: { type: "string" }, "max-num-seqs": { type: "string" }, threads: { type: "string" }, seed: { type: "string" },
       dtype: { type: "string" }, "gpu-memory-utilization": { type: "string" }, "tensor-parallel-size": { type: "string" },
       "trust-remote-code": { type: "boolean" }, help: { type: "boolean", short: "h" }, "chat-template": { type: "string" },
@@ -118,6 +120,7 @@ export async function serveCommand(args: string[]): Promise<number | undefined> 
       contextPerSequence: contextFlag ?? (name === "a" ? integer(process.env.OLLAMA_CONTEXT_LENGTH, "OLLAMA_CONTEXT_LENGTH", 4) : undefined) ?? profile.defaultContext,
       idleUnloadMs: profile.idleUnloadMs,
       ...(threads !== undefined ? { threads } : {}),
+      queueLimit: integer(values["max-queue"], "max-queue", 0) ?? (name === "a" ? integer(process.env.OLLAMA_MAX_QUEUE, "OLLAMA_MAX_QUEUE", 0) : undefined) ?? 512,
       ...engineExtras,
     });
     const options = serverOptionsFromFlags(values, name, host);

@@ -24,6 +24,8 @@ export interface GenerateRequest {
   minTokens?: number;
   /** Report each token's log-probability and this many top alternatives (0: the token's only). */
   logprobs?: number;
+  /** Write special tokens (such as "<|im_end|>") into the output text instead of leaving them out. */
+  renderSpecialTokens?: boolean;
   sampling?: Partial<SamplerSettings>;
 }
 

@@ -37,6 +37,8 @@ export interface ModelServiceOptions {
   /** Context per sequence; undefined lets the engine use the trained context within memory. */
   contextPerSequence: number | undefined;
   threads?: number;
+  /** Requests that may wait for a free sequence before more are refused as busy (503). */
+  queueLimit?: number;
   gpuLayers?: number;
   gpuMemoryFraction?: number;
   /** Replaces the models' own chat templates. */
@@ -96,6 +98,7 @@ export class ModelService {
       ...(this.options.threads !== undefined ? { threads: this.options.threads } : {}),
       ...(this.options.gpuLayers !== undefined ? { gpuLayers: this.options.gpuLayers } : {}),
       ...(this.options.gpuMemoryFraction !== undefined ? { gpuMemoryFraction: this.options.gpuMemoryFraction } : {}),
+      ...(this.options.queueLimit !== undefined ? { queueLimit: this.options.queueLimit } : {}),
       ...(this.options.chatTemplate !== undefined ? { chatTemplate: this.options.chatTemplate } : {}),
       ...overrides,
     };

@@ -2,6 +2,9 @@
 // client, generated models. One server per profile is shared by the whole file.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import OpenAI from "openai";
+import { rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { ensureModel } from "../../scripts/gen-models.ts";
 import { startServer, type RunningServer } from "./serve-fixture.ts";
 
@@ -71,6 +74,14 @@ describe.each(["a", "b", "c"] as const)("profile %s", (profile) => {
     expect(error.message).toContain("temperature");
   });
 
+  test("text completions and embeddings", async () => {
+    const completion = await client().completions.create({ model: "org/tiny-chat", prompt: "Hello", max_tokens: 3, temperature: 0 });
+    expect(completion.choices[0]!.text.length).toBeGreaterThan(0);
+    expect(completion.usage!.completion_tokens).toBe(3);
+    const embedding = await client().embeddings.create({ model: embeddingModel, input: "some text" });
+    expect(embedding.data[0]!.embedding.length).toBeGreaterThan(0);
+  });
+
   test("models are listed and retrieved by ids containing a slash", async () => {
     const list = await client().models.list();
     expect(list.data.map((m) => m.id)).toContain("org/tiny-chat");
@@ -103,6 +114,18 @@ describe("vLLM extras and validation (profile b)", () => {
     expect(stopped.choices[0]!.message.content).toBe("");
     expect(stopped.choices[0]!.finish_reason).toBe("stop");
     expect((stopped.choices[0] as unknown as { stop_reason: number }).stop_reason).toBe(1000);
+  });
+
+  test("skip_special_tokens=false writes special tokens into the text", async () => {
+    // Force <|im_start|>, a control token, twice; it is left out of the text unless asked for.
+    const [imStart] = (await (await fetch(`${servers.b!.baseUrl}/tokenize`, {
+      method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ prompt: "<|im_start|>", add_special_tokens: false }),
+    })).json() as { tokens: number[] }).tokens;
+    const body = { model: "org/tiny-chat", messages, max_tokens: 2, temperature: 0, logit_bias: { [String(imStart)]: 100 } };
+    const hidden = await client().chat.completions.create(body as never) as OpenAI.ChatCompletion;
+    const shown = await client().chat.completions.create({ ...body, skip_special_tokens: false } as never) as OpenAI.ChatCompletion;
+    expect(hidden.choices[0]!.message.content).toBe("");
+    expect(shown.choices[0]!.message.content).toBe("<|im_start|><|im_start|>");
   });
 
   test("n choices are sampled in parallel; n > 1 with temperature 0 is refused", async () => {
@@ -206,7 +229,7 @@ test("the request log shows status, latency and token counts", async () => {
 describe("concurrency and disconnects", () => {
   let single: RunningServer;
   beforeAll(async () => {
-    single = await startServer([chatModel, "--profile", "b", "--parallel", "1", "--ctx-size", "2048"]);
+    single = await startServer([chatModel, "--profile", "b", "--parallel", "1", "--max-queue", "1", "--ctx-size", "2048"]);
   }, 60_000);
   afterAll(() => single.stop());
 
@@ -224,6 +247,40 @@ describe("concurrency and disconnects", () => {
     const client = new OpenAI({ baseURL: `${single.baseUrl}/v1`, apiKey: "x", maxRetries: 0, timeout: 20_000 });
     const next = await client.chat.completions.create({ model: "", messages, max_tokens: 4, temperature: 0 });
     expect(next.choices[0]!.finish_reason).toBe("length");
+  });
+
+  test("over the queue bound a request gets 503 in the profile's shape, and the server stays up", async () => {
+    const post = () => fetch(`${single.baseUrl}/v1/chat/completions`, {
+      method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ messages, max_tokens: 40, ignore_eos: true }),
+    });
+    // One runs, one waits; the third finds the queue full.
+    const running = post();
+    await Bun.sleep(200);
+    const waiting = post();
+    await Bun.sleep(200);
+    const refused = await post();
+    expect(refused.status).toBe(503);
+    expect(((await refused.json()) as { error: { code: number; message: string } }).error).toMatchObject({ code: 503 });
+    expect((await running).status).toBe(200);
+    expect((await waiting).status).toBe(200);
+  });
+
+  test("a model file that cannot load is an error naming it; the server keeps serving", async () => {
+    const broken = join(tmpdir(), `broken-${process.pid}.gguf`);
+    writeFileSync(broken, "not a gguf file at all");
+    try {
+      const response = await fetch(`${single.baseUrl}/v1/chat/completions`, {
+        method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ model: broken, messages }),
+      });
+      expect(response.status).toBe(500);
+      const message = ((await response.json()) as { error: { message: string } }).error.message;
+      expect(message).toContain(broken);
+      expect(message).toContain("invalid magic");
+      const client = new OpenAI({ baseURL: `${single.baseUrl}/v1`, apiKey: "x", maxRetries: 0 });
+      expect((await client.chat.completions.create({ model: "", messages, max_tokens: 2 })).choices).toHaveLength(1);
+    } finally {
+      rmSync(broken, { force: true });
+    }
   });
 
   test("16 concurrent streams all finish, sharing decode steps where one at a time cannot", async () => {

@@ -40,6 +40,7 @@ export function generationFields(b: SamplingRequest, maxTokens: number | undefin
     fields.minTokens = b.min_tokens;
   }
   if (logprobs !== undefined) fields.logprobs = logprobs;
+  if (b.skip_special_tokens === false) fields.renderSpecialTokens = true;
   return fields;
 }
 
