@@ -11,7 +11,7 @@ import type { EngineProcess } from "../src/engine/engine-process.ts";
 
 const help = `Usage: bun scripts/bench-engine.ts --model PATH --mode tg|pp|batch [options]
   --tokens N       tokens to generate per sequence (default 128)
-  --prompt N       prompt tokens per sequence (default 512 for pp, 128 for batch, 8 for tg)
+  --prompt N       prompt tokens per sequence (default 512 for pp, 128 for batch, 1 for tg)
   --parallel N     concurrent sequences for --mode batch (default 1)
   --threads N      threads (default 2)
   --flash-attn M   auto|on|off (default auto)`;
@@ -28,7 +28,7 @@ if (values.help || !values.model || !["tg", "pp", "batch"].includes(values.mode 
 }
 const mode = values.mode as "tg" | "pp" | "batch";
 const generate = Number(values.tokens ?? 128);
-const promptLength = Number(values.prompt ?? (mode === "pp" ? 512 : mode === "batch" ? 128 : 8));
+const promptLength = Number(values.prompt ?? (mode === "pp" ? 512 : mode === "batch" ? 128 : 1));
 const parallel = mode === "batch" ? Number(values.parallel ?? 1) : 1;
 const threads = Number(values.threads ?? 2);
 const flashAttention = (values["flash-attn"] ?? "auto") as "auto" | "on" | "off";
@@ -59,7 +59,9 @@ async function runSequence(engine: EngineProcess, prompt: number[], maxTokens: n
 
 const manager = new ModelManager();
 try {
-  const contextPerSequence = Math.max(512, promptLength + generate + 16);
+  // Context sized as the llama.cpp tools size theirs, since attention cost follows it: llama-bench uses
+  // prompt + generated tokens, llama-batched-bench -c 4096 split over the sequences (-no-kvu).
+  const contextPerSequence = mode === "batch" ? Math.floor(4096 / parallel) : mode === "pp" ? promptLength + 1 : promptLength + generate;
   const engine = await manager.engine({ modelPath: values.model, parallel, contextPerSequence, threads, flashAttention, batchSize: 512 });
   const vocabSize = engine.info.vocabularySize;
   // Warm-up: first decode allocates buffers and pages in weights.
