@@ -41,7 +41,6 @@ export interface ContextPerf { promptMs: number; evalMs: number; promptTokens: n
 
 export class LlamaContext extends NativeHandle {
   private readonly memory: Pointer;
-  private threadpool: Pointer | null = null;
   readonly contextSize: number;
   readonly contextPerSequence: number;
   readonly batchSize: number;
@@ -78,16 +77,11 @@ export class LlamaContext extends NativeHandle {
     if (!pointer) {
       throw new Error(`Cannot create a context of ${options.contextSize} tokens for "${model.path}": ${error ?? "llama.cpp refused (out of memory?)"}`);
     }
-    const context = new LlamaContext(n, pointer, model);
-    // A pool that lives with the context, as llama-bench uses, instead of new threads every decode.
-    context.threadpool = asPointer(n.shim.llamux_attach_cpu_threadpool(pointer, options.threads));
-    return context;
+    return new LlamaContext(n, pointer, model);
   }
 
   protected free(pointer: Pointer): void {
     this.n.llama.llama_free(pointer);
-    if (this.threadpool) this.n.shim.llamux_free_cpu_threadpool(this.threadpool);
-    this.threadpool = null;
   }
 
   get pointer(): Pointer {

@@ -8,8 +8,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include "llama.h"
-#include "ggml-backend.h"
-#include "ggml-cpu.h"
 
 // ---- struct-by-value adapters -------------------------------------------------------------------
 
@@ -35,32 +33,6 @@ struct llama_sampler * llamux_sampler_chain_init(bool no_perf) {
 }
 
 void llamux_perf_context(const struct llama_context * ctx, struct llama_perf_context_data * out) { *out = llama_perf_context(ctx); }
-
-// ---- persistent CPU threadpool -------------------------------------------------------------------
-// Without one, the CPU back end starts and joins its worker threads for every decode; llama-bench and
-// llama-server attach a pool that lives as long as the context. The pool's constructor lives in the
-// CPU back end, which is loaded at run time, so it is looked up through the back-end registry.
-
-struct ggml_threadpool * llamux_attach_cpu_threadpool(struct llama_context * ctx, int32_t n_threads) {
-    ggml_backend_reg_t reg = ggml_backend_reg_by_name("CPU");
-    if (reg == NULL) return NULL;
-    struct ggml_threadpool * (*threadpool_new)(struct ggml_threadpool_params *) =
-        (struct ggml_threadpool * (*)(struct ggml_threadpool_params *)) ggml_backend_reg_get_proc_address(reg, "ggml_threadpool_new");
-    if (threadpool_new == NULL) return NULL;
-    struct ggml_threadpool_params params;
-    ggml_threadpool_params_init(&params, n_threads);
-    struct ggml_threadpool * pool = threadpool_new(&params);
-    if (pool != NULL) llama_attach_threadpool(ctx, pool, NULL);
-    return pool;
-}
-
-void llamux_free_cpu_threadpool(struct ggml_threadpool * pool) {
-    ggml_backend_reg_t reg = ggml_backend_reg_by_name("CPU");
-    if (reg == NULL || pool == NULL) return;
-    void (*threadpool_free)(struct ggml_threadpool *) =
-        (void (*)(struct ggml_threadpool *)) ggml_backend_reg_get_proc_address(reg, "ggml_threadpool_free");
-    if (threadpool_free != NULL) threadpool_free(pool);
-}
 
 // ---- log forwarding -----------------------------------------------------------------------------
 // llama.cpp's log text is only valid during the callback, but a thread-safe bun:ffi callback runs

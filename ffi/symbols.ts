@@ -120,8 +120,6 @@ const shimSymbols = {
   llamux_encode: { args: [ptr, ptr], returns: i32 },
   llamux_sampler_chain_init: { args: [bool], returns: ptr },
   llamux_perf_context: { args: [ptr, ptr], returns: none },
-  llamux_attach_cpu_threadpool: { args: [ptr, i32], returns: ptr },
-  llamux_free_cpu_threadpool: { args: [ptr], returns: none },
   llamux_log_install: { args: [ptr, i32], returns: none },
   llamux_log_free: { args: [ptr], returns: none },
   llamux_last_error: { args: [], returns: cstring },
