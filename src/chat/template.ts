@@ -71,6 +71,15 @@ export function renderChatTemplate(source: string, messages: ChatMessage[], opti
   }
 }
 
+/**
+ * Whether the tokenizer should add BOS to a rendered prompt: not when the template wrote it already
+ * (a second BOS changes the model's input). The chat route and /tokenize share this rule so their
+ * token counts agree.
+ */
+export function tokenizerAddsBos(prompt: string, bosText: string): boolean {
+  return !(bosText && prompt.startsWith(bosText));
+}
+
 /** For models that ship no chat template: plain ChatML, the most common convention. */
 export const CHATML_TEMPLATE =
   "{% for message in messages %}{{ '<|im_start|>' + message.role + '\\n' + (message.content or '') + '<|im_end|>\\n' }}{% endfor %}" +

@@ -63,6 +63,7 @@ export class Engine {
 
   private constructor(private readonly model: LlamaModel, private readonly context: LlamaContext, options: EngineOptions, threads: number) {
     this.scheduler = new Scheduler(model, context, options.queueLimit ?? DEFAULT_QUEUE_LIMIT);
+    const chatTemplate = options.chatTemplate ?? model.chatTemplate();
     this.info = {
       path: model.path,
       architecture: model.architecture,
@@ -73,7 +74,7 @@ export class Engine {
       embeddingSize: model.embeddingSize,
       parameterCount: model.parameterCount,
       sizeBytes: model.sizeBytes,
-      ...((options.chatTemplate ?? model.chatTemplate()) !== undefined ? { chatTemplate: options.chatTemplate ?? model.chatTemplate() } : {}),
+      ...(chatTemplate !== undefined ? { chatTemplate } : {}),
       recurrentOrHybrid: model.isRecurrentOrHybrid,
       vocabularySize: model.vocab.size,
       bosToken: model.vocab.bos,

@@ -1,7 +1,7 @@
 // POST /v1/chat/completions: renders the model's chat template, runs n choices as parallel sequences,
 // and answers with one chat.completion or an SSE stream of chat.completion.chunk.
 import type { Context } from "hono";
-import { renderChatTemplate, CHATML_TEMPLATE } from "../../chat/template.ts";
+import { renderChatTemplate, tokenizerAddsBos, CHATML_TEMPLATE } from "../../chat/template.ts";
 import { badRequest } from "../api-error.ts";
 import { readJsonBody, validate } from "../validation.ts";
 import type { ServerDeps } from "../deps.ts";
@@ -12,7 +12,7 @@ import { openAiEventStream } from "./sse.ts";
 import { observeChoices } from "./observe.ts";
 import { loadOverrides } from "./ollama-options.ts";
 import {
-  chatChunk, chatCompletionBody, chatLogprobs, completionId, generationFields, toChatMessages, toSamplerSettings, toUsage,
+  chatChunk, chatCompletionBody, chatLogprobs, checkChoiceOptions, completionId, generationFields, toChatMessages, toSamplerSettings, toUsage,
 } from "./translate.ts";
 
 export function chatCompletions(deps: ServerDeps) {
@@ -21,8 +21,7 @@ export function chatCompletions(deps: ServerDeps) {
     const body = validate(chatCompletionSchema, await readJsonBody(c));
     const n = body.n ?? 1;
     const sampling = toSamplerSettings(body, deps.profile);
-    if (n > 1 && sampling.temperature === 0) throw badRequest("n must be 1 when using greedy sampling", "n");
-    if (body.stream_options && !body.stream) throw badRequest("Stream options can only be defined when `stream=True`.", "stream_options");
+    checkChoiceOptions(body, n, sampling);
     if (body.top_logprobs && !body.logprobs) throw badRequest("when using `top_logprobs`, `logprobs` must be set to true.", "top_logprobs");
 
     const model = deps.models.resolve(body.model);
@@ -36,8 +35,7 @@ export function chatCompletions(deps: ServerDeps) {
       eosToken: info.eosText,
       ...(body.chat_template_kwargs ? { variables: body.chat_template_kwargs } : {}),
     });
-    // A template that writes BOS itself must not get a second one from the tokenizer.
-    const addSpecial = !(info.bosText && prompt.startsWith(info.bosText));
+    const addSpecial = tokenizerAddsBos(prompt, info.bosText);
     const tokens = await engine.tokenize(prompt, { addSpecial, parseSpecial: true });
     const maxTokens = body.max_completion_tokens ?? body.max_tokens ?? undefined;
     checkContextLength(deps.profile, tokens.length, maxTokens, info.contextPerSequence);

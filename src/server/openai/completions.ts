@@ -11,7 +11,7 @@ import { finishReasonOf, startChoices, stopReasonOf, streamChoices, type ChunkFo
 import { openAiEventStream } from "./sse.ts";
 import { observeChoices } from "./observe.ts";
 import { loadOverrides } from "./ollama-options.ts";
-import { completionId, generationFields, textLogprobs, toSamplerSettings, toUsage } from "./translate.ts";
+import { checkChoiceOptions, completionId, generationFields, textLogprobs, toSamplerSettings, toUsage } from "./translate.ts";
 
 export const completionSchema = z.object({
   model: z.string().optional(),
@@ -39,8 +39,7 @@ export function completions(deps: ServerDeps) {
     if (body.suffix) throw badRequest("suffix is not supported", "suffix");
     const n = body.n ?? 1;
     const sampling = toSamplerSettings(body, deps.profile);
-    if (n > 1 && sampling.temperature === 0) throw badRequest("n must be 1 when using greedy sampling", "n");
-    if (body.stream_options && !body.stream) throw badRequest("Stream options can only be defined when `stream=True`.", "stream_options");
+    checkChoiceOptions(body, n, sampling);
 
     const model = deps.models.resolve(body.model);
     if (deps.models.embeds(model)) throw badRequest(`Model "${model.id}" is an embedding model and does not support completions`, "model");

@@ -26,6 +26,12 @@ export function toSamplerSettings(b: SamplingRequest, profile: Profile): Partial
   return s;
 }
 
+/** vLLM's checks on how choices are asked for, shared by chat and text completions. */
+export function checkChoiceOptions(b: SamplingRequest, n: number, sampling: Partial<SamplerSettings>): void {
+  if (n > 1 && sampling.temperature === 0) throw badRequest("n must be 1 when using greedy sampling", "n");
+  if (b.stream_options && !b.stream) throw badRequest("Stream options can only be defined when `stream=True`.", "stream_options");
+}
+
 /** The engine request fields shared by chat and text completions. */
 export function generationFields(b: SamplingRequest, maxTokens: number | undefined, logprobs: number | undefined) {
   const fields: Omit<GenerateRequest, "id" | "prompt"> = {

@@ -1,7 +1,7 @@
 // POST /tokenize: a prompt, or chat messages rendered with the model's template, as the token ids the
 // engine would see, with the model's context length: {count, max_model_len, tokens, token_strs}.
 import type { Context } from "hono";
-import { ChatTemplateError, CHATML_TEMPLATE, renderChatTemplate } from "../../chat/template.ts";
+import { ChatTemplateError, CHATML_TEMPLATE, renderChatTemplate, tokenizerAddsBos } from "../../chat/template.ts";
 import type { EngineProcess } from "../../engine/engine-process.ts";
 import { badRequest } from "../api-error.ts";
 import type { ServerDeps } from "../deps.ts";
@@ -60,7 +60,7 @@ export function tokenize(deps: ServerDeps) {
     } else {
       const prompt = renderChat(body, form.messages, engine);
       // Unset: the chat route's rule, so count equals that route's usage.prompt_tokens.
-      const addSpecial = body.add_special_tokens ?? !(engine.info.bosText && prompt.startsWith(engine.info.bosText));
+      const addSpecial = body.add_special_tokens ?? tokenizerAddsBos(prompt, engine.info.bosText);
       tokens = await engine.tokenize(prompt, { addSpecial, parseSpecial: true });
     }
     return c.json({
