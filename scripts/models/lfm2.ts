@@ -28,6 +28,11 @@ export interface Lfm2Shape {
   /** no output.weight: llama.cpp reuses token_embd, as the real LFM2 models do */
   tiedOutput: boolean;
   moe?: Lfm2MoeShape;
+  /**
+   * Write the file as GGUFs published for Ollama are: the final norm named output_norm.weight and a
+   * feed_forward_length 1.5 times the real one. llama.cpp cannot load such a file until it is repaired.
+   */
+  ollamaNaming?: boolean;
 }
 
 const EXPERT_GATING_SIGMOID = 2;
@@ -44,7 +49,7 @@ export function lfm2Model(name: string, description: string, shape: Lfm2Shape, t
     [`${arch}.context_length`, ggufKv.uint32(shape.nCtx)],
     [`${arch}.embedding_length`, ggufKv.uint32(nEmbd)],
     [`${arch}.block_count`, ggufKv.uint32(shape.nLayer)],
-    [`${arch}.feed_forward_length`, ggufKv.uint32(shape.nFf)],
+    [`${arch}.feed_forward_length`, ggufKv.uint32(shape.ollamaNaming ? (shape.nFf * 3) / 2 : shape.nFf)],
     [`${arch}.attention.head_count`, ggufKv.uint32(shape.nHead)],
     [`${arch}.attention.head_count_kv`, ggufKv.array(GgufValueType.INT32, headCountKv)],
     [`${arch}.attention.layer_norm_rms_epsilon`, ggufKv.float32(shape.rmsEps)],
@@ -66,7 +71,8 @@ export function lfm2Model(name: string, description: string, shape: Lfm2Shape, t
   const random = (tensorName: string, dims: number[], type = GgmlType.F16 as GgmlType.F16 | GgmlType.F32) =>
     randomTensor(name, tensorName, dims, { type });
   // the final norm is stored under the name token_embd_norm (a llama.cpp quirk)
-  const tensors = [random("token_embd.weight", [nEmbd, nVocab]), constantTensor("token_embd_norm.weight", [nEmbd], 1)];
+  const finalNorm = shape.ollamaNaming ? "output_norm.weight" : "token_embd_norm.weight";
+  const tensors = [random("token_embd.weight", [nEmbd, nVocab]), constantTensor(finalNorm, [nEmbd], 1)];
   if (!shape.tiedOutput) tensors.push(random("output.weight", [nEmbd, nVocab]));
   for (let i = 0; i < shape.nLayer; i++) {
     const blk = `blk.${i}`;

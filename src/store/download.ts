@@ -1,0 +1,193 @@
+// Downloads one blob into the store: into `sha256-<hex>-partial` (Ollama's name), resuming from what an
+// earlier attempt or pull left there with an HTTP range request, then checks the sha256 and renames the
+// file into place. A lock file beside the partial file keeps two processes from writing it at once.
+import { createHash, type Hash } from "node:crypto";
+import { createReadStream, existsSync, mkdirSync, readFileSync, statSync, unlinkSync, writeFileSync } from "node:fs";
+import { open, rm, truncate } from "node:fs/promises";
+import { renameDurably } from "./atomic-file.ts";
+import { DigestMismatchError, describeWriteError } from "./blob-writer.ts";
+import { HttpStatusError, fetchFollowingRedirects } from "./http.ts";
+import { digestHex } from "./manifest.ts";
+import type { ModelStore } from "./model-store.ts";
+import { type ProgressHandler, pullingStatus, throttledProgress } from "./pull-progress.ts";
+
+export interface BlobDownload {
+  url: string;
+  /** `sha256:<hex>` the content must have */
+  digest: string;
+  /** expected size, when the source said it */
+  size?: number;
+  /** sent only to the URL's own host */
+  credentials?: Record<string, string>;
+  /** what the file is, for messages ("Llama-Q4_K_M.gguf") */
+  label: string;
+  onProgress?: ProgressHandler;
+  signal?: AbortSignal;
+  /** attempts after the first when the connection drops or the server fails (default 5) */
+  retries?: number;
+  /** no bytes for this long aborts the attempt (default 30 s) */
+  stallMs?: number;
+}
+
+const LOCK_POLL_MS = 200;
+
+function isRetryable(error: unknown): boolean {
+  if (error instanceof HttpStatusError) return error.status >= 500 || error.status === 408 || error.status === 429;
+  if (error instanceof DigestMismatchError) return false;
+  const code = (error as NodeJS.ErrnoException).code;
+  return !(code === "ENOSPC" || code === "EDQUOT" || code === "EACCES" || code === "EROFS" || (error as Error).name === "AbortError");
+}
+
+async function hashExisting(path: string, hash: Hash): Promise<number> {
+  let size = 0;
+  for await (const chunk of createReadStream(path, { highWaterMark: 1 << 20 })) {
+    hash.update(chunk as Buffer);
+    size += (chunk as Buffer).byteLength;
+  }
+  return size;
+}
+
+/** Takes the lock file, waiting while a live process holds it; returns false when the blob appeared meanwhile. */
+async function acquireLock(lock: string, blob: string, signal?: AbortSignal): Promise<boolean> {
+  for (;;) {
+    if (existsSync(blob)) return false;
+    try {
+      writeFileSync(lock, String(process.pid), { flag: "wx" });
+      return true;
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code !== "EEXIST") throw describeWriteError(error, "download lock");
+    }
+    const holder = Number(readFileSync(lock, "utf8").trim() || "0");
+    let alive = holder > 0 && holder !== process.pid;
+    try {
+      if (alive) process.kill(holder, 0);
+    } catch {
+      alive = false;
+    }
+    if (!alive) rmLockIfOwnedBy(lock, holder);
+    else await Bun.sleep(LOCK_POLL_MS);
+    signal?.throwIfAborted();
+  }
+}
+
+function rmLockIfOwnedBy(lock: string, pid: number): void {
+  try {
+    if (Number(readFileSync(lock, "utf8").trim() || "0") === pid) unlinkSync(lock);
+  } catch {
+    // already gone
+  }
+}
+
+const inFlight = new Map<string, Promise<void>>();
+
+/** Downloads the blob unless the store has it. Concurrent calls for one digest in a process share the download. */
+export async function downloadBlob(store: ModelStore, download: BlobDownload): Promise<void> {
+  const hex = digestHex(download.digest);
+  const status = pullingStatus(hex);
+  if (store.hasBlob(download.digest)) {
+    const size = statSync(store.blobPath(download.digest)).size;
+    download.onProgress?.({ status, digest: `sha256:${hex}`, total: size, completed: size });
+    return;
+  }
+  const key = `${store.root}\0${hex}`;
+  let pending = inFlight.get(key);
+  if (!pending) {
+    pending = downloadLocked(store, download).finally(() => inFlight.delete(key));
+    inFlight.set(key, pending);
+  }
+  await pending;
+  // also for callers that waited on another caller's or another process's download
+  const size = statSync(store.blobPath(download.digest)).size;
+  download.onProgress?.({ status, digest: `sha256:${hex}`, total: size, completed: size });
+}
+
+async function downloadLocked(store: ModelStore, download: BlobDownload): Promise<void> {
+  mkdirSync(store.blobsDir, { recursive: true });
+  const blob = store.blobPath(download.digest);
+  const partial = `${blob}-partial`;
+  const lock = `${partial}.lock`;
+  if (!(await acquireLock(lock, blob, download.signal))) return;
+  try {
+    await fetchIntoPartial(download, partial);
+    await renameDurably(partial, blob);
+  } finally {
+    rmLockIfOwnedBy(lock, process.pid);
+  }
+}
+
+async function fetchIntoPartial(download: BlobDownload, partial: string): Promise<void> {
+  const expected = `sha256:${digestHex(download.digest)}`;
+  const progress = throttledProgress(download.onProgress);
+  const status = pullingStatus(expected);
+  let hash = createHash("sha256");
+  let done = existsSync(partial) ? await hashExisting(partial, hash) : 0;
+  let total = download.size;
+  if (total !== undefined && done > total) {
+    await truncate(partial, 0);
+    hash = createHash("sha256");
+    done = 0;
+  }
+  const retries = download.retries ?? 5;
+  for (let attempt = 0; ; attempt++) {
+    if (total !== undefined && done === total) break;
+    const stall = new AbortController();
+    const signal = download.signal ? AbortSignal.any([download.signal, stall.signal]) : stall.signal;
+    let timer = setTimeout(() => stall.abort(new Error("no data for a while")), download.stallMs ?? 30_000);
+    try {
+      const { response } = await fetchFollowingRedirects(download.url, {
+        headers: done > 0 ? { Range: `bytes=${done}-` } : {},
+        ...(download.credentials ? { credentials: download.credentials } : {}),
+        signal,
+        allow: [416],
+      });
+      if (response.status === 416) throw new Error(`the server refused to resume at byte ${done}`);
+      if (response.status !== 206 && done > 0) {
+        // the server sent the whole file again: start over
+        await truncate(partial, 0);
+        hash = createHash("sha256");
+        done = 0;
+      }
+      const length = Number(response.headers.get("content-length") ?? NaN);
+      if (total === undefined && Number.isFinite(length)) total = done + length;
+      const handle = await open(partial, "a");
+      try {
+        for await (const chunk of response.body ?? []) {
+          clearTimeout(timer);
+          timer = setTimeout(() => stall.abort(new Error("no data for a while")), download.stallMs ?? 30_000);
+          try {
+            await handle.write(chunk);
+          } catch (error) {
+            throw describeWriteError(error, `"${partial}"`);
+          }
+          hash.update(chunk);
+          done += chunk.byteLength;
+          progress({ status, digest: expected, total: total ?? done, completed: done });
+        }
+        await handle.sync();
+      } finally {
+        await handle.close();
+      }
+      if (total === undefined || done === total) break;
+      throw new Error(`the connection closed after ${done} of ${total} bytes`);
+    } catch (error) {
+      if (attempt >= retries || !isRetryable(error) || download.signal?.aborted) {
+        throw interrupted(download, error, done, total);
+      }
+      await Bun.sleep(Math.min(5000, 250 * 2 ** attempt));
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+  const actual = `sha256:${hash.digest("hex")}`;
+  if (actual !== expected) {
+    await rm(partial, { force: true });
+    throw new DigestMismatchError(expected, actual);
+  }
+}
+
+function interrupted(download: BlobDownload, error: unknown, done: number, total: number | undefined): Error {
+  if (error instanceof HttpStatusError || (error as Error).message?.startsWith("Cannot write")) return error as Error;
+  const of = total !== undefined ? ` of ${total}` : "";
+  const reason = (error as Error).message ?? String(error);
+  return new Error(`Download of ${download.label} was interrupted after ${done}${of} bytes (${reason}); pull again to resume`, { cause: error });
+}
