@@ -25,7 +25,7 @@ $(LIB)/VARIANT: scripts/native-packages.json scripts/fetch-native.sh
 
 native: node_modules/.installed
 	@if [ ! -f $(LIB)/VARIANT ] || ! grep -q -- "-$(LLAMUX_GPU)$$" $(LIB)/VARIANT; then bash scripts/fetch-native.sh $(LLAMUX_GPU); fi
-	@$(MAKE) --no-print-directory $(LIB)/libllamux-shim.so $(LIB)/libmtmd.so
+	@$(MAKE) --no-print-directory $(LIB)/libllamux-shim.so $(LIB)/libmtmd.so $(LIB)/libllamux-mtmd.so
 
 $(LIB)/libllamux-shim.so: ffi/shim.c $(LIB)/VARIANT
 	$(CC) -O2 -shared -fPIC -std=c11 -Wall -Werror -I$(LLAMA_SRC)/include -I$(LLAMA_SRC)/ggml/include \
@@ -34,13 +34,18 @@ $(LIB)/libllamux-shim.so: ffi/shim.c $(LIB)/VARIANT
 $(LIB)/libmtmd.so: scripts/mtmd.mk $(LIB)/VARIANT
 	$(MAKE) --no-print-directory -f scripts/mtmd.mk SRC=$(LLAMA_SRC) LIB=$(LIB) OBJ=$(NATIVE)/obj/mtmd
 
+# The vision shim links libmtmd, so only engines with a projector load either.
+$(LIB)/libllamux-mtmd.so: ffi/mtmd-shim.c $(LIB)/libmtmd.so
+	$(CC) -O2 -shared -fPIC -std=c11 -Wall -Werror -I$(LLAMA_SRC)/include -I$(LLAMA_SRC)/ggml/include -I$(LLAMA_SRC)/tools/mtmd \
+	  ffi/mtmd-shim.c -o $@ -L$(LIB) -lmtmd -Wl,-rpath,'$$ORIGIN'
+
 # llama.cpp compiled here from the pinned source bundle for this CPU (GGML_NATIVE; CUDA/Vulkan with
 # LLAMUX_GPU=cuda|vulkan), replacing the prebuilt libraries in $(LIB) (those move to $(NATIVE)/lib-prebuilt);
 # then the shim and libmtmd are relinked against it. `make native` keeps it: its VARIANT ends in -$(LLAMUX_GPU).
 llama-from-source: node_modules/.installed
 	@[ -f $(LLAMA_SRC)/include/llama.h ] || bash scripts/fetch-native.sh $(LLAMUX_GPU)
 	LIB=$(LIB) bash scripts/build-llama-from-source.sh libs $(LLAMUX_GPU)
-	@$(MAKE) --no-print-directory $(LIB)/libllamux-shim.so $(LIB)/libmtmd.so
+	@$(MAKE) --no-print-directory $(LIB)/libllamux-shim.so $(LIB)/libmtmd.so $(LIB)/libllamux-mtmd.so
 
 # llama-bench and llama-batched-bench from the same source, statically linked, into $(NATIVE)/tools (for make bench).
 .PHONY: llama-tools

@@ -1,0 +1,54 @@
+// llamux mtmd shim: the libmtmd calls that bun:ffi cannot make (structs passed or returned by value),
+// as pointer-in, pointer-out calls, plus the struct layouts ffi/mtmd-layouts.ts checks at load.
+// A library of its own, linked against libmtmd, so that text-only engines never load libmtmd.
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include "mtmd.h"
+#include "mtmd-helper.h"
+
+void llamux_mtmd_default_params(struct mtmd_context_params * out) { *out = mtmd_context_params_default(); }
+
+mtmd_context * llamux_mtmd_init(const char * path, const struct llama_model * model, const struct mtmd_context_params * params) {
+    return mtmd_init_from_file(path, model, *params);
+}
+
+// An image file's bytes (whatever stb_image reads) as a bitmap whose id is the bytes' SHA-256. Audio
+// and video are not images here: their bitmaps are freed and NULL comes back.
+mtmd_bitmap * llamux_mtmd_image_from_buf(const mtmd_context * ctx, const unsigned char * buf, size_t len) {
+    struct mtmd_helper_bitmap_wrapper w = mtmd_helper_bitmap_init_from_buf(ctx, buf, len, false, mtmd_helper_init_opt_default());
+    if (w.video_ctx != NULL) {
+        mtmd_helper_video_free(w.video_ctx);
+        if (w.bitmap != NULL) mtmd_bitmap_free(w.bitmap);
+        return NULL;
+    }
+    if (w.bitmap != NULL && mtmd_bitmap_is_audio(w.bitmap)) {
+        mtmd_bitmap_free(w.bitmap);
+        return NULL;
+    }
+    return w.bitmap;
+}
+
+#define SIZE(T) { "sizeof " #T, sizeof(struct T) }
+#define FIELD(T, F) { #T "." #F, offsetof(struct T, F) }
+
+static const struct { const char * name; size_t value; } layouts[] = {
+    SIZE(mtmd_context_params),
+    FIELD(mtmd_context_params, use_gpu),
+    FIELD(mtmd_context_params, print_timings),
+    FIELD(mtmd_context_params, n_threads),
+    FIELD(mtmd_context_params, media_marker),
+    FIELD(mtmd_context_params, flash_attn_type),
+    FIELD(mtmd_context_params, warmup),
+    FIELD(mtmd_context_params, batch_max_tokens),
+
+    SIZE(mtmd_input_text),
+    FIELD(mtmd_input_text, text),
+    FIELD(mtmd_input_text, text_len),
+    FIELD(mtmd_input_text, add_special),
+    FIELD(mtmd_input_text, parse_special),
+};
+
+int32_t llamux_mtmd_layout_count(void) { return (int32_t) (sizeof(layouts) / sizeof(layouts[0])); }
+const char * llamux_mtmd_layout_name(int32_t i) { return layouts[i].name; }
+uint64_t llamux_mtmd_layout_value(int32_t i) { return (uint64_t) layouts[i].value; }
