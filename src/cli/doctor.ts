@@ -1,0 +1,106 @@
+// `llamux doctor`: what llamux finds on this machine, for bug reports and first set-up: the native
+// library variant, CPU features, GPUs, the model store and its free space, and the profiles' ports.
+import { existsSync, readFileSync, statfsSync } from "node:fs";
+import { createServer } from "node:net";
+import { cpus, freemem, totalmem } from "node:os";
+import { join } from "node:path";
+import { parseArgs } from "node:util";
+import { libraryDir } from "../../ffi/library-dir.ts";
+import { physicalCoreCount } from "../hardware.ts";
+import { profiles } from "../server/profiles.ts";
+import { ModelStore, storeRoot } from "../store/model-store.ts";
+import { llamaCppRelease, llamuxVersion } from "./version.ts";
+import { UsageError } from "./usage-error.ts";
+
+export const doctorHelp = `Usage: llamux doctor
+
+Reports what llamux finds on this machine: its version and native library variant, the CPU and its
+features, GPUs llama.cpp can use, memory, the model store with its free space, and whether the ports of
+the three profiles (11434, 8000, 1234) are free. Exits 1 when something would stop llamux from working.
+
+Options:
+  -h, --help   show this help`;
+
+const gib = (bytes: number) => `${(bytes / 1024 ** 3).toFixed(1)} GiB`;
+
+/** Whether nothing listens on host:port now (by trying to listen there). */
+function portIsFree(port: number, host = "127.0.0.1"): Promise<boolean> {
+  return new Promise((resolve) => {
+    const server = createServer();
+    server.once("error", () => resolve(false));
+    server.listen(port, host, () => server.close(() => resolve(true)));
+  });
+}
+
+interface Finding {
+  label: string;
+  value: string;
+  /** Something that stops llamux from working here. */
+  problem?: boolean;
+}
+
+function libraryFindings(): Finding[] {
+  const dir = libraryDir();
+  const variantFile = join(dir, "VARIANT");
+  const variant = existsSync(variantFile) ? readFileSync(variantFile, "utf8").trim() : undefined;
+  return [{ label: "native libraries", value: `${variant ?? "variant unknown"} in ${dir}`, problem: !existsSync(dir) }];
+}
+
+async function engineFindings(): Promise<Finding[]> {
+  try {
+    const { loadNative, backendDevices } = await import("../../ffi/native.ts");
+    const features = String(loadNative().llama.llama_print_system_info()).trim().replace(/\s*\|$/, "");
+    const gpus = backendDevices().filter((d) => d.type === "gpu" || d.type === "igpu");
+    return [
+      { label: "CPU features", value: features },
+      {
+        label: "GPU",
+        value: gpus.length === 0 ? "none found: models run on the CPU" : gpus.map((g) => `${g.name} (${g.description}, ${gib(g.freeBytes)} free of ${gib(g.totalBytes)})`).join("; "),
+      },
+    ];
+  } catch (error) {
+    return [{ label: "llama.cpp", value: `cannot load: ${(error as Error).message}`, problem: true }];
+  }
+}
+
+function storeFindings(): Finding[] {
+  const root = storeRoot();
+  const probe = existsSync(root) ? root : join(root, "..");
+  const present = existsSync(probe) ? probe : "/";
+  const fs = statfsSync(present);
+  const count = new ModelStore(root).list().length;
+  const models = count === 0 ? "no models yet" : `${count} model${count === 1 ? "" : "s"}`;
+  return [
+    { label: "model store", value: `${root}: ${models}` },
+    { label: "free space", value: `${gib(fs.bavail * fs.bsize)} on the store's file system` },
+  ];
+}
+
+async function portFindings(): Promise<Finding[]> {
+  return Promise.all(Object.values(profiles).map(async (profile) => {
+    const free = await portIsFree(profile.defaultPort);
+    return { label: `port ${profile.defaultPort}`, value: `${free ? "free" : "in use"} (profile ${profile.name}, ${profile.anchor})` };
+  }));
+}
+
+export async function doctorCommand(args: string[]): Promise<number> {
+  const { values, positionals } = parseArgs({ args, allowPositionals: true, options: { help: { type: "boolean", short: "h" } } });
+  if (values.help) {
+    console.log(doctorHelp);
+    return 0;
+  }
+  if (positionals.length > 0) throw new UsageError(`unexpected argument "${positionals[0]}"`);
+  const cpu = cpus()[0]?.model ?? "unknown CPU";
+  const findings: Finding[] = [
+    { label: "llamux", value: `${llamuxVersion} (llama.cpp ${llamaCppRelease})` },
+    ...libraryFindings(),
+    { label: "CPU", value: `${cpu}, ${physicalCoreCount()} physical cores (decode threads default to that)` },
+    ...(await engineFindings()),
+    { label: "memory", value: `${gib(freemem())} free of ${gib(totalmem())}` },
+    ...storeFindings(),
+    ...(await portFindings()),
+  ];
+  const width = Math.max(...findings.map((f) => f.label.length));
+  for (const f of findings) console.log(`${f.problem ? "!" : " "} ${f.label.padEnd(width)}  ${f.value}`);
+  return findings.some((f) => f.problem) ? 1 : 0;
+}
