@@ -3,7 +3,7 @@
 // loaded headers, so a llama.cpp whose structs moved is refused at start-up instead of corrupting memory.
 import { ptr as pointerOf, read, type Pointer } from "bun:ffi";
 
-type FieldType = "i8" | "bool" | "i32" | "u32" | "f32" | "f64" | "ptr";
+type FieldType = "i8" | "bool" | "i32" | "u32" | "u64" | "f32" | "f64" | "ptr";
 interface Field { offset: number; type: FieldType }
 export interface StructLayout<F extends string = string> { name: string; size: number; fields: Record<F, Field> }
 
@@ -45,6 +45,18 @@ export const allLayouts: StructLayout[] = [
   modelParamsLayout, contextParamsLayout, batchLayout, quantizeParamsLayout, perfContextLayout, logitBiasLayout,
 ];
 
+// libmtmd's structs, reported by its own shim (libllamux-mtmd.so) and checked when a projector loads.
+export const mtmdContextParamsLayout = layout("mtmd_context_params", 96, {
+  use_gpu: [0, "bool"], print_timings: [16, "bool"], n_threads: [20, "i32"], media_marker: [32, "ptr"],
+  flash_attn_type: [40, "i32"], warmup: [44, "bool"], batch_max_tokens: [72, "i32"],
+});
+
+export const mtmdInputTextLayout = layout("mtmd_input_text", 24, {
+  text: [0, "ptr"], text_len: [8, "u64"], add_special: [16, "bool"], parse_special: [17, "bool"],
+});
+
+export const mtmdLayouts: StructLayout[] = [mtmdContextParamsLayout, mtmdInputTextLayout];
+
 /** Throws naming the first struct or field whose size or offset differs from the compiled library's. */
 export function verifyLayouts(reported: Map<string, number>, layouts: StructLayout[] = allLayouts): void {
   for (const l of layouts) {
@@ -77,6 +89,7 @@ export class StructBuffer<F extends string> {
       case "bool": this.view.setUint8(offset, value ? 1 : 0); break;
       case "i32": this.view.setInt32(offset, Number(value), true); break;
       case "u32": this.view.setUint32(offset, Number(value), true); break;
+      case "u64": this.view.setBigUint64(offset, BigInt(value), true); break;
       case "f32": this.view.setFloat32(offset, Number(value), true); break;
       case "f64": this.view.setFloat64(offset, Number(value), true); break;
       case "ptr": this.view.setBigUint64(offset, BigInt(value), true); break;
@@ -89,6 +102,7 @@ export class StructBuffer<F extends string> {
       case "bool": return this.view.getUint8(offset);
       case "i32": return this.view.getInt32(offset, true);
       case "u32": return this.view.getUint32(offset, true);
+      case "u64": return Number(this.view.getBigUint64(offset, true));
       case "f32": return this.view.getFloat32(offset, true);
       case "f64": return this.view.getFloat64(offset, true);
       case "ptr": return Number(read.u64(this.pointer, offset));

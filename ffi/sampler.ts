@@ -1,12 +1,23 @@
 // A per-sequence llama.cpp sampler chain built from plain settings.
 import { ptr, type Pointer } from "bun:ffi";
-import { loadNative } from "./native.ts";
+import { loadNative, withLlamaError } from "./native.ts";
 import { NativeHandle } from "./disposable.ts";
 import { cstr } from "./strings.ts";
 import type { LlamaContext } from "./context.ts";
 import type { LlamaVocab } from "./vocab.ts";
 import type { Native } from "./symbols.ts";
 import { asPointer } from "./pointer.ts";
+
+/** llama.cpp refused a GBNF grammar (syntax error, undefined rule, left recursion, unknown token). */
+export class InvalidGrammarError extends SyntaxError {
+  constructor(reason: string | undefined) {
+    super(`Cannot use grammar: llama.cpp rejected it (${reason ?? "no reason given"})`);
+    this.name = "InvalidGrammarError";
+  }
+}
+
+/** What sample() returns when the chain ruled out every token (a grammar at a dead end). */
+export const NO_TOKEN = -1;
 
 /** Native sampler knobs; a value at its "disabled" setting adds no sampler. */
 export interface SamplerSettings {
@@ -71,7 +82,12 @@ export class SamplerChain extends NativeHandle {
         });
         add(l.llama_sampler_init_logit_bias(vocab.size, s.logitBias.length, ptr(biases)));
       }
-      if (s.grammar) add(l.llama_sampler_init_grammar(vocab.pointer, cstr(s.grammar), cstr("root")));
+      if (s.grammar) {
+        const grammar = s.grammar;
+        const { result, error } = withLlamaError(() => l.llama_sampler_init_grammar(vocab.pointer, cstr(grammar), cstr("root")));
+        if (!asPointer(result)) throw new InvalidGrammarError(error?.replace(/\s+/g, " "));
+        add(result);
+      }
       if (s.repeatPenalty !== 1 || s.frequencyPenalty !== 0 || s.presencePenalty !== 0) {
         add(l.llama_sampler_init_penalties(vocab.size, s.repeatLastN, s.repeatPenalty, s.frequencyPenalty, s.presencePenalty));
       }
@@ -110,9 +126,12 @@ export class SamplerChain extends NativeHandle {
     this.n.llama.llama_sampler_free(pointer);
   }
 
-  /** Samples from the logits at batch index `index` and records the token in the chain's history. */
+  /**
+   * Samples from the logits at batch index `index` and records the token in the chain's history; NO_TOKEN
+   * when every candidate was ruled out (llama_sampler_sample would abort the process there).
+   */
   sample(context: LlamaContext, index: number): number {
-    return this.n.llama.llama_sampler_sample(this.handle, context.pointer, index);
+    return this.n.shim.llamux_sampler_sample_checked(this.handle, context.pointer, index);
   }
 
   /** Feeds prompt tokens into penalty/DRY history without sampling. */

@@ -2,6 +2,7 @@
 // value) into pointer-in, pointer-out calls, and reports the struct layouts the TypeScript side
 // reads and writes so that ffi/layouts.ts can refuse to run against a library it does not match.
 // Nothing else belongs here unless a benchmark shows the JavaScript path is too slow.
+#include <math.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -30,6 +31,30 @@ struct llama_sampler * llamux_sampler_chain_init(bool no_perf) {
     struct llama_sampler_chain_params params = llama_sampler_chain_default_params();
     params.no_perf = no_perf;
     return llama_sampler_chain_init(params);
+}
+
+// llama_sampler_sample accepts whatever the chain selected. When a grammar has ruled out every
+// candidate (a grammar that can reach a dead end, or one that is complete while end-of-generation is
+// banned), the grammar's accept throws a C++ exception through the C API and the process aborts. This
+// samples the same way but returns LLAMA_TOKEN_NULL, accepting nothing, when the selected candidate was
+// ruled out (its logit is -inf). Backend samplers are not used by llamux, so only CPU logits are read.
+llama_token llamux_sampler_sample_checked(struct llama_sampler * chain, struct llama_context * ctx, int32_t idx) {
+    const float * logits = llama_get_logits_ith(ctx, idx);
+    const int32_t n_vocab = llama_vocab_n_tokens(llama_model_get_vocab(llama_get_model(ctx)));
+    if (logits == NULL || n_vocab <= 0) return LLAMA_TOKEN_NULL;
+    llama_token_data * data = malloc(sizeof(llama_token_data) * (size_t) n_vocab);
+    if (data == NULL) return LLAMA_TOKEN_NULL;
+    for (int32_t i = 0; i < n_vocab; i++) data[i] = (llama_token_data) { i, logits[i], 0.0f };
+    llama_token_data_array candidates = { data, (size_t) n_vocab, -1, false };
+    llama_sampler_apply(chain, &candidates);
+    llama_token token = LLAMA_TOKEN_NULL;
+    if (candidates.selected >= 0 && (size_t) candidates.selected < candidates.size) {
+        const llama_token_data * picked = &candidates.data[candidates.selected];
+        if (picked->logit > -INFINITY) token = picked->id;
+    }
+    free(data);
+    if (token != LLAMA_TOKEN_NULL) llama_sampler_accept(chain, token);
+    return token;
 }
 
 void llamux_perf_context(const struct llama_context * ctx, struct llama_perf_context_data * out) { *out = llama_perf_context(ctx); }
@@ -86,6 +111,9 @@ void llamux_log_install(llamux_log_sink sink, int32_t min_level) {
 }
 
 void llamux_log_free(char * text) { free(text); }
+
+// The same forwarding for libraries with their own log setter (libmtmd's mtmd_helper_log_set).
+ggml_log_callback llamux_log_forwarder(void) { return forward_log; }
 
 // ---- layout report ------------------------------------------------------------------------------
 

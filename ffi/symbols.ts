@@ -28,6 +28,7 @@ const llamaSymbols = {
   llama_model_get_vocab: { args: [ptr], returns: ptr },
   llama_model_n_ctx_train: { args: [ptr], returns: i32 },
   llama_model_n_embd: { args: [ptr], returns: i32 },
+  llama_model_n_embd_inp: { args: [ptr], returns: i32 },
   llama_model_n_layer: { args: [ptr], returns: i32 },
   llama_model_n_head: { args: [ptr], returns: i32 },
   llama_model_n_head_kv: { args: [ptr], returns: i32 },
@@ -119,14 +120,58 @@ const shimSymbols = {
   llamux_decode: { args: [ptr, ptr], returns: i32 },
   llamux_encode: { args: [ptr, ptr], returns: i32 },
   llamux_sampler_chain_init: { args: [bool], returns: ptr },
+  llamux_sampler_sample_checked: { args: [ptr, ptr, i32], returns: i32 },
   llamux_perf_context: { args: [ptr, ptr], returns: none },
   llamux_log_install: { args: [ptr, i32], returns: none },
   llamux_log_free: { args: [ptr], returns: none },
+  llamux_log_forwarder: { args: [], returns: ptr },
   llamux_last_error: { args: [], returns: cstring },
   llamux_clear_last_error: { args: [], returns: none },
   llamux_layout_count: { args: [], returns: i32 },
   llamux_layout_name: { args: [i32], returns: cstring },
   llamux_layout_value: { args: [i32], returns: u64 },
+} as const;
+
+// libmtmd (images into a text model's embedding space) and the shim that adapts its by-value structs.
+const mtmdSymbols = {
+  mtmd_free: { args: [ptr], returns: none },
+  mtmd_support_vision: { args: [ptr], returns: bool },
+  mtmd_decode_use_mrope: { args: [ptr], returns: bool },
+  mtmd_get_marker: { args: [ptr], returns: cstring },
+  mtmd_helper_log_set: { args: [ptr, ptr], returns: none },
+
+  mtmd_bitmap_init: { args: [u32, u32, ptr], returns: ptr },
+  mtmd_bitmap_free: { args: [ptr], returns: none },
+  mtmd_bitmap_get_nx: { args: [ptr], returns: u32 },
+  mtmd_bitmap_get_ny: { args: [ptr], returns: u32 },
+  mtmd_bitmap_get_id: { args: [ptr], returns: ptr },
+  mtmd_bitmap_set_id: { args: [ptr, ptr], returns: none },
+
+  mtmd_input_chunks_init: { args: [], returns: ptr },
+  mtmd_input_chunks_size: { args: [ptr], returns: usize },
+  mtmd_input_chunks_get: { args: [ptr, usize], returns: ptr },
+  mtmd_input_chunks_free: { args: [ptr], returns: none },
+  mtmd_input_chunk_get_type: { args: [ptr], returns: i32 },
+  mtmd_input_chunk_get_tokens_text: { args: [ptr, ptr], returns: ptr },
+  mtmd_input_chunk_get_n_tokens: { args: [ptr], returns: usize },
+  mtmd_input_chunk_get_n_pos: { args: [ptr], returns: i32 },
+  mtmd_input_chunk_get_id: { args: [ptr], returns: ptr },
+  mtmd_input_chunk_copy: { args: [ptr], returns: ptr },
+  mtmd_input_chunk_free: { args: [ptr], returns: none },
+
+  mtmd_tokenize: { args: [ptr, ptr, ptr, ptr, usize], returns: i32 },
+  mtmd_encode_chunk: { args: [ptr, ptr], returns: i32 },
+  mtmd_get_output_embd: { args: [ptr], returns: ptr },
+  mtmd_helper_decode_image_chunk: { args: [ptr, ptr, ptr, ptr, i32, i32, i32, ptr, ptr, ptr], returns: i32 },
+} as const;
+
+const mtmdShimSymbols = {
+  llamux_mtmd_default_params: { args: [ptr], returns: none },
+  llamux_mtmd_init: { args: [ptr, ptr, ptr], returns: ptr },
+  llamux_mtmd_image_from_buf: { args: [ptr, ptr, usize], returns: ptr },
+  llamux_mtmd_layout_count: { args: [], returns: i32 },
+  llamux_mtmd_layout_name: { args: [i32], returns: cstring },
+  llamux_mtmd_layout_value: { args: [i32], returns: u64 },
 } as const;
 
 /** Finds a library by its base name, accepting the versioned file names of the prebuilt packages. */
@@ -147,3 +192,12 @@ export function openNative(libDir: string) {
 }
 
 export type Native = ReturnType<typeof openNative>;
+
+/** libmtmd and its shim; opened only by engines that load a vision projector. */
+export function openMtmd(libDir: string) {
+  const mtmd = dlopen(findLibrary(libDir, "libmtmd"), mtmdSymbols);
+  const shim = dlopen(join(libDir, "libllamux-mtmd.so"), mtmdShimSymbols);
+  return { mtmd: mtmd.symbols, shim: shim.symbols };
+}
+
+export type MtmdNative = ReturnType<typeof openMtmd>;

@@ -19,6 +19,11 @@ export async function main(argv: string[]): Promise<number | undefined> {
     return 0;
   }
   if (leading.includes("-v") || leading.includes("--version")) return runCommand("version", []);
+  if (argv.length === 0) {
+    const { welcomeText } = await import("./cli/welcome.ts");
+    console.log(welcomeText());
+    return 0;
+  }
   if (commandIndex < 0) return usageError("no command given", topLevelHelp());
   return runCommand(argv[commandIndex]!, argv.slice(commandIndex + 1));
 }

@@ -1,6 +1,7 @@
 // Every model the generator can make: tiny ones for tests, benchmark shapes (big) for `--bench`.
 import { createHash } from "node:crypto";
 import { bertModel, type BertShape } from "./bert.ts";
+import { clipProjector, type ClipShape } from "./clip.ts";
 import { type ModelContent } from "./common.ts";
 import { lfm2Model, type Lfm2Shape } from "./lfm2.ts";
 import { llamaModel, type LlamaShape } from "./llama.ts";
@@ -10,7 +11,7 @@ import { BERT_TOKENIZER, LLAMA3_TOKENIZER, QWEN_TOKENIZER, type TokenizerSpec, b
 /** Bump when a change to the generator code changes the bytes it writes (spec changes are hashed anyway). */
 const GENERATOR_VERSION = 1;
 
-export const TINY_MODEL_NAMES = ["tiny-llama", "tiny-lfm2", "tiny-lfm2moe", "tiny-bert"] as const;
+export const TINY_MODEL_NAMES = ["tiny-llama", "tiny-lfm2", "tiny-lfm2moe", "tiny-bert", "tiny-lfm2-ollama", "tiny-mmproj"] as const;
 export const BENCH_MODEL_NAMES = [
   "lfm2-350m",
   "lfm2-350m-q4_0",
@@ -69,6 +70,11 @@ function generated<S>(
   };
 }
 
+/** A vision projector: no tokenizer, its own GGUF architecture (`clip`). */
+function projector(name: ModelName, description: string, shape: ClipShape): GeneratedRecipe {
+  return { kind: "generated", name, description, fingerprint: fingerprintOf({ name, shape }), build: () => clipProjector(name, description, shape) };
+}
+
 function quantized(name: ModelName, source: GeneratedRecipe, type: QuantizationType): QuantizedRecipe {
   return {
     kind: "quantized",
@@ -115,6 +121,9 @@ const tinyLfm2MoeShape: Lfm2Shape = {
 
 const tinyBertShape: BertShape = { nEmbd: 64, nLayer: 2, nHead: 4, nFf: 128, nCtx: 512, normEps: 1e-12, poolingType: 1 };
 
+// 56x56 images in 14-pixel patches: 16 image tokens, projected into the 64-wide tiny text models.
+const tinyProjectorShape: ClipShape = { imageSize: 56, patchSize: 14, nEmbd: 32, nFf: 64, nLayer: 2, nHead: 4, projectionDim: 64, normEps: 1e-5 };
+
 const lfm2_350mShape: Lfm2Shape = {
   nEmbd: 1024,
   nLayer: 16,
@@ -154,6 +163,14 @@ const tinyRecipes: GeneratedRecipe[] = [
   generated("tiny-lfm2", "Tiny random-weight LFM2 hybrid (short-conv + attention) model", tinyLfm2Shape, lfm2Chat, lfm2Model),
   generated("tiny-lfm2moe", "Tiny random-weight LFM2 mixture-of-experts model", tinyLfm2MoeShape, lfm2Chat, lfm2Model),
   generated("tiny-bert", "Tiny random-weight BERT embedding model (mean pooling)", tinyBertShape, BERT_TOKENIZER, bertModel),
+  generated(
+    "tiny-lfm2-ollama",
+    "Tiny LFM2 model named as GGUFs published for Ollama (output_norm.weight, wrong feed_forward_length): needs the store's repair",
+    { ...tinyLfm2Shape, ollamaNaming: true },
+    lfm2Chat,
+    lfm2Model,
+  ),
+  projector("tiny-mmproj", "Tiny random-weight LLaVA-type vision projector for the 64-wide tiny text models", tinyProjectorShape),
 ];
 
 const lfm2_350m = generated(

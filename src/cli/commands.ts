@@ -41,6 +41,27 @@ export const commands: Record<string, CommandEntry> = {
       return { help: versionHelp, run: versionCommand };
     },
   },
+  doctor: {
+    summary: "Report the libraries, CPU, GPUs, model store and ports llamux finds here",
+    load: async () => {
+      const { doctorHelp, doctorCommand } = await import("./doctor.ts");
+      return { help: doctorHelp, run: doctorCommand };
+    },
+  },
+  "install-service": {
+    summary: "Install llamux as a hardened systemd service (root)",
+    load: async () => {
+      const { installServiceHelp, installServiceCommand } = await import("./install-service.ts");
+      return { help: installServiceHelp, run: installServiceCommand };
+    },
+  },
+  "uninstall-service": {
+    summary: "Stop and remove the llamux systemd service (root)",
+    load: async () => {
+      const { uninstallServiceHelp, uninstallServiceCommand } = await import("./uninstall-service.ts");
+      return { help: uninstallServiceHelp, run: uninstallServiceCommand };
+    },
+  },
   help: {
     summary: "Show the help of llamux or of a command",
     load: async () => {

@@ -11,6 +11,10 @@ import { UsageError } from "./usage-error.ts";
 import { engineFlagOptions, engineFlagsHelp } from "./engine-flags.ts";
 import { exposureWarnings, serverOptionFlags, serverOptionsFromFlags, serverOptionsHelp } from "./server-flags.ts";
 import { logger } from "../log.ts";
+import {
+  envVarsHelp, ollamaContextLength, ollamaDebug, ollamaFlashAttention, ollamaHost, ollamaKeepAliveMs, ollamaKvCacheType,
+  ollamaMaxLoadedModels, ollamaMaxQueue, ollamaNumParallel,
+} from "../config.ts";
 
 const log = logger("serve");
 
@@ -28,7 +32,8 @@ Options:
       --ctx-size N              context per sequence in tokens (profiles a and c default to 4096,
                                 b to the model's trained context within memory)
       --max-model-len N         vLLM's name for --ctx-size
-      --parallel N              sequences decoded together per model (default 4)
+      --parallel N              sequences decoded together per model (default 4; OLLAMA_NUM_PARALLEL on
+                                profile a)
       --max-num-seqs N          vLLM's name for --parallel
       --threads N               decode threads (default: physical cores)
       --max-queue N             requests that may wait per model before more get 503 (default 512;
@@ -40,7 +45,10 @@ Options:
       --trust-remote-code       accepted, no effect (GGUF files carry no code)
 ${engineFlagsHelp}
 ${serverOptionsHelp}
-  -h, --help                    show this help`;
+  -h, --help                    show this help
+
+Environment:
+${envVarsHelp()}`;
 
 function integer(value: string | undefined, flag: string, min = 1): number | undefined {
   if (value === undefined) return undefined;
@@ -49,11 +57,13 @@ function integer(value: string | undefined, flag: string, min = 1): number | und
   return n;
 }
 
-function hostAndPort(hostFlag: string | undefined, portFlag: string | undefined): { host: string; port: number | undefined } {
+/** Flags win, then LLAMUX_HOST, then (profile a alone) OLLAMA_HOST. */
+function hostAndPort(hostFlag: string | undefined, portFlag: string | undefined, profileName: string): { host: string; port: number | undefined } {
   const [envHost, envPort] = (process.env.LLAMUX_HOST ?? "").split(":");
+  const ollama = profileName === "a" ? ollamaHost() : undefined;
   return {
-    host: hostFlag ?? (envHost || "127.0.0.1"),
-    port: integer(portFlag, "port") ?? integer(envPort || undefined, "port"),
+    host: hostFlag ?? (envHost || ollama?.host || "127.0.0.1"),
+    port: integer(portFlag, "port") ?? integer(envPort || undefined, "port") ?? ollama?.port,
   };
 }
 
@@ -96,7 +106,7 @@ export async function serveCommand(args: string[]): Promise<number | undefined> 
   }
   const profileName = values.profile ?? "a";
   if (!["a", "b", "c", "all"].includes(profileName)) throw new UsageError(`--profile must be a, b, c or all, got "${profileName}"`);
-  const { host, port } = hostAndPort(values.host, values.port);
+  const { host, port } = hostAndPort(values.host, values.port, profileName);
   if (profileName === "all" && values.port !== undefined) throw new UsageError("--port cannot be used with --profile all: the profiles take ports 11434, 8000 and 1234");
   if ((integer(values["tensor-parallel-size"], "tensor-parallel-size") ?? 1) > 1) {
     throw new UsageError("--tensor-parallel-size above 1 is not supported: llamux runs each model in one process");
@@ -109,18 +119,25 @@ export async function serveCommand(args: string[]): Promise<number | undefined> 
   const contextFlag = integer(values["ctx-size"] ?? values["max-model-len"], "ctx-size");
 
   const engineExtras = engineFlagOptions(values);
-  const manager = new ModelManager();
+  const servesOllama = names.includes("a");
+  if (servesOllama && ollamaDebug() && !process.env.LLAMUX_LOG_LEVEL) process.env.LLAMUX_LOG_LEVEL = "debug";
+  const manager = new ModelManager(servesOllama ? ollamaMaxLoadedModels() : undefined);
   manager.installShutdownHandlers();
   const served = modelArg ? [{ path: modelArg, ...(values["served-model-name"] ? { name: values["served-model-name"] } : {}) }] : [];
   const threads = integer(values.threads, "threads");
   for (const name of names) {
     const profile = profiles[name];
+    const ollama = name === "a";
+    const flashAttention = ollama ? ollamaFlashAttention() : undefined;
+    const kvCacheType = ollama ? ollamaKvCacheType() : undefined;
     const models = new ModelService(manager, served, {
-      parallel: integer(values.parallel ?? values["max-num-seqs"], "parallel") ?? 4,
-      contextPerSequence: contextFlag ?? (name === "a" ? integer(process.env.OLLAMA_CONTEXT_LENGTH, "OLLAMA_CONTEXT_LENGTH", 4) : undefined) ?? profile.defaultContext,
-      idleUnloadMs: profile.idleUnloadMs,
+      parallel: integer(values.parallel ?? values["max-num-seqs"], "parallel") ?? (ollama ? ollamaNumParallel() : undefined) ?? 4,
+      contextPerSequence: contextFlag ?? (ollama ? ollamaContextLength() : undefined) ?? profile.defaultContext,
+      idleUnloadMs: (ollama ? ollamaKeepAliveMs() : undefined) ?? profile.idleUnloadMs,
       ...(threads !== undefined ? { threads } : {}),
-      queueLimit: integer(values["max-queue"], "max-queue", 0) ?? (name === "a" ? integer(process.env.OLLAMA_MAX_QUEUE, "OLLAMA_MAX_QUEUE", 0) : undefined) ?? 512,
+      queueLimit: integer(values["max-queue"], "max-queue", 0) ?? (ollama ? ollamaMaxQueue() : undefined) ?? 512,
+      ...(flashAttention ? { flashAttention } : {}),
+      ...(kvCacheType ? { kvCacheType } : {}),
       ...engineExtras,
     });
     const options = serverOptionsFromFlags(values, name, host);

@@ -3,6 +3,7 @@
 import type { ProfileName } from "../server/profiles.ts";
 import { isLoopbackHost, serverOptions, type ServerOptions } from "../server/server-options.ts";
 import { UsageError } from "./usage-error.ts";
+import { ollamaOrigins } from "../config.ts";
 
 export const serverOptionFlags = {
   "api-key": { type: "string", multiple: true },
@@ -55,6 +56,7 @@ export function serverOptionsFromFlags(
   const corsOrigins = [
     ...(values["cors-origins"] ?? "").split(",").map((origin) => origin.trim()).filter(Boolean),
     ...(values["allowed-origins"] !== undefined ? allowedOriginsJson(values["allowed-origins"]) : []),
+    ...(profile === "a" ? ollamaOrigins(env) : []),
   ];
   return serverOptions({ apiKeys: apiKeys(values, profile, env), corsOrigins, publicMetrics: values["public-metrics"] ?? false, bindHost });
 }

@@ -8,7 +8,7 @@ import { physicalCoreCount } from "../hardware.ts";
 import { logger } from "../log.ts";
 import { Scheduler, DEFAULT_QUEUE_LIMIT } from "./scheduler.ts";
 import type { EventSink } from "./sequence.ts";
-import { EngineError, type EngineOptions, type EngineStats, type GenerateRequest, type ModelInfo } from "./types.ts";
+import { EngineError, type EmbedResult, type EngineOptions, type EngineStats, type GenerateRequest, type ModelInfo } from "./types.ts";
 
 export const DEFAULT_PARALLEL = 4;
 export const DEFAULT_CONTEXT_PER_SEQUENCE = 4096;
@@ -102,6 +102,7 @@ export class Engine {
         sequences: parallel,
         threads,
         flashAttention: options.flashAttention ?? "auto",
+        ...(options.kvCacheType ? { kvCacheType: options.kvCacheType } : {}),
         embeddings: options.embeddings ?? false,
         // Non-causal (embedding) models must see a whole input in one micro-batch.
         ...(options.embeddings ? { microBatchSize: batchSize } : {}),
@@ -128,10 +129,15 @@ export class Engine {
     void this.runLoop();
   }
 
-  /** L2-normalised pooled embedding of one text (models loaded with `embeddings`), and its token count. */
-  embed(text: string): { embedding: number[]; tokens: number } {
+  /**
+   * L2-normalised pooled embedding of one text (models loaded with `embeddings`), its token count, and
+   * the vector's length before normalising (callers that want the raw vector scale it back).
+   * With `truncate`, an input longer than the embedding batch keeps its first tokens instead of failing.
+   */
+  embed(text: string, truncate = false): EmbedResult {
     if (!this.info.embeddings) throw new EngineError("invalid_request", `Model "${this.info.path}" was not loaded for embeddings`);
-    const tokens = this.model.vocab.tokenize(text, { addSpecial: true, parseSpecial: false });
+    let tokens = this.model.vocab.tokenize(text, { addSpecial: true, parseSpecial: false });
+    if (truncate && tokens.length > this.context.batchSize) tokens = tokens.slice(0, this.context.batchSize);
     if (tokens.length > this.context.batchSize) {
       throw new EngineError("context_overflow", `Input of ${tokens.length} tokens exceeds the embedding batch of ${this.context.batchSize} tokens`);
     }
@@ -143,7 +149,7 @@ export class Engine {
     this.context.clearSequence(0);
     if (!vector) throw new EngineError("engine_failure", `Cannot embed input: llama_decode returned ${status}`);
     const norm = Math.hypot(...vector) || 1;
-    return { embedding: Array.from(vector, (v) => v / norm), tokens: tokens.length };
+    return { embedding: Array.from(vector, (v) => v / norm), tokens: tokens.length, norm };
   }
 
   tokenize(text: string, addSpecial = true, parseSpecial = true): number[] {

@@ -14,6 +14,31 @@ const SWEEP_INTERVAL_MS = 1000;
 /** Milliseconds an idle engine stays loaded; Infinity keeps it until the server stops. */
 export type KeepAlive = number;
 
+/** How a request's keep-alive combines with the one a loaded engine already has. */
+export type KeepAlivePolicy =
+  /** the longest asked for wins */
+  | "longest"
+  /** the request's replaces it, shorter or not (Ollama's keep_alive) */
+  | "replace"
+  /** only the request that loads the engine sets it (LM Studio's ttl) */
+  | "on-load";
+
+/** A loaded engine and when it will be unloaded if nothing uses it. */
+export interface LoadedEngine {
+  engine: EngineProcess;
+  keepAliveMs: KeepAlive;
+  /** Milliseconds since the epoch; Infinity for an engine kept until the server stops. */
+  expiresAt: number;
+  /** When a request last asked for it (ms since the epoch). */
+  lastUsed: number;
+}
+
+function combineKeepAlive(current: KeepAlive, requested: KeepAlive, policy: KeepAlivePolicy): KeepAlive {
+  if (policy === "replace") return requested;
+  if (policy === "on-load") return current;
+  return Math.max(current, requested);
+}
+
 interface Entry {
   key: string;
   starting: Promise<EngineProcess>;
@@ -36,14 +61,15 @@ export class ModelManager {
 
   /**
    * The running engine for these options, started (and the model loaded) when none is alive.
-   * `keepAliveMs` is how long it may stay idle before it is stopped; the longest asked for wins.
+   * `keepAliveMs` is how long it may stay idle before it is stopped; `policy` says how it combines with
+   * the keep-alive of an engine that is already loaded (by default the longest asked for wins).
    */
-  async engine(options: EngineOptions, keepAliveMs: KeepAlive = Infinity): Promise<EngineProcess> {
+  async engine(options: EngineOptions, keepAliveMs: KeepAlive = Infinity, policy: KeepAlivePolicy = "longest"): Promise<EngineProcess> {
     const key = engineKey(options);
     const existing = this.entries.get(key);
     if (existing) {
       existing.lastUsed = Date.now();
-      existing.keepAliveMs = Math.max(existing.keepAliveMs, keepAliveMs);
+      existing.keepAliveMs = combineKeepAlive(existing.keepAliveMs, keepAliveMs, policy);
       const engine = await existing.starting.catch(() => undefined);
       if (engine?.alive) return engine;
       if (this.entries.get(key) === existing) this.entries.delete(key);
@@ -69,6 +95,34 @@ export class ModelManager {
   async loaded(): Promise<EngineProcess[]> {
     const engines = await Promise.all([...this.entries.values()].map((e) => e.starting.catch(() => undefined)));
     return engines.filter((e): e is EngineProcess => e?.alive === true);
+  }
+
+  /** The engines that are loaded now, with their keep-alive and expiry. */
+  loadedEngines(): LoadedEngine[] {
+    const now = Date.now();
+    const loaded: LoadedEngine[] = [];
+    for (const entry of this.entries.values()) {
+      const engine = entry.engine;
+      if (!engine?.alive) continue;
+      // A busy engine's idle time has not started: it expires a keep-alive after now at the earliest.
+      const idleSince = engine.inFlight > 0 ? now : Math.max(entry.lastUsed, engine.idleSince);
+      loaded.push({ engine, keepAliveMs: entry.keepAliveMs, expiresAt: idleSince + entry.keepAliveMs, lastUsed: entry.lastUsed });
+    }
+    return loaded;
+  }
+
+  /**
+   * Unloads an engine: at once when it is idle, else as soon as its last request ends (its keep-alive
+   * becomes 0). Resolves when it has stopped, or at once in the second case.
+   */
+  async unload(engine: EngineProcess): Promise<void> {
+    const entry = [...this.entries.values()].find((e) => e.engine === engine);
+    if (!entry) return;
+    entry.keepAliveMs = 0;
+    if (engine.inFlight > 0) return;
+    log.info(`unloading "${engine.options.modelPath}" as asked`);
+    this.entries.delete(entry.key);
+    await engine.stop();
   }
 
   /** Stops every engine; their in-flight requests end with an error, which their readers get to see. */

@@ -1,5 +1,5 @@
 // Messages between the server (parent) and an engine child process, over Bun's IPC channel.
-import type { EngineEvent, EngineOptions, GenerateRequest, ModelInfo } from "./types.ts";
+import type { EngineErrorCode, EngineEvent, EngineOptions, GenerateRequest, ModelInfo } from "./types.ts";
 
 export type ParentMessage =
   | { type: "load"; options: EngineOptions }
@@ -7,7 +7,7 @@ export type ParentMessage =
   | { type: "cancel"; id: string }
   | { type: "tokenize"; callId: number; text: string; addSpecial: boolean; parseSpecial: boolean }
   | { type: "detokenize"; callId: number; tokens: number[] }
-  | { type: "embed"; callId: number; text: string }
+  | { type: "embed"; callId: number; text: string; truncate?: boolean }
   | { type: "stats"; callId: number }
   | { type: "shutdown" };
 
@@ -16,4 +16,4 @@ export type ChildMessage =
   | { type: "load_failed"; message: string }
   // Events of one step travel together: one IPC message per step, not per token.
   | { type: "events"; events: EngineEvent[] }
-  | { type: "reply"; callId: number; result?: unknown; error?: string };
+  | { type: "reply"; callId: number; result?: unknown; error?: string; code?: EngineErrorCode };

@@ -5,6 +5,7 @@
 // Strategy "decode first, prompts FIFO": generating sequences never stall behind a long prompt, and
 // prompts are admitted in arrival order so none starves.
 import { DecodeStatus, LlamaContext, TokenBatch, SamplerChain, defaultSamplerSettings, type LlamaModel } from "../../ffi/llama.ts";
+import { InvalidGrammarError, NO_TOKEN } from "../../ffi/sampler.ts";
 import { ActiveRequest, SequenceSlot, type EventSink } from "./sequence.ts";
 import { planReuse } from "./prefix-reuse.ts";
 import { EngineError, type EngineStats, type GenerateRequest, type TokenLogprobs } from "./types.ts";
@@ -74,7 +75,12 @@ export class Scheduler {
         `Prompt of ${prompt.length} tokens does not fit the context of ${this.context.contextPerSequence} tokens per sequence`);
     }
     const active = new ActiveRequest(request, prompt, emit);
-    active.sampler = this.createSampler(request, (request.minTokens ?? 0) > 0);
+    try {
+      active.sampler = this.createSampler(request, (request.minTokens ?? 0) > 0);
+    } catch (error) {
+      if (error instanceof InvalidGrammarError) throw new EngineError("invalid_request", error.message);
+      throw error;
+    }
     this.byId.set(request.id, active);
     this.queue.push(active);
   }
@@ -173,6 +179,7 @@ export class Scheduler {
   private sampleSlot(slot: SequenceSlot): void {
     const active = slot.active!;
     const token = active.sampler!.sample(this.context, slot.outputIndex);
+    if (token === NO_TOKEN) return this.endSlot(slot).fail("invalid_request", "Cannot continue generating: the grammar allows no next token");
     if (active.firstTokenAt === 0) active.firstTokenAt = performance.now();
     if (active.stopTokenIds.has(token)) return this.release(slot, "stop", undefined, token);
     if (!active.request.ignoreEos && this.model.vocab.isEndOfGeneration(token)) {
@@ -181,7 +188,7 @@ export class Scheduler {
     active.generated++;
     active.tokens.push(token);
     if (active.generated === active.request.minTokens) this.liftEndOfGenerationBan(active);
-    const text = active.decoder.push(this.model.vocab.tokenToPiece(token, active.request.renderSpecialTokens ?? false));
+    const text = active.decoder.push(this.model.vocab.tokenToPiece(token, active.renderSpecialTokens));
     const pushed = active.stops.push(text);
     const logprobs = active.request.logprobs === undefined ? undefined : this.logprobsOf(slot.outputIndex, token, active.request.logprobs);
     active.emit({ type: "token", id: active.id, token, text: pushed.text, ...(logprobs ? { logprobs } : {}) });
@@ -279,12 +286,17 @@ export class Scheduler {
   }
 
   private release(slot: SequenceSlot, reason: "stop" | "length" | "cancelled", stop?: string, stopToken?: number): void {
+    this.endSlot(slot).finish(reason, stop, stopToken);
+  }
+
+  /** Takes the slot's request out of the batch (its cached tokens stay for reuse) and returns it. */
+  private endSlot(slot: SequenceSlot): ActiveRequest {
     const active = slot.active!;
     slot.active = undefined;
     slot.outputIndex = -1;
     this.admitted.splice(this.admitted.indexOf(slot), 1);
     this.byId.delete(active.id);
-    active.finish(reason, stop, stopToken);
+    return active;
   }
 
   private failBatch(message: string): void {

@@ -23,6 +23,11 @@ export class ActiveRequest {
   readonly decoder = new Utf8PieceDecoder();
   readonly stops: StopStringMatcher;
   readonly maxTokens: number;
+  /**
+   * Special tokens are written into the text when asked, and always under a grammar: llama.cpp's grammar
+   * matches a special token by its text, so leaving it out would show text the grammar did not accept.
+   */
+  readonly renderSpecialTokens: boolean;
 
   readonly submittedAt = performance.now();
   startedAt = 0;
@@ -33,6 +38,7 @@ export class ActiveRequest {
     this.stops = new StopStringMatcher(request.stop ?? [], { includeStopString: request.includeStopString ?? false });
     this.maxTokens = request.maxTokens === undefined || request.maxTokens < 0 ? Infinity : request.maxTokens;
     this.stopTokenIds = new Set(request.stopTokenIds ?? []);
+    this.renderSpecialTokens = request.renderSpecialTokens ?? Boolean(request.sampling?.grammar);
   }
 
   get id(): string {

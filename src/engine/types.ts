@@ -24,7 +24,7 @@ export interface GenerateRequest {
   minTokens?: number;
   /** Report each token's log-probability and this many top alternatives (0: the token's only). */
   logprobs?: number;
-  /** Write special tokens (such as "<|im_end|>") into the output text instead of leaving them out. */
+  /** Write special tokens (such as "<|im_end|>") into the output text instead of leaving them out. Default: only under a grammar. */
   renderSpecialTokens?: boolean;
   sampling?: Partial<SamplerSettings>;
 }
@@ -74,8 +74,17 @@ export interface EngineOptions {
   /** Requests waiting for a free sequence before new ones are refused as busy. Default: 512. */
   queueLimit?: number;
   flashAttention?: "auto" | "on" | "off";
+  /** Type of the KV cache's keys and values (Ollama's OLLAMA_KV_CACHE_TYPE). Default: f16. */
+  kvCacheType?: "f16" | "q8_0" | "q4_0" | "f32";
   /** Load as an embedding model (pooled embeddings instead of generation). */
   embeddings?: boolean;
+}
+
+/** A pooled embedding: L2-normalised, with its input's token count and its length before normalising. */
+export interface EmbedResult {
+  embedding: number[];
+  tokens: number;
+  norm: number;
 }
 
 /** Load of one engine, for metrics: sequences in use, requests waiting, and memory cells holding tokens. */

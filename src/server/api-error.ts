@@ -1,4 +1,5 @@
 // One error type for every route: handlers throw it, and each profile renders it in its own shape.
+import { ChatTemplateError } from "../chat/template.ts";
 import { EngineError } from "../engine/types.ts";
 
 export class ApiError extends Error {
@@ -33,5 +34,7 @@ export function fromEngineError(error: EngineError): ApiError {
 export function toApiError(error: unknown): ApiError {
   if (error instanceof ApiError) return error;
   if (error instanceof EngineError) return fromEngineError(error);
+  // A template that cannot render this conversation is the request's problem, not the server's.
+  if (error instanceof ChatTemplateError) return new ApiError(400, error.message, { cause: error });
   return new ApiError(500, error instanceof Error ? error.message : String(error), { cause: error });
 }

@@ -5,7 +5,7 @@ import { ApiError, toApiError } from "./api-error.ts";
 import type { ServerDeps } from "./deps.ts";
 import { openAiRoutes } from "./openai/routes.ts";
 import { vllmRoutes } from "./vllm/routes.ts";
-import { ollamaRoutes } from "./ollama/routes.ts";
+import { ollamaNotFound, ollamaRoutes } from "./ollama/routes.ts";
 import { logger } from "../log.ts";
 import { installMiddleware } from "./middleware/index.ts";
 import { defaultServerOptions, type ServerOptions } from "./server-options.ts";
@@ -17,13 +17,15 @@ export function createApp(deps: ServerDeps, options: ServerOptions = defaultServ
   // Guards (host check, CORS, API key, body limit) and the request log run before every route.
   installMiddleware(app, { profile: deps.profile, options });
   app.route("/", openAiRoutes(deps));
-  if (deps.profile.name === "a") app.route("/", ollamaRoutes());
+  if (deps.profile.name === "a") app.route("/", ollamaRoutes(deps));
   if (deps.profile.name === "b") app.route("/", vllmRoutes(deps));
-  app.notFound((c) => c.json(deps.profile.openAiErrorBody(new ApiError(404, `No route for ${c.req.method} ${c.req.path}`)), 404));
+  app.notFound(deps.profile.name === "a"
+    ? ollamaNotFound(deps)
+    : (c) => c.json(deps.profile.errorBody(new ApiError(404, `No route for ${c.req.method} ${c.req.path}`), c.req.path), 404));
   app.onError((error, c) => {
     const apiError = toApiError(error);
     if (apiError.status >= 500) log.error(`${c.req.method} ${c.req.path}: ${apiError.message}`);
-    return c.json(deps.profile.openAiErrorBody(apiError), apiError.status as 400);
+    return c.json(deps.profile.errorBody(apiError, c.req.path), apiError.status as 400);
   });
   return app;
 }

@@ -3,7 +3,7 @@
 // path a request names directly.
 import { existsSync, statSync } from "node:fs";
 import { basename } from "node:path";
-import type { ModelManager } from "../engine/model-manager.ts";
+import type { KeepAlivePolicy, LoadedEngine, ModelManager } from "../engine/model-manager.ts";
 import type { EngineProcess } from "../engine/engine-process.ts";
 import type { EngineOptions } from "../engine/types.ts";
 import { readGgufHeaderSync, ggufString, ggufArchKey } from "../store/gguf.ts";
@@ -29,6 +29,20 @@ export interface ServedModel {
   pinned: boolean;
 }
 
+/** How long a model a request loads or uses may stay idle, and how that combines with its current keep-alive. */
+export interface KeepAliveRequest {
+  ms: number;
+  policy: KeepAlivePolicy;
+}
+
+/** A loaded engine and the model it was loaded for. */
+export interface LoadedModel extends LoadedEngine {
+  model: ServedModel;
+}
+
+// Which model each engine was loaded for, shared by the services of every listener (one manager).
+const modelOfEngine = new WeakMap<EngineProcess, ServedModel>();
+
 export interface ModelServiceOptions {
   /** Parallel sequences per model. */
   parallel: number;
@@ -43,12 +57,14 @@ export interface ModelServiceOptions {
   gpuMemoryFraction?: number;
   /** Replaces the models' own chat templates. */
   chatTemplate?: string;
+  flashAttention?: EngineOptions["flashAttention"];
+  kvCacheType?: EngineOptions["kvCacheType"];
 }
 
 export class ModelService {
   private readonly served: ServedModel[];
 
-  constructor(private readonly manager: ModelManager, served: Array<{ path: string; name?: string }>, private readonly options: ModelServiceOptions) {
+  constructor(protected readonly manager: ModelManager, served: Array<{ path: string; name?: string }>, private readonly options: ModelServiceOptions) {
     this.served = served.map(({ path, name }) => ({
       id: name ?? path,
       path,
@@ -100,11 +116,37 @@ export class ModelService {
       ...(this.options.gpuMemoryFraction !== undefined ? { gpuMemoryFraction: this.options.gpuMemoryFraction } : {}),
       ...(this.options.queueLimit !== undefined ? { queueLimit: this.options.queueLimit } : {}),
       ...(this.options.chatTemplate !== undefined ? { chatTemplate: this.options.chatTemplate } : {}),
+      ...(this.options.flashAttention !== undefined ? { flashAttention: this.options.flashAttention } : {}),
+      ...(this.options.kvCacheType !== undefined ? { kvCacheType: this.options.kvCacheType } : {}),
       ...overrides,
     };
   }
 
-  engine(model: ServedModel, overrides: Partial<EngineOptions> = {}): Promise<EngineProcess> {
-    return this.manager.engine(this.engineOptions(model, overrides), model.pinned ? Infinity : this.options.idleUnloadMs ?? 5 * 60_000);
+  /** How long a model may stay idle when the request says nothing: forever if named on `serve`. */
+  defaultKeepAliveMs(model: ServedModel): number {
+    return model.pinned ? Infinity : this.options.idleUnloadMs ?? 5 * 60_000;
+  }
+
+  async engine(model: ServedModel, overrides: Partial<EngineOptions> = {}, keepAlive?: KeepAliveRequest): Promise<EngineProcess> {
+    const engine = await this.manager.engine(
+      this.engineOptions(model, overrides), keepAlive?.ms ?? this.defaultKeepAliveMs(model), keepAlive?.policy ?? "longest",
+    );
+    modelOfEngine.set(engine, model);
+    return engine;
+  }
+
+  /** Every loaded engine, with the model it serves (engines loaded by path alone get a model for their path). */
+  loaded(): LoadedModel[] {
+    return this.manager.loadedEngines().map((loaded) => {
+      const path = loaded.engine.options.modelPath;
+      const model = modelOfEngine.get(loaded.engine) ?? { id: path, path, created: Math.floor(Date.now() / 1000), pinned: false };
+      return { ...loaded, model };
+    });
+  }
+
+  /** Unloads every engine of the model (each once its requests end); resolves when the idle ones have stopped. */
+  async unload(model: ServedModel): Promise<void> {
+    const engines = this.manager.loadedEngines().filter((loaded) => loaded.engine.options.modelPath === model.path);
+    await Promise.all(engines.map((loaded) => this.manager.unload(loaded.engine)));
   }
 }

@@ -18,6 +18,8 @@ export interface Profile {
   idleUnloadMs: number;
   /** Body of an error on an OpenAI-compatible route. */
   openAiErrorBody(error: ApiError): unknown;
+  /** Body of an error on any route: the profile's native routes may have their own shape. */
+  errorBody(error: ApiError, path: string): unknown;
 }
 
 const statusTypes: Record<number, string> = {
@@ -44,6 +46,10 @@ export const profiles: Record<ProfileName, Profile> = {
     openAiErrorBody: (error) => ({
       error: { message: error.message, type: error.status === 400 ? "invalid_request_error" : error.status === 404 ? "not_found_error" : "api_error", param: null, code: null },
     }),
+    // Ollama's native /api/* routes answer {"error": "..."}.
+    errorBody(error, path) {
+      return path.startsWith("/api/") ? { error: error.message } : this.openAiErrorBody(error);
+    },
   },
   b: {
     name: "b",
@@ -55,6 +61,9 @@ export const profiles: Record<ProfileName, Profile> = {
     openAiErrorBody: (error) => ({
       error: { message: error.message, type: statusTypes[error.status] ?? (error.status >= 500 ? "InternalServerError" : "BadRequestError"), param: error.param, code: error.status },
     }),
+    errorBody(error) {
+      return this.openAiErrorBody(error);
+    },
   },
   c: {
     name: "c",
@@ -65,5 +74,8 @@ export const profiles: Record<ProfileName, Profile> = {
     // LM Studio's default TTL for models loaded just in time.
     idleUnloadMs: 60 * 60_000,
     openAiErrorBody: (error) => ({ error: { message: error.message, type: openAiType(error.status), param: error.param, code: null } }),
+    errorBody(error) {
+      return this.openAiErrorBody(error);
+    },
   },
 };

@@ -74,6 +74,25 @@ describe("sampler chain", () => {
   test("an invalid grammar is refused with an error, not a crash", async () => {
     const result = await generate({ grammar: "root ::= (" });
     expect(result.error).toContain("grammar");
+    const leftRecursive = await generate({ grammar: 'root ::= root "a"' });
+    expect(leftRecursive.error).toContain("left recursion");
+  });
+
+  test("a grammar at a dead end ends the request with an error instead of aborting the engine", async () => {
+    // No token's text is a NUL character, so after "a" every candidate is ruled out.
+    const result = await generate({ temperature: 1, seed: 3, grammar: 'root ::= "a" "\\x00"' });
+    expect(result.text).toBe("a");
+    expect(result.error).toContain("grammar allows no next token");
+    const after = await generate({ temperature: 0 }, 3, { ignoreEos: true });
+    expect(after.tokens).toHaveLength(3);
+  });
+
+  test("under a grammar, special tokens it accepts by their text are shown in the output", async () => {
+    // "<|im_start|>" is a control token of the Qwen2 vocabulary; the grammar matches it by its text.
+    const [control] = engine.tokenize("<|im_start|>", false, true);
+    const result = await generate({ temperature: 0, logitBias: [[control!, 100]], grammar: 'root ::= "<|im_start|>" "x"' }, 4);
+    expect(result.tokens[0]).toBe(control!);
+    expect(result.text).toBe("<|im_start|>x");
   });
 
   test("a stop token id ends generation before it, and is reported", async () => {

@@ -22,7 +22,7 @@ import { requestLog, type RequestLogOptions } from "./request-log.ts";
  * Profile c gets llama-server's 401 (`authentication_error`, "Invalid API Key") from its OpenAI shape.
  */
 export function middlewareErrorBody(profile: Profile): RenderError {
-  return (error: ApiError) => (profile.name === "b" && error.status === 401 ? { error: "Unauthorized" } : profile.openAiErrorBody(error));
+  return (error: ApiError, c) => (profile.name === "b" && error.status === 401 ? { error: "Unauthorized" } : profile.errorBody(error, c.req.path));
 }
 
 export interface MiddlewareSetup {

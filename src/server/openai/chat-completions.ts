@@ -1,19 +1,17 @@
-// POST /v1/chat/completions: renders the model's chat template, runs n choices as parallel sequences,
-// and answers with one chat.completion or an SSE stream of chat.completion.chunk.
+// POST /v1/chat/completions: translates the body into the shared chat path (template, n choices,
+// output parsing) and answers with one chat.completion or an SSE stream of chat.completion.chunk.
 import type { Context } from "hono";
-import { renderChatTemplate, tokenizerAddsBos, CHATML_TEMPLATE } from "../../chat/template.ts";
+import { renderChatPrompt, startChat } from "../../generation/chat.ts";
 import { badRequest } from "../api-error.ts";
 import { readJsonBody, validate } from "../validation.ts";
 import type { ServerDeps } from "../deps.ts";
+import { observeChoices } from "../observe.ts";
 import { chatCompletionSchema } from "./schemas.ts";
 import { checkContextLength } from "./context-check.ts";
-import { finishReasonOf, startChoices, stopReasonOf, streamChoices, type ChunkFormat } from "./choices.ts";
 import { openAiEventStream } from "./sse.ts";
-import { observeChoices } from "./observe.ts";
+import { streamChatChoices } from "./chat-stream.ts";
 import { loadOverrides } from "./ollama-options.ts";
-import {
-  chatChunk, chatCompletionBody, chatLogprobs, checkChoiceOptions, completionId, generationFields, toChatMessages, toSamplerSettings, toUsage,
-} from "./translate.ts";
+import { chatCompletionBody, checkChoiceOptions, completionId, generationFields, toChatMessages, toSamplerSettings, toUsage } from "./translate.ts";
 
 export function chatCompletions(deps: ServerDeps) {
   return async function chatCompletionsHandler(c: Context) {
@@ -27,43 +25,35 @@ export function chatCompletions(deps: ServerDeps) {
     const model = deps.models.resolve(body.model);
     if (deps.models.embeds(model)) throw badRequest(`Model "${model.id}" is an embedding model and does not support chat`, "model");
     const engine = await deps.models.engine(model, loadOverrides(deps.profile, body));
-    const info = engine.info;
-    const prompt = renderChatTemplate(info.chatTemplate ?? CHATML_TEMPLATE, toChatMessages(body.messages), {
+    const prompt = await renderChatPrompt(engine, {
+      messages: toChatMessages(body.messages),
       ...(body.tools ? { tools: body.tools } : {}),
       addGenerationPrompt: body.add_generation_prompt ?? true,
-      bosToken: info.bosText,
-      eosToken: info.eosText,
-      ...(body.chat_template_kwargs ? { variables: body.chat_template_kwargs } : {}),
+      ...(body.chat_template_kwargs ? { templateVariables: body.chat_template_kwargs } : {}),
     });
-    const addSpecial = tokenizerAddsBos(prompt, info.bosText);
-    const tokens = await engine.tokenize(prompt, { addSpecial, parseSpecial: true });
     const maxTokens = body.max_completion_tokens ?? body.max_tokens ?? undefined;
-    checkContextLength(deps.profile, tokens.length, maxTokens, info.contextPerSequence);
+    checkContextLength(deps.profile, prompt.tokens.length, maxTokens, engine.info.contextPerSequence);
 
     const logprobs = body.logprobs ? body.top_logprobs ?? 0 : undefined;
-    const request = { prompt: tokens, sampling, ...generationFields(body, maxTokens, logprobs) };
     const id = completionId("chatcmpl");
     const created = Math.floor(Date.now() / 1000);
-    const choices = await startChoices(engine, [request], n, c.req.raw.signal, observeChoices(deps, model.id, arrived));
+    const choices = await startChat(engine, prompt, { sampling, ...generationFields(body, maxTokens, logprobs) }, {
+      n, signal: c.req.raw.signal, onDone: observeChoices(deps, model.id, arrived),
+    });
+    const reportUsage = (usage: ReturnType<typeof toUsage>) =>
+      c.set("usage", { promptTokens: usage.prompt_tokens, completionTokens: usage.completion_tokens });
 
     if (!body.stream) {
       const results = await Promise.all(choices.map((choice) => choice.collect()));
-      const usage = toUsage(tokens.length, results.map((r) => r.usage));
-      c.set("usage", { promptTokens: usage.prompt_tokens, completionTokens: usage.completion_tokens });
+      const usage = toUsage(prompt.tokens.length, results.map((r) => r.usage));
+      reportUsage(usage);
       return c.json(chatCompletionBody(id, created, model.id, results, usage, logprobs !== undefined));
     }
-
-    const format: ChunkFormat = {
-      text: (index, text, entries) => chatChunk(id, created, model.id, index, { content: text }, null,
-        logprobs !== undefined ? { logprobs: chatLogprobs(entries) } : {}),
-      finish: (index, done) => chatChunk(id, created, model.id, index, {}, finishReasonOf(done.finishReason), { stop_reason: stopReasonOf(done) }),
-    };
     return openAiEventStream(c, async (send) => {
-      for (let i = 0; i < n; i++) await send(chatChunk(id, created, model.id, i, { role: "assistant", content: "" }));
-      const usages = await streamChoices(choices, format, send);
+      const usages = await streamChatChoices(choices, { id, created, model: model.id, profile: deps.profile, withLogprobs: logprobs !== undefined }, send);
       if (!usages) return;
-      const usage = toUsage(tokens.length, usages);
-      c.set("usage", { promptTokens: usage.prompt_tokens, completionTokens: usage.completion_tokens });
+      const usage = toUsage(prompt.tokens.length, usages);
+      reportUsage(usage);
       if (body.stream_options?.include_usage) await send({ id, object: "chat.completion.chunk", created, model: model.id, choices: [], usage });
     });
   };

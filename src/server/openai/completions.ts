@@ -7,9 +7,10 @@ import { readJsonBody, validate } from "../validation.ts";
 import type { ServerDeps } from "../deps.ts";
 import { samplingFields } from "./schemas.ts";
 import { checkContextLength } from "./context-check.ts";
-import { finishReasonOf, startChoices, stopReasonOf, streamChoices, type ChunkFormat } from "./choices.ts";
+import { startChoices } from "../../generation/choices.ts";
+import { errorChunk, finishReasonOf, stopReasonOf, streamChoices, type ChunkFormat } from "./stream-choices.ts";
 import { openAiEventStream } from "./sse.ts";
-import { observeChoices } from "./observe.ts";
+import { observeChoices } from "../observe.ts";
 import { loadOverrides } from "./ollama-options.ts";
 import { checkChoiceOptions, completionId, generationFields, textLogprobs, toSamplerSettings, toUsage } from "./translate.ts";
 
@@ -86,6 +87,7 @@ export function completions(deps: ServerDeps) {
         return chunk(index, text, logprobs !== undefined ? { logprobs: textLogprobs(entries, offset) } : {});
       },
       finish: (index, done) => chunk(index, "", { finish_reason: finishReasonOf(done.finishReason), stop_reason: stopReasonOf(done) }),
+      error: (code, message) => errorChunk(deps.profile, code, message),
     };
     return openAiEventStream(c, async (send) => {
       if (body.echo) for (let i = 0; i < choices.length; i++) await send(chunk(i, echoOf(i), {}));

@@ -2,7 +2,8 @@
 import type { SamplerSettings } from "../../../ffi/sampler.ts";
 import type { ChatMessage } from "../../chat/types.ts";
 import type { GenerateRequest, RequestUsage, TokenLogprob, TokenLogprobs } from "../../engine/types.ts";
-import { finishReasonOf, stopReasonOf, type ChoiceResult } from "./choices.ts";
+import type { ChatResult } from "../../generation/chat.ts";
+import { finishReasonOf, stopReasonOf } from "./stream-choices.ts";
 import { badRequest } from "../api-error.ts";
 import type { Profile } from "../profiles.ts";
 import type { ChatCompletionRequest, SamplingRequest } from "./schemas.ts";
@@ -123,18 +124,28 @@ export function textLogprobs(entries: TokenLogprobs[], startOffset = 0) {
   };
 }
 
-export function chatCompletionBody(id: string, created: number, model: string, choices: ChoiceResult[], usage: Usage, withLogprobs: boolean) {
+/** The assistant message of a finished choice, in vLLM's shape. Text around tool calls that is only whitespace is null. */
+function assistantMessage(result: ChatResult) {
+  const content = result.toolCalls.length > 0 && !result.content.trim() ? null : result.content;
+  return {
+    role: "assistant", content, refusal: null, annotations: null, audio: null, function_call: null,
+    tool_calls: result.toolCalls.map((call) => ({ id: call.id, type: "function", function: { name: call.name, arguments: JSON.stringify(call.arguments) } })),
+    reasoning: result.reasoning || null,
+  };
+}
+
+export function chatCompletionBody(id: string, created: number, model: string, results: ChatResult[], usage: Usage, withLogprobs: boolean) {
   return {
     id,
     object: "chat.completion",
     created,
     model,
-    choices: choices.map((choice, index) => ({
+    choices: results.map((result, index) => ({
       index,
-      message: { role: "assistant", content: choice.text, tool_calls: [] },
-      logprobs: withLogprobs ? chatLogprobs(choice.logprobs) : null,
-      finish_reason: finishReasonOf(choice.finishReason),
-      stop_reason: stopReasonOf(choice),
+      message: assistantMessage(result),
+      logprobs: withLogprobs ? chatLogprobs(result.logprobs) : null,
+      finish_reason: finishReasonOf(result.finishReason),
+      stop_reason: stopReasonOf(result),
     })),
     usage,
     system_fingerprint: null,

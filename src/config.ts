@@ -1,0 +1,133 @@
+// The environment variables llamux reads: one table of name, default and meaning (printed by
+// `llamux serve --help`), and a named accessor per variable that reads it when called. A value that
+// does not parse stops start-up with a message naming the variable, rather than being guessed at.
+import type { EngineOptions } from "./engine/types.ts";
+import { keepAliveFromEnv } from "./server/ollama/duration.ts";
+
+export type Env = Record<string, string | undefined>;
+
+export interface EnvVar {
+  name: string;
+  default: string;
+  description: string;
+}
+
+export const envVars: EnvVar[] = [
+  { name: "LLAMUX_HOST", default: "127.0.0.1", description: "host:port for llamux serve (flags win)" },
+  { name: "LLAMUX_API_KEY", default: "", description: "require this API key (VLLM_API_KEY too on profile b)" },
+  { name: "LLAMUX_LOG_LEVEL", default: "info", description: "error, warn, info or debug (with llama.cpp's own log)" },
+  { name: "OLLAMA_HOST", default: "127.0.0.1:11434", description: "profile a: address to bind, [scheme://]host[:port]" },
+  { name: "OLLAMA_MODELS", default: "~/.llamux/models", description: "profile a: the model store; an Ollama models directory works as is" },
+  { name: "OLLAMA_KEEP_ALIVE", default: "5m", description: "profile a: idle time before a model unloads (\"10m\", seconds, <0 forever)" },
+  { name: "OLLAMA_NUM_PARALLEL", default: "4", description: "profile a: sequences decoded together per model (--parallel wins)" },
+  { name: "OLLAMA_MAX_LOADED_MODELS", default: "3", description: "profiles a, all: models loaded at once (then the idlest is unloaded)" },
+  { name: "OLLAMA_MAX_QUEUE", default: "512", description: "profile a: requests waiting per model before more get 503" },
+  { name: "OLLAMA_CONTEXT_LENGTH", default: "4096", description: "profile a: default context per sequence (num_ctx)" },
+  { name: "OLLAMA_ORIGINS", default: "", description: "profile a: more browser origins CORS allows, comma-separated" },
+  { name: "OLLAMA_FLASH_ATTENTION", default: "auto", description: "profile a: 1 turns flash attention on, 0 off" },
+  { name: "OLLAMA_KV_CACHE_TYPE", default: "f16", description: "profile a: KV cache type, f16, q8_0 or q4_0" },
+  { name: "OLLAMA_DEBUG", default: "0", description: "profile a: 1 logs at debug level (LLAMUX_LOG_LEVEL=debug)" },
+];
+
+/** The table as help text: name, default and meaning, one line per variable. */
+export function envVarsHelp(): string {
+  const nameWidth = Math.max(...envVars.map((v) => v.name.length));
+  const defaultWidth = Math.max(...envVars.map((v) => (v.default || "-").length));
+  return envVars.map((v) => `  ${v.name.padEnd(nameWidth)}  ${(v.default || "-").padEnd(defaultWidth)}  ${v.description}`).join("\n");
+}
+
+/** The value with surrounding spaces and quotes removed, as Ollama reads its variables; undefined if unset or empty. */
+function read(env: Env, name: string): string | undefined {
+  const value = env[name]?.trim().replace(/^["']+|["']+$/g, "").trim();
+  return value ? value : undefined;
+}
+
+function invalid(name: string, value: string, expected: string): Error {
+  return new Error(`Cannot use ${name}="${value}": expected ${expected}`);
+}
+
+function nonNegativeInteger(env: Env, name: string): number | undefined {
+  const value = read(env, name);
+  if (value === undefined) return undefined;
+  const n = Number(value);
+  if (!Number.isInteger(n) || n < 0) throw invalid(name, value, "a whole number of at least 0");
+  return n;
+}
+
+function bool(env: Env, name: string): boolean | undefined {
+  const value = read(env, name);
+  if (value === undefined) return undefined;
+  if (/^(1|t|true)$/i.test(value)) return true;
+  if (/^(0|f|false)$/i.test(value)) return false;
+  throw invalid(name, value, "1, true, 0 or false");
+}
+
+/** OLLAMA_HOST as a bind address: `host`, `host:port`, `:port`, `[::1]:port`, or with an http(s) scheme. */
+export function ollamaHost(env: Env = process.env): { host?: string; port?: number } | undefined {
+  const value = read(env, "OLLAMA_HOST");
+  if (value === undefined) return undefined;
+  const scheme = /^(https?):\/\//i.exec(value)?.[1]?.toLowerCase();
+  const rest = value.replace(/^https?:\/\//i, "").replace(/\/.*$/, "");
+  const match = /^(\[[^\]]*\]|[^:]*)(?::(\d*))?$/.exec(rest);
+  if (!match) throw invalid("OLLAMA_HOST", value, "[http://]host[:port]");
+  const host = match[1]!.replace(/^\[|\]$/g, "");
+  let port: number | undefined = match[2] ? Number(match[2]) : undefined;
+  if (port === undefined && scheme) port = scheme === "https" ? 443 : 80;
+  if (port !== undefined && !(port >= 1 && port <= 65535)) throw invalid("OLLAMA_HOST", value, "a port between 1 and 65535");
+  return { ...(host ? { host } : {}), ...(port !== undefined ? { port } : {}) };
+}
+
+/** OLLAMA_KEEP_ALIVE in milliseconds (Infinity: forever), or undefined when unset. */
+export function ollamaKeepAliveMs(env: Env = process.env): number | undefined {
+  const value = read(env, "OLLAMA_KEEP_ALIVE");
+  if (value === undefined) return undefined;
+  try {
+    return keepAliveFromEnv(value);
+  } catch {
+    throw invalid("OLLAMA_KEEP_ALIVE", value, 'a duration such as "5m", "1h" or "-1", or whole seconds');
+  }
+}
+
+/** 0 means "the default", as in Ollama. */
+export function ollamaNumParallel(env: Env = process.env): number | undefined {
+  return nonNegativeInteger(env, "OLLAMA_NUM_PARALLEL") || undefined;
+}
+
+export function ollamaMaxLoadedModels(env: Env = process.env): number | undefined {
+  return nonNegativeInteger(env, "OLLAMA_MAX_LOADED_MODELS") || undefined;
+}
+
+export function ollamaMaxQueue(env: Env = process.env): number | undefined {
+  return nonNegativeInteger(env, "OLLAMA_MAX_QUEUE");
+}
+
+export function ollamaContextLength(env: Env = process.env): number | undefined {
+  const n = nonNegativeInteger(env, "OLLAMA_CONTEXT_LENGTH");
+  if (n !== undefined && n > 0 && n < 4) throw invalid("OLLAMA_CONTEXT_LENGTH", String(n), "0 or at least 4");
+  return n || undefined;
+}
+
+export function ollamaOrigins(env: Env = process.env): string[] {
+  return (read(env, "OLLAMA_ORIGINS") ?? "").split(",").map((origin) => origin.trim()).filter(Boolean);
+}
+
+export function ollamaFlashAttention(env: Env = process.env): EngineOptions["flashAttention"] | undefined {
+  const on = bool(env, "OLLAMA_FLASH_ATTENTION");
+  return on === undefined ? undefined : on ? "on" : "off";
+}
+
+const kvCacheTypes = ["f16", "q8_0", "q4_0"] as const;
+
+export function ollamaKvCacheType(env: Env = process.env): EngineOptions["kvCacheType"] | undefined {
+  const value = read(env, "OLLAMA_KV_CACHE_TYPE")?.toLowerCase();
+  if (value === undefined) return undefined;
+  if (!(kvCacheTypes as readonly string[]).includes(value)) throw invalid("OLLAMA_KV_CACHE_TYPE", value, kvCacheTypes.join(", "));
+  return value as EngineOptions["kvCacheType"];
+}
+
+/** OLLAMA_DEBUG: 1/true (or 2, Ollama's trace level) means debug logging. */
+export function ollamaDebug(env: Env = process.env): boolean {
+  const value = read(env, "OLLAMA_DEBUG");
+  if (value !== undefined && /^\d+$/.test(value)) return Number(value) > 0;
+  return bool(env, "OLLAMA_DEBUG") ?? false;
+}

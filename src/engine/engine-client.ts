@@ -1,0 +1,167 @@
+// The parent side of the host protocol, whatever hosts the engine (a child process or a Worker):
+// request ids, event routing to each request's stream, calls with replies, and failing everything in
+// flight when the host goes away. Subclasses only start the host, carry messages and stop it.
+import type { ChildMessage, ParentMessage } from "./protocol.ts";
+import { EngineError, type EmbedResult, type EngineEvent, type EngineOptions, type EngineStats, type GenerateRequest, type ModelInfo } from "./types.ts";
+import type { EventSink } from "./sequence.ts";
+import type { EngineHandle, TokenizeOptions } from "../generation/engine-handle.ts";
+
+let nextRequestId = 0;
+
+export abstract class EngineClient implements EngineHandle {
+  private readonly sinks = new Map<string, EventSink>();
+  private readonly calls = new Map<number, { resolve: (value: unknown) => void; reject: (error: Error) => void }>();
+  private nextCallId = 0;
+  protected exited = false;
+  /** When the last request in flight finished (ms since epoch). */
+  idleSince = Date.now();
+  private openStreams = 0;
+  private drainWaiters: Array<() => void> = [];
+  info!: ModelInfo;
+
+  protected constructor(readonly options: EngineOptions) {}
+
+  /** Hands a message to the host; called only while it runs. */
+  protected abstract send(message: ParentMessage): void;
+
+  /** Told when the first request or call starts and when the last one ends (a Worker host refs itself only while busy). */
+  protected busyChanged(_busy: boolean): void {}
+
+  private wasBusy = false;
+
+  private noteBusy(): void {
+    const busy = this.sinks.size + this.calls.size > 0;
+    if (busy !== this.wasBusy) this.busyChanged((this.wasBusy = busy));
+  }
+
+  get alive(): boolean {
+    return !this.exited;
+  }
+
+  get inFlight(): number {
+    return this.sinks.size;
+  }
+
+  /** Sends a request; events arrive at `sink` until a done or error event. Returns the request id. */
+  submit(request: Omit<GenerateRequest, "id">, sink: EventSink): string {
+    const id = `r${++nextRequestId}`;
+    if (this.exited) {
+      sink({ type: "error", id, code: "engine_exited", message: `Engine for "${this.options.modelPath}" is not running` });
+      return id;
+    }
+    this.sinks.set(id, sink);
+    this.noteBusy();
+    this.post({ type: "submit", request: { ...request, id } });
+    this.idleSince = Infinity;
+    return id;
+  }
+
+  cancel(id: string): void {
+    if (this.sinks.has(id)) this.post({ type: "cancel", id });
+  }
+
+  /** Streams a request's events; breaking out of the loop or aborting `signal` cancels it. */
+  async *generate(request: Omit<GenerateRequest, "id">, signal?: AbortSignal): AsyncGenerator<EngineEvent> {
+    const pending: EngineEvent[] = [];
+    let wake: (() => void) | undefined;
+    let finished = false;
+    const id = this.submit(request, (event) => {
+      pending.push(event);
+      wake?.();
+    });
+    const onAbort = () => this.cancel(id);
+    signal?.addEventListener("abort", onAbort);
+    this.openStreams++;
+    try {
+      for (;;) {
+        while (pending.length > 0) {
+          const event = pending.shift()!;
+          if (event.type !== "token") finished = true;
+          yield event;
+          if (finished) return;
+        }
+        await new Promise<void>((resolve) => (wake = resolve));
+        wake = undefined;
+      }
+    } finally {
+      signal?.removeEventListener("abort", onAbort);
+      if (!finished) this.cancel(id);
+      if (--this.openStreams === 0) for (const wake of this.drainWaiters.splice(0)) wake();
+    }
+  }
+
+  /** Resolves once every stream from generate() has been read to its end (or abandoned). */
+  drained(timeoutMs = 2000): Promise<void> {
+    if (this.openStreams === 0) return Promise.resolve();
+    return new Promise((resolve) => {
+      const timer = setTimeout(resolve, timeoutMs);
+      this.drainWaiters.push(() => {
+        clearTimeout(timer);
+        resolve();
+      });
+    });
+  }
+
+  tokenize(text: string, { addSpecial = true, parseSpecial = true }: TokenizeOptions = {}): Promise<number[]> {
+    return this.call({ type: "tokenize", callId: 0, text, addSpecial, parseSpecial }) as Promise<number[]>;
+  }
+
+  detokenize(tokens: number[]): Promise<string> {
+    return this.call({ type: "detokenize", callId: 0, tokens }) as Promise<string>;
+  }
+
+  stats(): Promise<EngineStats> {
+    return this.call({ type: "stats", callId: 0 }) as Promise<EngineStats>;
+  }
+
+  /** `truncate` keeps the first tokens of an input longer than the model takes, instead of failing. */
+  embed(text: string, { truncate = false } = {}): Promise<EmbedResult> {
+    return this.call({ type: "embed", callId: 0, text, truncate }) as Promise<EmbedResult>;
+  }
+
+  private call(message: Extract<ParentMessage, { callId: number }>): Promise<unknown> {
+    if (this.exited) return Promise.reject(new EngineError("engine_exited", `Engine for "${this.options.modelPath}" is not running`));
+    const callId = ++this.nextCallId;
+    return new Promise((resolve, reject) => {
+      this.calls.set(callId, { resolve, reject });
+      this.noteBusy();
+      this.post({ ...message, callId });
+    });
+  }
+
+  protected post(message: ParentMessage): void {
+    if (!this.exited) this.send(message);
+  }
+
+  /** Routes the host's events and replies (not its load result, which starting the host awaits). */
+  protected receive(message: ChildMessage): void {
+    if (message.type === "events") {
+      for (const event of message.events) {
+        const sink = this.sinks.get(event.id);
+        if (!sink) continue;
+        if (event.type !== "token") {
+          this.sinks.delete(event.id);
+          if (this.sinks.size === 0) this.idleSince = Date.now();
+        }
+        sink(event);
+      }
+    } else if (message.type === "reply") {
+      const call = this.calls.get(message.callId);
+      this.calls.delete(message.callId);
+      if (message.error !== undefined) call?.reject(message.code ? new EngineError(message.code, message.error) : new Error(message.error));
+      else call?.resolve(message.result);
+    }
+    this.noteBusy();
+  }
+
+  /** The host is gone: every request and call in flight ends with an error. */
+  protected handleExit(reason: string): void {
+    this.exited = true;
+    const message = `Engine for "${this.options.modelPath}" stopped (${reason}) while the request was running`;
+    for (const [id, sink] of this.sinks) sink({ type: "error", id, code: "engine_exited", message });
+    this.sinks.clear();
+    for (const call of this.calls.values()) call.reject(new EngineError("engine_exited", message));
+    this.calls.clear();
+    this.noteBusy();
+  }
+}

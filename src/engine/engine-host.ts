@@ -1,0 +1,72 @@
+// The engine side of the host protocol, whatever carries its messages: the server's child process
+// (child-main.ts, Bun IPC) or the SDK's Worker (engine-worker.ts, postMessage). It loads one Engine,
+// answers calls and sends each step's events together.
+import { Engine } from "./engine.ts";
+import { EngineError, type EngineEvent } from "./types.ts";
+import type { ChildMessage, ParentMessage } from "./protocol.ts";
+import { logger } from "../log.ts";
+
+const log = logger("engine");
+
+/**
+ * Returns the handler for the parent's messages. `send` carries replies and events to the parent;
+ * `exit` ends the host once the engine is disposed on "shutdown".
+ */
+export function engineMessageHandler(send: (message: ChildMessage) => void, exit: () => void): (message: ParentMessage) => void {
+  let engine: Engine | undefined;
+  let outbox: EngineEvent[] = [];
+  // Events emitted during one synchronous step leave together in one message.
+  const emit = (event: EngineEvent) => {
+    if (outbox.length === 0) queueMicrotask(() => {
+      const events = outbox;
+      outbox = [];
+      send({ type: "events", events });
+    });
+    outbox.push(event);
+  };
+
+  return function handleParentMessage(message: ParentMessage): void {
+    switch (message.type) {
+      case "load":
+        try {
+          engine = Engine.load(message.options);
+          log.info(`loaded ${engine.info.architecture} model "${message.options.modelPath}": ${engine.info.sequences} sequences × ${engine.info.contextPerSequence} tokens, ${engine.info.threads} threads, ${engine.info.compute}`);
+          send({ type: "loaded", info: engine.info });
+        } catch (error) {
+          send({ type: "load_failed", message: (error as Error).message });
+        }
+        break;
+      case "submit":
+        try {
+          if (!engine) throw new EngineError("engine_failure", "Cannot generate: no model is loaded");
+          engine.submit(message.request, emit);
+        } catch (error) {
+          const code = error instanceof EngineError ? error.code : "engine_failure";
+          emit({ type: "error", id: message.request.id, code, message: (error as Error).message });
+        }
+        break;
+      case "cancel":
+        engine?.cancel(message.id);
+        break;
+      case "tokenize":
+      case "detokenize":
+      case "embed":
+      case "stats":
+        try {
+          if (!engine) throw new Error("no model is loaded");
+          const result = message.type === "tokenize"
+            ? engine.tokenize(message.text, message.addSpecial, message.parseSpecial)
+            : message.type === "detokenize" ? engine.detokenize(message.tokens)
+            : message.type === "embed" ? engine.embed(message.text, message.truncate) : engine.stats();
+          send({ type: "reply", callId: message.callId, result });
+        } catch (error) {
+          send({ type: "reply", callId: message.callId, error: (error as Error).message, ...(error instanceof EngineError ? { code: error.code } : {}) });
+        }
+        break;
+      case "shutdown":
+        engine?.dispose("engine shutting down");
+        engine = undefined;
+        exit();
+    }
+  };
+}

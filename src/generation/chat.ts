@@ -1,0 +1,151 @@
+// The one path of a chat request, shared by every profile and the SDK: render the model's chat
+// template, tokenize, run n choices, and read each choice's text into ChatEvents.
+import { ChatTemplateError, renderChatTemplate, tokenizerAddsBos, CHATML_TEMPLATE } from "../chat/template.ts";
+import type { ChatMessage, ToolDefinition } from "../chat/types.ts";
+import { EngineError, type GenerateRequest, type TokenLogprobs } from "../engine/types.ts";
+import { ChoiceStream, doneFields, startChoices, type DoneEvent } from "./choices.ts";
+import { PlainTextOutput, type ChatEvent, type ChatFinishReason, type OutputParser, type ParsedToolCall } from "./chat-events.ts";
+import type { EngineHandle } from "./engine-handle.ts";
+
+/** What the chat template gets. */
+export interface ChatPrompt {
+  messages: ChatMessage[];
+  tools?: ToolDefinition[];
+  /** End the prompt with the assistant turn's opening. Default: true. */
+  addGenerationPrompt?: boolean;
+  /** Extra template variables (chat_template_kwargs), e.g. enable_thinking. */
+  templateVariables?: Record<string, unknown>;
+  /** Leave the final (assistant) message open so generation continues it (vLLM continue_final_message). */
+  continueFinalMessage?: boolean;
+}
+
+export interface RenderedPrompt {
+  text: string;
+  tokens: number[];
+}
+
+/**
+ * Renders the model's template (ChatML when it has none) and tokenizes the result. BOS is added only
+ * when the template did not write it, unless `addSpecial` says otherwise.
+ */
+export async function renderChatPrompt(engine: EngineHandle, prompt: ChatPrompt, options: { addSpecial?: boolean } = {}): Promise<RenderedPrompt> {
+  const info = engine.info;
+  const continueFinal = prompt.continueFinalMessage ?? false;
+  if (continueFinal && prompt.addGenerationPrompt) throw new ChatTemplateError("Cannot set both `continue_final_message` and `add_generation_prompt` to True.");
+  let text = renderChatTemplate(info.chatTemplate ?? CHATML_TEMPLATE, prompt.messages, {
+    ...(prompt.tools?.length ? { tools: prompt.tools } : {}),
+    addGenerationPrompt: continueFinal ? false : prompt.addGenerationPrompt ?? true,
+    bosToken: info.bosText,
+    eosToken: info.eosText,
+    ...(prompt.templateVariables ? { variables: prompt.templateVariables } : {}),
+  });
+  if (continueFinal) text = cutAfterFinalMessage(text, prompt.messages);
+  const addSpecial = options.addSpecial ?? tokenizerAddsBos(text, info.bosText);
+  const tokens = await engine.tokenize(text, { addSpecial, parseSpecial: true });
+  return { text, tokens };
+}
+
+/** As Hugging Face's apply_chat_template: the prompt ends right after the final message's text. */
+function cutAfterFinalMessage(text: string, messages: ChatMessage[]): string {
+  const finalText = (messages.at(-1)?.content ?? "").trim();
+  const end = text.lastIndexOf(finalText);
+  if (!finalText || end < 0) throw new ChatTemplateError("continue_final_message is set but the final message does not appear in the chat after applying the chat template!");
+  return text.slice(0, end + finalText.length);
+}
+
+export interface ChatRunOptions {
+  /** Choices sampled in parallel from the same prompt. Default: 1. */
+  n?: number;
+  signal?: AbortSignal;
+  /** Told when each choice's engine sequence ends (metrics, logs). */
+  onDone?: (event: DoneEvent) => void;
+  /** A fresh parser per choice; default: all text is answer text. */
+  parser?: () => OutputParser;
+}
+
+/** One choice read to its end. */
+export interface ChatResult {
+  content: string;
+  reasoning: string;
+  toolCalls: ParsedToolCall[];
+  finishReason: ChatFinishReason;
+  stop?: string;
+  stopToken?: number;
+  usage: DoneEvent["usage"];
+  logprobs: TokenLogprobs[];
+}
+
+export class ChatChoice {
+  constructor(private readonly stream: ChoiceStream, private readonly parser: OutputParser) {}
+
+  /** The choice's events; ends with one `done` or `error`. */
+  async *events(): AsyncGenerator<ChatEvent> {
+    let pendingLogprobs: TokenLogprobs[] = [];
+    let calledTools = false;
+    const outputs = function* (this: void, items: ReturnType<OutputParser["push"]>): Generator<ChatEvent> {
+      for (const item of items) {
+        if (item.type === "tool_call") calledTools = true;
+        if (item.type !== "content") {
+          yield item;
+          continue;
+        }
+        yield { type: "content", text: item.text, logprobs: pendingLogprobs };
+        pendingLogprobs = [];
+      }
+    };
+    for await (const event of this.stream.events()) {
+      if (event.type === "token") {
+        if (event.logprobs) pendingLogprobs.push(event.logprobs);
+        yield* outputs(this.parser.push(event.text));
+      } else if (event.type === "done") {
+        yield* outputs(this.parser.finish());
+        const fields = doneFields(event);
+        // A choice that called tools and then stopped reports it as OpenAI clients expect.
+        const finishReason: ChatFinishReason = calledTools && fields.finishReason === "stop" ? "tool_calls" : fields.finishReason;
+        yield { type: "done", ...fields, finishReason };
+        return;
+      } else {
+        yield { type: "error", code: event.code, message: event.message };
+        return;
+      }
+    }
+  }
+
+  /** The whole choice; an engine error is thrown as an EngineError. */
+  async collect(): Promise<ChatResult> {
+    let content = "";
+    let reasoning = "";
+    const toolCalls: ParsedToolCall[] = [];
+    const logprobs: TokenLogprobs[] = [];
+    for await (const event of this.events()) {
+      switch (event.type) {
+        case "content":
+          content += event.text;
+          logprobs.push(...event.logprobs);
+          break;
+        case "reasoning":
+          reasoning += event.text;
+          break;
+        case "tool_call":
+          toolCalls.push(event.call);
+          break;
+        case "done": {
+          const { type: _, ...fields } = event;
+          return { content, reasoning, toolCalls, logprobs, ...fields };
+        }
+        case "error":
+          throw new EngineError(event.code, event.message);
+      }
+    }
+    throw new EngineError("engine_failure", "Generation ended without a result");
+  }
+}
+
+/** Starts n choices of a rendered prompt; a refused request throws an EngineError before anything streams. */
+export async function startChat(
+  engine: EngineHandle, prompt: RenderedPrompt, request: Omit<GenerateRequest, "id" | "prompt">, options: ChatRunOptions = {},
+): Promise<ChatChoice[]> {
+  const streams = await startChoices(engine, [{ ...request, prompt: prompt.tokens }], options.n ?? 1, options.signal, options.onDone);
+  const parser = options.parser ?? (() => new PlainTextOutput());
+  return streams.map((stream) => new ChatChoice(stream, parser()));
+}

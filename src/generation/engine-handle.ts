@@ -1,0 +1,18 @@
+// What the generation path needs of a loaded model, whatever hosts its engine: the server's child
+// process (EngineProcess) or the SDK's worker. Routes and the SDK call this, never the host directly.
+import type { EngineEvent, GenerateRequest, ModelInfo } from "../engine/types.ts";
+
+export interface TokenizeOptions {
+  /** Add BOS/EOS as the vocabulary asks. Default: true. */
+  addSpecial?: boolean;
+  /** Let text like "<|im_start|>" become control tokens. Default: true. */
+  parseSpecial?: boolean;
+}
+
+export interface EngineHandle {
+  readonly info: ModelInfo;
+  tokenize(text: string, options?: TokenizeOptions): Promise<number[]>;
+  detokenize(tokens: number[]): Promise<string>;
+  /** Streams a request's events; leaving the loop early or aborting `signal` cancels it. */
+  generate(request: Omit<GenerateRequest, "id">, signal?: AbortSignal): AsyncGenerator<EngineEvent>;
+}

@@ -1,0 +1,64 @@
+// POST /api/chat: native messages through the shared chat path (the model's template, tools, output
+// parsing), answered as Ollama's ChatResponse chunks. A chat longer than the context loses its oldest
+// messages first.
+import type { Context } from "hono";
+import { renderChatPrompt, startChat } from "../../generation/chat.ts";
+import { badRequest } from "../api-error.ts";
+import type { ServerDeps } from "../deps.ts";
+import { observeChoices } from "../observe.ts";
+import { readJsonBody, validate } from "../validation.ts";
+import { nativeToolCall, toChatMessages, toToolDefinitions } from "./chat-messages.ts";
+import { fitMessages } from "./fit-context.ts";
+import { metricsFields, type RequestTiming } from "./metrics.ts";
+import { doesNotSupport, findModel, keepAliveOf, loadOrUnload } from "./model-request.ts";
+import { generationLimits, loadOverrides, parseOptions, samplerSettings } from "./options.ts";
+import { nativeLogprobs, respondNative, type NativeShape, type ResponsePiece } from "./respond.ts";
+import { chatSchema } from "./schemas.ts";
+
+function chatShape(model: string, withLogprobs: boolean, timing: RequestTiming): NativeShape {
+  const head = () => ({ model, created_at: new Date().toISOString() });
+  const message = (piece: ResponsePiece) => ({
+    role: "assistant",
+    content: piece.content,
+    ...(piece.thinking ? { thinking: piece.thinking } : {}),
+    ...(piece.toolCalls.length ? { tool_calls: piece.toolCalls.map(({ index, call }) => nativeToolCall(index, call)) } : {}),
+  });
+  const logprobs = (piece: ResponsePiece) => (withLogprobs && piece.logprobs.length ? { logprobs: nativeLogprobs(piece.logprobs) } : {});
+  return {
+    chunk: (piece) => ({ ...head(), message: message(piece), done: false, ...logprobs(piece) }),
+    final: (piece, finished) => ({
+      ...head(), message: message(piece), done_reason: finished.doneReason, done: true, ...metricsFields(timing, finished.usage), ...logprobs(piece),
+    }),
+  };
+}
+
+export function chat(deps: ServerDeps) {
+  return async function chatHandler(c: Context) {
+    const arrived = performance.now();
+    const body = validate(chatSchema, await readJsonBody(c));
+    if (!body.model) throw badRequest("model is required", "model");
+    const model = findModel(deps, body.model, "quoted");
+    if (deps.models.embeds(model)) throw doesNotSupport(model, "chat");
+    const keepAlive = keepAliveOf(deps, model, body.keep_alive);
+    const options = parseOptions(body.options ?? undefined);
+    const overrides = loadOverrides(options);
+
+    const messages = body.messages ?? [];
+    if (messages.length === 0) {
+      const doneReason = await loadOrUnload(deps, model, overrides, keepAlive);
+      return c.json({ model: body.model, created_at: new Date().toISOString(), message: { role: "assistant", content: "" }, done_reason: doneReason, done: true });
+    }
+    const chatMessages = toChatMessages(model, messages);
+    const tools = body.tool_choice === "none" ? [] : toToolDefinitions(body.tools);
+    const engine = await deps.models.engine(model, overrides, keepAlive);
+    const loaded = performance.now();
+    const prompt = await fitMessages(
+      chatMessages, (kept) => renderChatPrompt(engine, { messages: kept, tools }), engine.info.contextPerSequence, body.truncate !== false,
+    );
+    const withLogprobs = body.logprobs === true;
+    const [choice] = await startChat(engine, prompt, {
+      sampling: samplerSettings(options), ...generationLimits(options), ...(withLogprobs ? { logprobs: body.top_logprobs ?? 0 } : {}),
+    }, { signal: c.req.raw.signal, onDone: observeChoices(deps, model.id, arrived) });
+    return respondNative(c, choice!, chatShape(body.model, withLogprobs, { arrived, loaded }), body.stream !== false);
+  };
+}

@@ -1,0 +1,87 @@
+// POST /api/generate: a prompt (templated as one user turn, or raw) through the shared chat path,
+// answered as Ollama's GenerateResponse chunks.
+import type { Context } from "hono";
+import { tokenizerAddsBos } from "../../chat/template.ts";
+import type { ChatMessage } from "../../chat/types.ts";
+import { renderChatPrompt, startChat, type RenderedPrompt } from "../../generation/chat.ts";
+import type { EngineHandle } from "../../generation/engine-handle.ts";
+import { badRequest } from "../api-error.ts";
+import type { ServerDeps } from "../deps.ts";
+import { observeChoices } from "../observe.ts";
+import { readJsonBody, validate } from "../validation.ts";
+import { cutPromptTokens, PROMPT_TOO_LONG } from "./fit-context.ts";
+import { metricsFields } from "./metrics.ts";
+import { doesNotSupport, findModel, keepAliveOf, loadOrUnload } from "./model-request.ts";
+import { generationLimits, loadOverrides, numKeep, parseOptions, samplerSettings } from "./options.ts";
+import { nativeLogprobs, respondNative, type NativeShape } from "./respond.ts";
+import { generateSchema, type GenerateRequestBody } from "./schemas.ts";
+
+/** The prompt as the model sees it: the template around system + prompt, or the raw text, after any old context. */
+async function buildPrompt(engine: EngineHandle, body: GenerateRequestBody): Promise<RenderedPrompt> {
+  let text = body.prompt ?? "";
+  if (!body.raw) {
+    const messages: ChatMessage[] = [];
+    if (body.system) messages.push({ role: "system", content: body.system });
+    messages.push({ role: "user", content: text });
+    const rendered = await renderChatPrompt(engine, { messages });
+    if (!body.context?.length) return rendered;
+    text = rendered.text;
+  }
+  if (body.context?.length) text = (await engine.detokenize(body.context)) + text;
+  const tokens = await engine.tokenize(text, { addSpecial: tokenizerAddsBos(text, engine.info.bosText) });
+  return { text, tokens };
+}
+
+function generateShape(model: string, prompt: RenderedPrompt, engine: EngineHandle, raw: boolean, withLogprobs: boolean, timing: { arrived: number; loaded: number }): NativeShape {
+  const head = () => ({ model, created_at: new Date().toISOString() });
+  const output = (piece: Parameters<NativeShape["chunk"]>[0]) => ({
+    response: piece.content, ...(piece.thinking ? { thinking: piece.thinking } : {}),
+  });
+  const logprobs = (piece: Parameters<NativeShape["chunk"]>[0]) => (withLogprobs && piece.logprobs.length ? { logprobs: nativeLogprobs(piece.logprobs) } : {});
+  return {
+    chunk: (piece) => ({ ...head(), ...output(piece), done: false, ...logprobs(piece) }),
+    async final(piece, finished) {
+      // The whole exchange as token ids, for a client to send back as `context` (not in raw mode).
+      const text = prompt.text + finished.content;
+      const context = raw ? undefined : await engine.tokenize(text, { addSpecial: tokenizerAddsBos(text, engine.info.bosText) });
+      return {
+        ...head(), ...output(piece), done: true, done_reason: finished.doneReason,
+        ...(context ? { context } : {}), ...metricsFields(timing, finished.usage), ...logprobs(piece),
+      };
+    },
+  };
+}
+
+export function generate(deps: ServerDeps) {
+  return async function generateHandler(c: Context) {
+    const arrived = performance.now();
+    const body = validate(generateSchema, await readJsonBody(c));
+    if (body.raw && (body.template || body.system || body.context?.length)) throw badRequest("raw mode does not support template, system, or context");
+    const name = body.model ?? "";
+    const model = findModel(deps, name, "quoted");
+    if (deps.models.embeds(model)) throw doesNotSupport(model, "generate");
+    const keepAlive = keepAliveOf(deps, model, body.keep_alive);
+    const options = parseOptions(body.options ?? undefined);
+    const overrides = loadOverrides(options);
+    if (body.images?.length) throw doesNotSupport(model, "images");
+    if (body.suffix) throw doesNotSupport(model, "insert");
+
+    if (!body.prompt) {
+      const doneReason = await loadOrUnload(deps, model, overrides, keepAlive);
+      return c.json({ model: name, created_at: new Date().toISOString(), response: "", done: true, done_reason: doneReason });
+    }
+    const engine = await deps.models.engine(model, overrides, keepAlive);
+    const loaded = performance.now();
+    let prompt = await buildPrompt(engine, body);
+    const contextLength = engine.info.contextPerSequence;
+    if (prompt.tokens.length >= contextLength) {
+      if (body.truncate === false) throw badRequest(PROMPT_TOO_LONG);
+      prompt = { ...prompt, tokens: cutPromptTokens(prompt.tokens, contextLength, numKeep(options)) };
+    }
+    const withLogprobs = body.logprobs === true;
+    const [choice] = await startChat(engine, prompt, {
+      sampling: samplerSettings(options), ...generationLimits(options), ...(withLogprobs ? { logprobs: body.top_logprobs ?? 0 } : {}),
+    }, { signal: c.req.raw.signal, onDone: observeChoices(deps, model.id, arrived) });
+    return respondNative(c, choice!, generateShape(name, prompt, engine, body.raw === true, withLogprobs, { arrived, loaded }), body.stream !== false);
+  };
+}

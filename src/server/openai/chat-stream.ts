@@ -1,0 +1,63 @@
+// The SSE chunks of a streamed chat completion: the role chunk, then each choice's content, reasoning
+// and tool-call deltas as the chat layer reads them, one final chunk per choice, then usage.
+import type { RequestUsage } from "../../engine/types.ts";
+import type { ChatChoice } from "../../generation/chat.ts";
+import type { ChatEvent } from "../../generation/chat-events.ts";
+import type { Profile } from "../profiles.ts";
+import type { SendChunk } from "./sse.ts";
+import { errorChunk, finishReasonOf, stopReasonOf } from "./stream-choices.ts";
+import { chatChunk, chatLogprobs } from "./translate.ts";
+
+export interface ChatStreamContext {
+  id: string;
+  created: number;
+  model: string;
+  profile: Profile;
+  withLogprobs: boolean;
+}
+
+/** The delta an event adds to a choice, or undefined when it adds nothing on the wire. */
+function deltaOf(event: ChatEvent): Record<string, unknown> | undefined {
+  switch (event.type) {
+    case "content":
+      return event.text ? { content: event.text } : undefined;
+    case "reasoning":
+      return event.text ? { reasoning: event.text } : undefined;
+    case "tool_call_delta": {
+      const fn: Record<string, string> = { arguments: event.arguments };
+      if (event.name !== undefined) fn.name = event.name;
+      const call: Record<string, unknown> = { index: event.index };
+      if (event.id !== undefined) Object.assign(call, { id: event.id, type: "function" });
+      return { tool_calls: [{ ...call, function: fn }] };
+    }
+    default:
+      return undefined;
+  }
+}
+
+async function streamChatChoice(choice: ChatChoice, index: number, ctx: ChatStreamContext, send: SendChunk): Promise<RequestUsage | undefined> {
+  const chunk = (delta: Record<string, unknown>, finishReason: string | null = null, extra: Record<string, unknown> = {}) =>
+    chatChunk(ctx.id, ctx.created, ctx.model, index, delta, finishReason, extra);
+  for await (const event of choice.events()) {
+    if (event.type === "done") {
+      await send(chunk({}, finishReasonOf(event.finishReason), { stop_reason: stopReasonOf(event) }));
+      return event.usage;
+    }
+    if (event.type === "error") {
+      await send(errorChunk(ctx.profile, event.code, event.message));
+      return undefined;
+    }
+    const delta = deltaOf(event);
+    if (!delta) continue;
+    const logprobs = event.type === "content" && ctx.withLogprobs ? { logprobs: chatLogprobs(event.logprobs) } : {};
+    await send(chunk(delta, null, logprobs));
+  }
+  return undefined;
+}
+
+/** Streams every choice concurrently; resolves with their usages, or undefined if any ended in error. */
+export async function streamChatChoices(choices: ChatChoice[], ctx: ChatStreamContext, send: SendChunk): Promise<RequestUsage[] | undefined> {
+  for (let i = 0; i < choices.length; i++) await send(chatChunk(ctx.id, ctx.created, ctx.model, i, { role: "assistant", content: "" }));
+  const usages = await Promise.all(choices.map((choice, index) => streamChatChoice(choice, index, ctx, send)));
+  return usages.includes(undefined) ? undefined : (usages as RequestUsage[]);
+}
