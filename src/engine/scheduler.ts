@@ -105,14 +105,26 @@ export class Scheduler {
     this.dropCancelled();
     this.admitWaiting();
     if (this.admitted.length === 0) return false;
+    // llama.cpp corrupts the recurrent (short-conv) state of every sequence but the first when one
+    // micro-batch holds several sequences of a hybrid or recurrent model (ggml-org/llama.cpp#29002,
+    // reproduced here on LFM2: co-batched greedy outputs differ from the same prompt decoded alone).
+    // Such models therefore decode one sequence per llama_decode call, still interleaved step by step.
+    const groups = this.canRollBack ? [this.slots] : this.slots.map((slot) => [slot]);
+    for (const group of groups) {
+      if (!this.decodeGroup(new Set(group))) break;
+    }
+    return true;
+  }
 
+  /** Decodes the pending work of the given slots in one llama_decode call and samples their next tokens. False when the decode failed. */
+  private decodeGroup(group: Set<SequenceSlot>): boolean {
     const started = performance.now();
     this.batch.clear();
     const prefillingThisStep: ActiveRequest[] = [];
     // Decode tokens go in sequence-id order: llama.cpp splits a batch whose sequences are out of order
-    // into several micro-batches for recurrent/hybrid memory (measured on LFM2: 4 sequences took 30 ms
-    // per step in admission order 1,2,3,0 and 22.5 ms in order 0,1,2,3).
-    for (const slot of this.slots) {
+    // into several micro-batches (measured on LFM2 before co-batching was turned off for it: 4
+    // sequences took 30 ms per step in admission order 1,2,3,0 and 22.5 ms in order 0,1,2,3).
+    for (const slot of group) {
       const active = slot.active;
       slot.outputIndex = -1;
       if (active && !active.prefilling) {
@@ -122,7 +134,7 @@ export class Scheduler {
     }
     for (const slot of this.admitted) {
       const active = slot.active!;
-      if (!active.prefilling || this.batch.free === 0) continue;
+      if (!group.has(slot) || !active.prefilling || this.batch.free === 0) continue;
       prefillingThisStep.push(active);
       let end = Math.min(active.prompt.length, active.nextPromptIndex + this.batch.free);
       // Stop at the checkpoint position so the state can be saved before the prompt's last token.
@@ -135,15 +147,17 @@ export class Scheduler {
       }
       active.nextPromptIndex = end;
     }
+    if (this.batch.count === 0) return true;
 
     const status = this.context.decode(this.batch);
     this.decodeSteps++;
     this.decodedTokens += this.batch.count;
     if (status !== DecodeStatus.ok) {
       this.failBatch(`llama_decode failed with status ${status}`);
-      return true;
+      return false;
     }
-    for (const slot of this.admitted) {
+    const inGroup = this.admitted.filter((slot) => group.has(slot));
+    for (const slot of inGroup) {
       const active = slot.active!;
       if (active.checkpointAt > 0 && active.nextPromptIndex === active.checkpointAt) {
         slot.checkpoint = { length: slot.cached.length, state: this.context.saveSequence(slot.seq) };
@@ -152,7 +166,7 @@ export class Scheduler {
     }
     const elapsed = performance.now() - started;
     for (const active of prefillingThisStep) active.promptMs += elapsed;
-    for (const slot of [...this.admitted]) {
+    for (const slot of inGroup) {
       if (slot.outputIndex >= 0) this.sampleSlot(slot);
     }
     return true;
