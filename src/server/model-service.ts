@@ -156,6 +156,8 @@ export class ModelService {
       ...(this.options.chatTemplate !== undefined ? { chatTemplate: this.options.chatTemplate } : {}),
       ...(this.options.flashAttention !== undefined ? { flashAttention: this.options.flashAttention } : {}),
       ...(this.options.kvCacheType !== undefined ? { kvCacheType: this.options.kvCacheType } : {}),
+      // a store model's ADAPTER layers (another engine than the bare model's: the key includes them)
+      ...(model.stored?.adapterPaths.length ? { loraAdapters: model.stored.adapterPaths } : {}),
       ...overrides,
     };
   }
