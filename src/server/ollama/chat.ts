@@ -13,6 +13,7 @@ import { metricsFields, type RequestTiming } from "./metrics.ts";
 import { doesNotSupport, findModel, keepAliveOf, loadOrUnload } from "./model-request.ts";
 import { generationLimits, loadOverrides, modelOptions, samplerSettings } from "./options.ts";
 import { renderModelPrompt, thinkSetting } from "./model-prompt.ts";
+import { checkCapabilities, thinkingParser } from "./capability-checks.ts";
 import { nativeLogprobs, respondNative, type NativeShape, type ResponsePiece } from "./respond.ts";
 import { chatSchema } from "./schemas.ts";
 
@@ -51,6 +52,7 @@ export function chat(deps: ServerDeps) {
     }
     const chatMessages = toChatMessages(model, messages);
     const tools = body.tool_choice === "none" ? [] : toToolDefinitions(body.tools);
+    const capabilities = checkCapabilities(model, { tools: tools.length > 0, think: body.think });
     const engine = await deps.models.engine(model, overrides, keepAlive);
     const loaded = performance.now();
     const prompt = await fitMessages(
@@ -59,7 +61,7 @@ export function chat(deps: ServerDeps) {
     const withLogprobs = body.logprobs === true;
     const [choice] = await startChat(engine, prompt, {
       sampling: samplerSettings(options), ...generationLimits(options), ...(withLogprobs ? { logprobs: body.top_logprobs ?? 0 } : {}),
-    }, { signal: c.req.raw.signal, onDone: observeChoices(deps, model.id, arrived) });
+    }, { signal: c.req.raw.signal, onDone: observeChoices(deps, model.id, arrived), ...thinkingParser(capabilities, body.think, prompt.text) });
     return respondNative(c, choice!, chatShape(body.model, withLogprobs, { arrived, loaded }), body.stream !== false);
   };
 }

@@ -14,6 +14,7 @@ import { metricsFields } from "./metrics.ts";
 import { doesNotSupport, findModel, keepAliveOf, loadOrUnload } from "./model-request.ts";
 import { generationLimits, loadOverrides, modelOptions, numKeep, samplerSettings } from "./options.ts";
 import { renderModelPrompt, thinkSetting } from "./model-prompt.ts";
+import { checkCapabilities, thinkingParser } from "./capability-checks.ts";
 import type { ServedModel } from "../model-service.ts";
 import { nativeLogprobs, respondNative, type NativeShape } from "./respond.ts";
 import { generateSchema, type GenerateRequestBody } from "./schemas.ts";
@@ -29,6 +30,7 @@ async function buildPrompt(engine: EngineHandle, model: ServedModel, body: Gener
     const forPrompt = body.context?.length && model.stored ? { ...model, stored: { ...model.stored, messages: [] } } : model;
     const rendered = await renderModelPrompt(engine, forPrompt, {
       messages, ...(body.system ? { system: body.system } : {}), ...(body.template ? { template: body.template } : {}), ...thinkSetting(body.think),
+      ...(body.suffix ? { suffix: body.suffix } : {}),
     });
     if (!body.context?.length) return rendered;
     text = rendered.text;
@@ -70,7 +72,7 @@ export function generate(deps: ServerDeps) {
     const options = modelOptions(model, body.options);
     const overrides = loadOverrides(options);
     if (body.images?.length) throw doesNotSupport(model, "images");
-    if (body.suffix) throw doesNotSupport(model, "insert");
+    const capabilities = checkCapabilities(model, { suffix: Boolean(body.suffix), think: body.think });
 
     if (!body.prompt) {
       const doneReason = await loadOrUnload(deps, model, overrides, keepAlive);
@@ -87,7 +89,7 @@ export function generate(deps: ServerDeps) {
     const withLogprobs = body.logprobs === true;
     const [choice] = await startChat(engine, prompt, {
       sampling: samplerSettings(options), ...generationLimits(options), ...(withLogprobs ? { logprobs: body.top_logprobs ?? 0 } : {}),
-    }, { signal: c.req.raw.signal, onDone: observeChoices(deps, model.id, arrived) });
+    }, { signal: c.req.raw.signal, onDone: observeChoices(deps, model.id, arrived), ...(body.raw ? {} : thinkingParser(capabilities, body.think, prompt.text)) });
     return respondNative(c, choice!, generateShape(name, prompt, engine, body.raw === true, withLogprobs, { arrived, loaded }), body.stream !== false);
   };
 }

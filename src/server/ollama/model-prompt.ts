@@ -17,6 +17,8 @@ export interface ModelPromptInput {
   system?: string;
   /** Replaces the model's TEMPLATE (/api/generate's `template`). */
   template?: string;
+  /** Fill-in-the-middle: text after the insertion point (needs a TEMPLATE that reads .Suffix). */
+  suffix?: string;
 }
 
 /** The model's seed messages, then the conversation. */
@@ -44,6 +46,7 @@ export async function renderModelPrompt(engine: EngineHandle, model: ServedModel
   }
   const text = renderOllamaPrompt(template, {
     messages, ...(system ? { system } : {}), ...(input.tools?.length ? { tools: input.tools } : {}), ...(input.think !== undefined ? { think: input.think } : {}),
+    ...(input.suffix ? { suffix: input.suffix } : {}),
   });
   const tokens = await engine.tokenize(text, { addSpecial: tokenizerAddsBos(text, engine.info.bosText), parseSpecial: true });
   return { text, tokens };
