@@ -2,14 +2,18 @@
 // or a GGUF file, or `files`: blobs already uploaded), adapters, then the text layers (template,
 // system, parameters, messages, license) that replace the base's, a config blob, and the manifest.
 import { existsSync, readFileSync, statSync } from "node:fs";
-import { type GgufHeader, ggufString, readGgufHeaderSync } from "./gguf.ts";
+import { rm } from "node:fs/promises";
+import type { QuantizationType } from "../../ffi/quantize.ts";
+import { tempPathIn } from "./atomic-file.ts";
+import { type GgufHeader, ggufNumber, ggufString, readGgufHeaderSync } from "./gguf.ts";
 import { CONFIG_MEDIA_TYPE, MANIFEST_MEDIA_TYPE, layerMediaType, type Manifest, type ManifestLayer } from "./manifest.ts";
-import { modelConfigFromHeader } from "./model-config.ts";
+import { fileTypeName, modelConfigFromHeader } from "./model-config.ts";
 import { checkModelLayer } from "./model-layer.ts";
 import { parseModelName } from "./model-name.ts";
 import { ModelNotFoundError, type ModelStore } from "./model-store.ts";
 import { parameterProblems } from "./modelfile/parameters.ts";
 import type { ProgressHandler } from "./pull-progress.ts";
+import { quantizationType, quantizeInChild, supportedQuantizations } from "./quantize-process.ts";
 
 export interface CreateModelRequest {
   /** A stored model's name, or a GGUF file on this machine. */
@@ -23,6 +27,8 @@ export interface CreateModelRequest {
   parameters?: Record<string, unknown>;
   messages?: Array<{ role: string; content: string }>;
   license?: string | string[];
+  /** Quantize an F16/F32/BF16 model file to this type (`q4_K_M`, `q8_0`, ...). */
+  quantize?: string;
 }
 
 /** A request that cannot be created as asked (the route answers 400). */
@@ -90,8 +96,36 @@ function parametersOf(store: ModelStore, layers: ManifestLayer[]): Record<string
   }
 }
 
+/** The quantization type of a request, checked: undefined for none, else a type llama.cpp's quantizer writes. */
+export function checkQuantization(name: string | undefined): QuantizationType | undefined {
+  if (!name) return undefined;
+  const type = quantizationType(name);
+  if (!type || type === "F16") throw new CreateModelError(`unsupported quantization type ${name}: use one of ${supportedQuantizations.join(", ")}`);
+  return type;
+}
+
+/** The model layer quantized into a new blob (from F16, F32 or BF16 only, as Ollama allows). */
+async function quantizeLayer(store: ModelStore, model: ManifestLayer, name: string, onProgress: ProgressHandler, signal?: AbortSignal): Promise<ManifestLayer> {
+  const type = checkQuantization(name)!;
+  const path = store.blobPath(model.digest);
+  const from = fileTypeName(ggufNumber(readGgufHeaderSync(path, { maxArrayLength: 0 }), "general.file_type")) ?? "unknown";
+  if (!["F16", "F32", "BF16"].includes(from)) throw new CreateModelError(`quantization is only supported for F16 and F32 models (this one is ${from})`);
+  onProgress({ status: `quantizing ${from} model to ${type}` });
+  const temp = tempPathIn(store.blobsDir);
+  try {
+    await quantizeInChild(path, temp, type, signal);
+    const blob = await store.importBlob(temp, { move: true });
+    onProgress({ status: `creating new layer ${blob.digest}` });
+    return { mediaType: layerMediaType.model, digest: blob.digest, size: blob.size };
+  } finally {
+    await rm(temp, { force: true });
+  }
+}
+
 /** Creates (or replaces) `name`; progress goes to `onProgress` in /api/create's shape, ending with "success". */
-export async function createModel(store: ModelStore, name: string, request: CreateModelRequest, onProgress: ProgressHandler = () => {}): Promise<void> {
+export async function createModel(
+  store: ModelStore, name: string, request: CreateModelRequest, onProgress: ProgressHandler = () => {}, signal?: AbortSignal,
+): Promise<void> {
   try {
     parseModelName(name);
   } catch (error) {
@@ -118,8 +152,14 @@ export async function createModel(store: ModelStore, name: string, request: Crea
     if (!existsSync(path)) throw new CreateModelError(`blob ${digest} for adapter "${file}" is not in the store; upload it first`);
     layers.push({ mediaType: layerMediaType.adapter, digest: `sha256:${digest.replace(/^sha256[:-]/, "")}`, size: statSync(path).size });
   }
-  const model = layers.find((layer) => layer.mediaType === layerMediaType.model);
+  let model = layers.find((layer) => layer.mediaType === layerMediaType.model);
   if (!model) throw new CreateModelError("no model layer: 'from' or 'files' must name a GGUF model");
+  if (request.quantize) {
+    const quantized = await quantizeLayer(store, model, request.quantize, onProgress, signal);
+    layers = layers.map((layer) => (layer === model ? quantized : layer));
+    model = quantized;
+    config = undefined;
+  }
 
   const replace = async (types: string[], mediaType: string, text: string | undefined) => {
     if (text === undefined) return;

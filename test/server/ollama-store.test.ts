@@ -161,6 +161,28 @@ describe("create, list, show, generate", () => {
   });
 });
 
+describe("quantize", () => {
+  test("create with quantize writes a quantized model that generates", async () => {
+    const statuses: string[] = [];
+    for await (const line of await ollama.create({ model: "tiny-q8", from: "Tiny-Chat", quantize: "q8_0", stream: true })) statuses.push(line.status);
+    expect(statuses).toContain("quantizing F16 model to Q8_0");
+    expect(statuses.at(-1)).toBe("success");
+    const shown = await ollama.show({ model: "tiny-q8" });
+    expect(shown.details.quantization_level).toBe("Q8_0");
+    const { models } = await ollama.list();
+    const quantized = models.find((m) => m.name === "tiny-q8:latest")!;
+    expect(quantized.size).toBeLessThan(models.find((m) => m.name === "Tiny-Chat:latest")!.size);
+    const result = await ollama.generate({ model: "tiny-q8", prompt: "Hi", options: { num_predict: 2 } });
+    expect(result.done).toBe(true);
+  });
+
+  test("an unknown type is a 400 before anything is written", async () => {
+    const response = await post("/api/create", { model: "tiny-bad", from: "Tiny-Chat", quantize: "q3_weird" });
+    expect(response.status).toBe(400);
+    expect(((await response.json()) as { error: string }).error).toContain("unsupported quantization type q3_weird");
+  });
+});
+
 describe("copy and delete", () => {
   test("a copy has the same digest; deleting it leaves the original", async () => {
     await ollama.copy({ source: "tiny-chat:custom", destination: "team/copied:v1" });

@@ -4,7 +4,7 @@
 import { existsSync } from "node:fs";
 import type { Context } from "hono";
 import { z } from "zod";
-import { createModel, CreateModelError, type CreateModelRequest } from "../../store/create-model.ts";
+import { checkQuantization, createModel, CreateModelError, type CreateModelRequest } from "../../store/create-model.ts";
 import { tryParseModelName } from "../../store/model-name.ts";
 import { ModelNotFoundError } from "../../store/model-store.ts";
 import { modelDefinition, ModelfileSyntaxError, parseModelfile } from "../../store/modelfile/index.ts";
@@ -85,9 +85,16 @@ export function create(deps: ServerDeps) {
     const name = body.model || body.name || "";
     if (!name) throw badRequest("model is required", "model");
     if (!tryParseModelName(name)) throw badRequest("invalid model name", "model");
-    const quantize = body.quantize || body.quantization;
-    if (quantize) throw badRequest(`quantization is not supported by this server yet (asked for ${quantize}); create the model from a quantized GGUF`, "quantize");
     const request = createRequest(body);
+    const quantize = body.quantize || body.quantization;
+    if (quantize) {
+      try {
+        checkQuantization(quantize);
+      } catch (error) {
+        throw badRequest((error as Error).message, "quantize");
+      }
+      request.quantize = quantize;
+    }
     const store = storeOf(deps);
     // what can be told before streaming gets a status code of its own
     if (!request.from && !Object.keys(request.files ?? {}).length) throw badRequest("neither 'from' or 'files' was specified");
@@ -96,8 +103,8 @@ export function create(deps: ServerDeps) {
       if (!BLOB_REFERENCE.test(digest)) throw badRequest(`invalid digest "${digest}" for "${file}"`, "files");
       if (!store.hasBlob(digest)) throw badRequest(`blob ${digest} for "${file}" is missing: upload it first (POST /api/blobs/${digest})`, "files");
     }
-    return respondProgress(c, body.stream !== false, async (onProgress) => {
-      await createModel(store, name, request, onProgress);
+    return respondProgress(c, body.stream !== false, async (onProgress, signal) => {
+      await createModel(store, name, request, onProgress, signal);
     }, asApiError);
   };
 }
