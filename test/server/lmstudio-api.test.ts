@@ -185,6 +185,15 @@ describe("REST API v1", () => {
     expect((await call("POST", "/api/v1/models/unload", { instance_id: "nothing-loaded" })).status).toBe(404);
   }, 120_000);
 
+  test("a download that cannot succeed ends as failed, with the reason", async () => {
+    const started = await call("POST", "/api/v1/models/download", { model: "llamux-test/Missing-GGUF" });
+    expect(started.status).toBe(200);
+    const status = () => call("GET", `/api/v1/models/download/status/${started.json.job_id}`).then((r) => r.json);
+    const done = await pollUntil(status, (s) => s.status !== "downloading", 30);
+    expect(done.status).toBe("failed");
+    expect(done.error).toContain("llamux-test/Missing-GGUF");
+  });
+
   test("bad requests are 400s naming the field", async () => {
     const load = await call("POST", "/api/v1/models/load", { model: CHAT_ID, context_length: "big" });
     expect(load.status).toBe(400);
