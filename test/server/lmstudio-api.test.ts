@@ -122,6 +122,8 @@ describe("model selection", () => {
     expect(json.data).toHaveLength(2);
     expect(json.data[0].embedding.length).toBeGreaterThan(0);
     expect((await v0Model(BERT_ID)).state).toBe("loaded");
+    // The embedding model was used last, but an unknown name still gets the chat model.
+    expect((await chat("gpt-4o-mini")).json.model).toBe(CHAT_ID);
   }, 60_000);
 
   test("/api/v0/completions adds stats", async () => {

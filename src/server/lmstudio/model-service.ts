@@ -1,8 +1,8 @@
 // Profile c's model selection, as LM Studio's server picks a model for a request:
 // - a name of a served or stored model uses it, loading it just in time when it is not loaded
 //   (JIT loading; the request's `ttl` sets its idle time-to-live only when that request loads it);
-// - any other string answers with the loaded model, the most recently used when several are loaded,
-//   else with the model named on `llamux serve`;
+// - any other string answers with the loaded model, the most recently used when several are loaded
+//   (a generative one before an embedding one), else with the model named on `llamux serve`;
 // - with nothing loaded and nothing matching, the error lists the models that can be named.
 // A model loaded with other options (context length, GPU layers, through /api/v1/models/load) is used
 // as it is: requests never load a second copy of a loaded model.
@@ -49,9 +49,13 @@ export class LmStudioModelService extends ModelService {
     throw this.noModel(name);
   }
 
-  /** The loaded model a request used last, if any is loaded. */
+  /**
+   * The loaded model a request used last, if any is loaded. Generative models come first: a request
+   * that names no known model is nearly always a chat, which an embedding model cannot answer.
+   */
   mostRecentlyUsed(): LoadedModel | undefined {
-    return this.loaded().sort((a, b) => b.lastUsed - a.lastUsed)[0];
+    const recentFirst = this.loaded().sort((a, b) => b.lastUsed - a.lastUsed);
+    return recentFirst.find((loaded) => !loaded.engine.info.embeddings) ?? recentFirst[0];
   }
 
   /** The loaded engines of a model's file. */
