@@ -64,12 +64,13 @@ export class LmStudioModelService extends ModelService {
   }
 
   /**
-   * A loaded engine of the model when there is one (whatever options it was loaded with), else a new
-   * one. Without a request keep-alive, a model loaded just in time gets the profile's TTL.
+   * A loaded engine of the model when there is one (whatever options it was loaded with: `overrides`
+   * apply only to a load), else a new one. Without a request keep-alive, a model loaded just in time
+   * gets the profile's TTL.
    */
   override async engine(model: ServedModel, overrides: Partial<EngineOptions> = {}, keepAlive?: KeepAliveRequest): Promise<EngineProcess> {
     const keep = keepAlive ?? { ms: this.defaultKeepAliveMs(model), policy: "on-load" as const };
-    const loaded = Object.keys(overrides).length === 0 ? this.loadedOf(model).sort((a, b) => b.lastUsed - a.lastUsed)[0] : undefined;
+    const loaded = this.loadedOf(model).sort((a, b) => b.lastUsed - a.lastUsed)[0];
     if (loaded) return this.manager.engine(loaded.engine.options, keep.ms, keep.policy);
     return super.engine(model, overrides, keep);
   }
