@@ -27,6 +27,46 @@ export const commands: Record<string, CommandEntry> = {
       return { help: runHelp, run: runCommand };
     },
   },
+  pull: {
+    summary: "Download a model from the Hugging Face hub (hf.co/...) or an Ollama registry",
+    load: async () => {
+      const { pullHelp, pullCommand } = await import("./pull.ts");
+      return { help: pullHelp, run: pullCommand };
+    },
+  },
+  list: {
+    summary: "List the models in the store",
+    load: async () => {
+      const { listHelp, listCommand } = await import("./list.ts");
+      return { help: listHelp, run: listCommand };
+    },
+  },
+  ls: {
+    summary: "List the models in the store",
+    hidden: true,
+    load: async () => (await commands.list!.load()),
+  },
+  show: {
+    summary: "Show a model's details, Modelfile, parameters, template, system prompt or license",
+    load: async () => {
+      const { showHelp, showCommand } = await import("./show.ts");
+      return { help: showHelp, run: showCommand };
+    },
+  },
+  cp: {
+    summary: "Copy a model to a new name",
+    load: async () => {
+      const { cpHelp, cpCommand } = await import("./cp.ts");
+      return { help: cpHelp, run: cpCommand };
+    },
+  },
+  rm: {
+    summary: "Remove models and the blobs no other model uses",
+    load: async () => {
+      const { rmHelp, rmCommand } = await import("./rm.ts");
+      return { help: rmHelp, run: rmCommand };
+    },
+  },
   serve: {
     summary: "Serve models over HTTP as Ollama (a), vLLM (b) or LM Studio (c) do",
     load: async () => {
