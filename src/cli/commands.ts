@@ -27,6 +27,13 @@ export const commands: Record<string, CommandEntry> = {
       return { help: runHelp, run: runCommand };
     },
   },
+  create: {
+    summary: "Create a model from a Modelfile",
+    load: async () => {
+      const { createHelp, createCommand } = await import("./create.ts");
+      return { help: createHelp, run: createCommand };
+    },
+  },
   pull: {
     summary: "Download a model from the Hugging Face hub (hf.co/...) or an Ollama registry",
     load: async () => {
@@ -107,6 +114,14 @@ export const commands: Record<string, CommandEntry> = {
     load: async () => {
       const { helpHelp, helpCommand } = await import("./help.ts");
       return { help: helpHelp, run: helpCommand };
+    },
+  },
+  __quantize: {
+    summary: "Quantize a GGUF file for create -q",
+    hidden: true,
+    load: async () => {
+      const { quantizeChildHelp, quantizeChildCommand } = await import("./quantize-child.ts");
+      return { help: quantizeChildHelp, run: quantizeChildCommand };
     },
   },
   __engine: {

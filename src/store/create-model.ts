@@ -7,9 +7,9 @@ import { rm } from "node:fs/promises";
 import { homedir } from "node:os";
 import { isAbsolute, join, resolve } from "node:path";
 import { tempPathIn } from "./atomic-file.ts";
-import { type GgufHeader, ggufString, readGgufHeaderSync } from "./gguf.ts";
+import { type GgufHeader, ggufNumber, ggufString, readGgufHeaderSync } from "./gguf.ts";
 import { CONFIG_MEDIA_TYPE, MANIFEST_MEDIA_TYPE, type Manifest, type ManifestLayer, layerMediaType } from "./manifest.ts";
-import { modelConfigFromHeader } from "./model-config.ts";
+import { fileTypeName, modelConfigFromHeader } from "./model-config.ts";
 import { checkModelLayer } from "./model-layer.ts";
 import { formatModelName, parseModelName } from "./model-name.ts";
 import { ModelNotFoundError, type ModelStore } from "./model-store.ts";
@@ -45,7 +45,7 @@ function readHeader(path: string, what: string): GgufHeader {
   }
 }
 
-const isProjector = (header: GgufHeader) => ggufString(header, "general.architecture") === "clip";
+const isProjector = (header: GgufHeader) => ggufString(header, "general.architecture") === "clip" || ggufString(header, "general.type") === "mmproj";
 
 export async function createModel(store: ModelStore, name: string, definition: ModelDefinition, options: CreateOptions): Promise<string> {
   const stored = formatModelName(parseModelName(name));
@@ -129,10 +129,10 @@ export async function createModel(store: ModelStore, name: string, definition: M
 
 async function quantizeLayer(store: ModelStore, layer: ManifestLayer, type: string, options: CreateOptions): Promise<ManifestLayer> {
   if (!options.quantizer) throw new Error("Cannot quantize: no quantizer given");
-  const from = ggufString(readHeader(store.blobPath(layer.digest), "model"), "general.file_type");
+  const from = fileTypeName(ggufNumber(readHeader(store.blobPath(layer.digest), "model"), "general.file_type"));
   const temp = tempPathIn(store.blobsDir);
   try {
-    options.onProgress?.({ status: `quantizing ${from ?? "model"} to ${type}` });
+    options.onProgress?.({ status: `quantizing ${from ?? "the"} model to ${type}` });
     await options.quantizer(store.blobPath(layer.digest), temp, type, options.onProgress);
     const blob = await store.importBlob(temp, { move: true });
     return { mediaType: layerMediaType.model, ...blob };
