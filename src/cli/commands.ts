@@ -21,7 +21,7 @@ Internal: a llamux process starts this to host one model's engine and talks to i
 
 export const commands: Record<string, CommandEntry> = {
   run: {
-    summary: "Stream a completion of a prompt from a GGUF model",
+    summary: "Chat with a model, or answer one prompt (GGUF path, stored model, or a name to pull)",
     load: async () => {
       const { runHelp, runCommand } = await import("./run.ts");
       return { help: runHelp, run: runCommand };
@@ -58,6 +58,20 @@ export const commands: Record<string, CommandEntry> = {
     load: async () => {
       const { showHelp, showCommand } = await import("./show.ts");
       return { help: showHelp, run: showCommand };
+    },
+  },
+  ps: {
+    summary: "List the models a running server has loaded",
+    load: async () => {
+      const { psHelp, psCommand } = await import("./ps.ts");
+      return { help: psHelp, run: psCommand };
+    },
+  },
+  stop: {
+    summary: "Unload a model from a running server",
+    load: async () => {
+      const { stopHelp, stopCommand } = await import("./stop.ts");
+      return { help: stopHelp, run: stopCommand };
     },
   },
   cp: {
