@@ -4,6 +4,7 @@
 export class WordWrapWriter {
   private column = 0;
   private word = "";
+  private space = false;
 
   constructor(private readonly write: (text: string) => void, private readonly width: number | undefined) {}
 
@@ -17,12 +18,10 @@ export class WordWrapWriter {
         this.flushWord();
         this.write("\n");
         this.column = 0;
+        this.space = false;
       } else if (ch === " ") {
         this.flushWord();
-        if (this.column > 0 && this.column < this.width) {
-          this.write(" ");
-          this.column++;
-        }
+        this.space = true;
       } else this.word += ch;
     }
     if (this.word.length >= this.width) this.flushWord();
@@ -39,10 +38,15 @@ export class WordWrapWriter {
 
   private flushWord(): void {
     if (!this.word) return;
-    if (this.column > 0 && this.column + this.word.length > this.width!) {
+    // a space is written only once the next word shows it fits on the line
+    if (this.column > 0 && this.column + 1 + this.word.length > this.width!) {
       this.write("\n");
       this.column = 0;
+    } else if (this.space && this.column > 0) {
+      this.write(" ");
+      this.column++;
     }
+    this.space = false;
     this.write(this.word);
     this.column += this.word.length;
     this.word = "";
