@@ -6,6 +6,10 @@ import { join } from "node:path";
 import { ensureModel } from "../../scripts/gen-models.ts";
 import { ModelStore } from "../../src/store/model-store.ts";
 import { type HubServer, startHubServer } from "../fixtures/hub-server.ts";
+import { startRegistryServer } from "../fixtures/registry-server.ts";
+import { layerMediaType } from "../../src/store/manifest.ts";
+import { lfm2RepairsNeeded } from "../../src/store/lfm2-repair.ts";
+import { readGgufHeaderSync } from "../../src/store/gguf.ts";
 import { SPEC_TEMPLATE, specModelfile } from "../fixtures/spec-modelfile.ts";
 import { llamux } from "./cli-fixture.ts";
 
@@ -141,5 +145,69 @@ describe("pull", () => {
     const unknown = await llamux(["pull", "hf.co/llamux-test/Tiny-GGUF:Q9_X"], { ...env, HF_ENDPOINT: hub.url });
     expect(unknown.exitCode).toBe(1);
     expect(unknown.stderr).toContain("F16");
+  });
+});
+
+describe("pull of a library name", () => {
+  test("stores the registry's manifest and layers; run uses its template", async () => {
+    const registry = await startRegistryServer([{
+      name: "library/tinyreg:latest",
+      layers: [
+        { mediaType: layerMediaType.model, content: readFileSync(tinyLlama) },
+        { mediaType: layerMediaType.template, content: new TextEncoder().encode("{{ .Prompt }} =>") },
+        { mediaType: layerMediaType.params, content: new TextEncoder().encode('{"num_predict":3}') },
+      ],
+    }]);
+    try {
+      const pulled = await llamux(["pull", "tinyreg"], { ...env, OLLAMA_REGISTRY: registry.url });
+      expect(pulled.exitCode).toBe(0);
+      expect(pulled.stderr).toContain("success");
+      expect((await llamux(["show", "tinyreg", "--template"], env)).stdout).toBe("{{ .Prompt }} =>\n");
+      const answer = await llamux(["run", "tinyreg", "Hi", "--temperature", "0", "--verbose"], env);
+      expect(answer.exitCode).toBe(0);
+      expect(answer.stderr).toMatch(/eval count: +3 token\(s\)/);
+    } finally {
+      await registry.stop();
+    }
+  });
+});
+
+describe("create's other layers", () => {
+  test("an Ollama-named LFM2 file is repaired at create time and answers", async () => {
+    const ollamaLfm2 = await ensureModel("tiny-lfm2-ollama");
+    expect(lfm2RepairsNeeded(readGgufHeaderSync(ollamaLfm2, { maxArrayLength: 0 })).length).toBeGreaterThan(0);
+    writeFileSync(join(dir, "Modelfile.lfm2"), `FROM ${ollamaLfm2}\n`);
+    const created = await llamux(["create", "lfm2-ollama", "-f", join(dir, "Modelfile.lfm2")], env);
+    expect(created.exitCode).toBe(0);
+    expect(created.stderr).toContain("repaired for llama.cpp");
+    const model = new ModelStore(env.LLAMUX_MODELS!).resolve("lfm2-ollama")!;
+    expect(lfm2RepairsNeeded(readGgufHeaderSync(model.modelPath, { maxArrayLength: 0 }))).toEqual([]);
+    const answer = await llamux(["run", "lfm2-ollama", "Hello", "-n", "3"], env);
+    expect(answer.exitCode).toBe(0);
+  });
+
+  test("a second FROM adds a projector (vision); ADAPTER adds a LoRA that changes the answer", async () => {
+    const projector = await ensureModel("tiny-mmproj");
+    const lora = await ensureModel("tiny-llama-lora");
+    writeFileSync(join(dir, "Modelfile.vision"), `FROM ${tinyLlama}\nFROM ${projector}\n`);
+    expect((await llamux(["create", "vision", "-f", join(dir, "Modelfile.vision")], env)).exitCode).toBe(0);
+    const shown = (await llamux(["show", "vision"], env)).stdout;
+    expect(shown).toContain("  Projector\n    architecture    clip\n");
+    expect(shown).toMatch(/ {2}Capabilities\n {4}completion\n(.*\n)* {4}vision\n/);
+    expect(new ModelStore(env.LLAMUX_MODELS!).resolve("vision")!.projectorPath).toBeDefined();
+
+    writeFileSync(join(dir, "Modelfile.lora"), `FROM ${tinyLlama}\nADAPTER ${lora}\n`);
+    expect((await llamux(["create", "with-lora", "-f", join(dir, "Modelfile.lora")], env)).exitCode).toBe(0);
+    expect(new ModelStore(env.LLAMUX_MODELS!).resolve("with-lora")!.adapterPaths).toHaveLength(1);
+    const args = (model: string) => ["run", model, "Once upon a time", "-n", "8", "--temperature", "0"];
+    const [base, adapted] = await Promise.all([llamux(args(tinyLlama), env), llamux(args("with-lora"), env)]);
+    expect(base.exitCode).toBe(0);
+    expect(adapted.exitCode).toBe(0);
+    expect(adapted.stdout).not.toBe(base.stdout);
+
+    writeFileSync(join(dir, "Modelfile.notlora"), `FROM ${tinyLlama}\nADAPTER ${projector}\n`);
+    const refused = await llamux(["create", "not-lora", "-f", join(dir, "Modelfile.notlora")], env);
+    expect(refused.exitCode).toBe(1);
+    expect(refused.stderr).toContain("not a LoRA adapter");
   });
 });
