@@ -42,7 +42,7 @@ export const commands: Record<string, CommandEntry> = {
     },
   },
   list: {
-    summary: "List the models in the store",
+    summary: "List the models in the store (alias: ls)",
     load: async () => {
       const { listHelp, listCommand } = await import("./list.ts");
       return { help: listHelp, run: listCommand };

@@ -70,6 +70,10 @@ test("interactive run: /set, a streamed answer, Ctrl+C, /show, /bye", async () =
 
   keys("/show parameters", "Enter");
   await waitFor((text) => /User defined parameters:\nnum_predict +-1/.test(text), "/show parameters");
+  keys("/set system You answer in riddles.", "Enter");
+  await waitFor((text) => text.includes("Set system message."), "/set system");
+  keys("/show system", "Enter");
+  await waitFor((text) => /\/show system\nYou answer in riddles\./.test(text), "/show system");
   keys("/clear", "Enter");
   await waitFor((text) => text.includes("Cleared session context"), "/clear");
   keys("/bye", "Enter");
