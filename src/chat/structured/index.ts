@@ -3,3 +3,4 @@ export { StructuredOutputError } from "./errors.ts";
 export { jsonSchemaToGbnf, jsonObjectGbnf, type JsonGrammarOptions } from "./json-schema-grammar.ts";
 export { regexToGbnf } from "./regex-grammar.ts";
 export { toolCallGrammar, chosenTools, type ToolCallGrammarRequest } from "./tool-call-grammar.ts";
+export { constraintGrammar, type OutputConstraint } from "./constraint.ts";

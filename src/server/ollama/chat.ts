@@ -3,6 +3,8 @@
 // messages first.
 import type { Context } from "hono";
 import { renderChatPrompt, startChat } from "../../generation/chat.ts";
+import { parseToolChoice, planChatOutput } from "../../generation/chat-output.ts";
+import { formatConstraint } from "./format.ts";
 import { badRequest } from "../api-error.ts";
 import type { ServerDeps } from "../deps.ts";
 import { observeChoices } from "../observe.ts";
@@ -49,16 +51,24 @@ export function chat(deps: ServerDeps) {
       return c.json({ model: body.model, created_at: new Date().toISOString(), message: { role: "assistant", content: "" }, done_reason: doneReason, done: true });
     }
     const chatMessages = toChatMessages(model, messages);
-    const tools = body.tool_choice === "none" ? [] : toToolDefinitions(body.tools);
+    const constraint = formatConstraint(body.format);
+    const toolChoice = parseToolChoice(body.tool_choice);
     const engine = await deps.models.engine(model, overrides, keepAlive);
     const loaded = performance.now();
+    const plan = planChatOutput({
+      tools: toToolDefinitions(body.tools), reasoning: body.think !== false,
+      ...(toolChoice ? { toolChoice } : {}), ...(constraint ? { constraint } : {}),
+    }, engine.info.chatTemplate, deps.toolCallParser);
     const prompt = await fitMessages(
-      chatMessages, (kept) => renderChatPrompt(engine, { messages: kept, tools }), engine.info.contextPerSequence, body.truncate !== false,
+      chatMessages, (kept) => renderChatPrompt(engine, { messages: kept, tools: plan.tools }), engine.info.contextPerSequence, body.truncate !== false,
     );
     const withLogprobs = body.logprobs === true;
+    const sampling = samplerSettings(options);
+    if (plan.grammar) sampling.grammar = plan.grammar;
     const [choice] = await startChat(engine, prompt, {
-      sampling: samplerSettings(options), ...generationLimits(options), ...(withLogprobs ? { logprobs: body.top_logprobs ?? 0 } : {}),
-    }, { signal: c.req.raw.signal, onDone: observeChoices(deps, model.id, arrived) });
+      sampling, ...generationLimits(options), ...(withLogprobs ? { logprobs: body.top_logprobs ?? 0 } : {}),
+      ...(plan.readsToolCalls ? { renderSpecialTokens: true } : {}),
+    }, { signal: c.req.raw.signal, onDone: observeChoices(deps, model.id, arrived), parser: () => plan.parser(prompt.text) });
     return respondNative(c, choice!, chatShape(body.model, withLogprobs, { arrived, loaded }), body.stream !== false);
   };
 }
