@@ -1,6 +1,7 @@
 // One error type for every route: handlers throw it, and each profile renders it in its own shape.
 import { ChatTemplateError } from "../chat/template.ts";
 import { EngineError } from "../engine/types.ts";
+import { ImageInputError } from "../vision/image-input-error.ts";
 
 export class ApiError extends Error {
   readonly status: number;
@@ -36,5 +37,6 @@ export function toApiError(error: unknown): ApiError {
   if (error instanceof EngineError) return fromEngineError(error);
   // A template that cannot render this conversation is the request's problem, not the server's.
   if (error instanceof ChatTemplateError) return new ApiError(400, error.message, { cause: error });
+  if (error instanceof ImageInputError) return new ApiError(400, error.message, { cause: error });
   return new ApiError(500, error instanceof Error ? error.message : String(error), { cause: error });
 }
