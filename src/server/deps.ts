@@ -2,6 +2,7 @@
 import type { ModelService } from "./model-service.ts";
 import type { RequestUsage } from "../engine/types.ts";
 import type { Profile } from "./profiles.ts";
+import type { ImageFetchPolicy } from "../vision/image-fetch.ts";
 
 /** One finished generation (one choice), for metrics and request logs. */
 export interface FinishedGeneration {
@@ -29,4 +30,6 @@ export interface ServerDeps {
   models: ModelService;
   observer?: GenerationObserver;
   metrics?: MetricsExporter;
+  /** How image URLs in requests are fetched. Default: defaultImageFetchPolicy (no private addresses). */
+  imageFetch?: ImageFetchPolicy;
 }

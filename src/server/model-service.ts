@@ -8,6 +8,7 @@ import type { EngineProcess } from "../engine/engine-process.ts";
 import type { EngineOptions } from "../engine/types.ts";
 import { readGgufHeaderSync, ggufString, ggufArchKey } from "../store/gguf.ts";
 import { notFound } from "./api-error.ts";
+import { siblingProjector } from "../vision/projector-file.ts";
 
 /** Architectures that only embed (no generation); others embed only when their file says how to pool. */
 const embeddingArchitectures = new Set(["bert", "nomic-bert", "nomic-bert-moe", "jina-bert-v2", "jina-bert-v3", "modern-bert", "neo-bert", "t5encoder"]);
@@ -27,6 +28,8 @@ export interface ServedModel {
   created: number;
   /** Named on `llamux serve`: never unloaded for idleness. */
   pinned: boolean;
+  /** The vision projector loaded with the model (a sibling mmproj-*.gguf, or the store's projector layer). */
+  projectorPath?: string;
 }
 
 /** How long a model a request loads or uses may stay idle, and how that combines with its current keep-alive. */
@@ -61,15 +64,25 @@ export interface ModelServiceOptions {
   kvCacheType?: EngineOptions["kvCacheType"];
 }
 
+/** A model given by path gets the projector lying next to it. */
+function withProjector(model: ServedModel): ServedModel {
+  if (model.projectorPath) return model;
+  const projectorPath = siblingProjector(model.path);
+  return projectorPath ? { ...model, projectorPath } : model;
+}
+
 export class ModelService {
   private readonly served: ServedModel[];
 
-  constructor(protected readonly manager: ModelManager, served: Array<{ path: string; name?: string }>, private readonly options: ModelServiceOptions) {
-    this.served = served.map(({ path, name }) => ({
+  constructor(
+    protected readonly manager: ModelManager, served: Array<{ path: string; name?: string; projectorPath?: string }>, private readonly options: ModelServiceOptions,
+  ) {
+    this.served = served.map(({ path, name, projectorPath }) => withProjector({
       id: name ?? path,
       path,
       created: Math.floor((existsSync(path) ? statSync(path).mtimeMs : Date.now()) / 1000),
       pinned: true,
+      ...(projectorPath ? { projectorPath } : {}),
     }));
   }
 
@@ -86,7 +99,7 @@ export class ModelService {
     }
     const served = this.served.find((m) => m.id === name || m.path === name || basename(m.path) === name);
     if (served) return served;
-    if (name.endsWith(".gguf") && existsSync(name)) return { id: name, path: name, created: Math.floor(statSync(name).mtimeMs / 1000), pinned: false };
+    if (name.endsWith(".gguf") && existsSync(name)) return withProjector({ id: name, path: name, created: Math.floor(statSync(name).mtimeMs / 1000), pinned: false });
     throw notFound(`The model \`${name}\` does not exist.`, "model");
   }
 
@@ -102,6 +115,11 @@ export class ModelService {
     return embeds;
   }
 
+  /** Whether requests to the model may carry images. */
+  hasVision(model: ServedModel): boolean {
+    return model.projectorPath !== undefined;
+  }
+
   engineOptions(model: ServedModel, overrides: Partial<EngineOptions> = {}): EngineOptions {
     // Embedding models take one input at a time and their trained context (often 512 positions).
     if (this.embeds(model)) {
@@ -109,6 +127,7 @@ export class ModelService {
     }
     return {
       modelPath: model.path,
+      ...(model.projectorPath ? { projectorPath: model.projectorPath } : {}),
       parallel: this.options.parallel,
       ...(this.options.contextPerSequence !== undefined ? { contextPerSequence: this.options.contextPerSequence } : {}),
       ...(this.options.threads !== undefined ? { threads: this.options.threads } : {}),

@@ -17,6 +17,8 @@ export interface ImageFetchPolicy {
   timeoutMs: number;
   /** Default: 5. */
   maxRedirects: number;
+  /** Which resolved addresses are refused. Default: internal ones (isInternalAddress), none with allowPrivate. */
+  isBlocked?: (address: string) => boolean;
 }
 
 export const defaultImageFetchPolicy: ImageFetchPolicy = { allowPrivate: false, maxBytes: 20_000_000, timeoutMs: 10_000, maxRedirects: 5 };
@@ -36,13 +38,12 @@ async function checkedAddress(url: URL, policy: ImageFetchPolicy): Promise<strin
     }
   }
   if (addresses.length === 0) throw new ImageInputError(`Cannot fetch image from "${url.origin}": host "${host}" has no address`);
-  if (!policy.allowPrivate) {
-    const internal = addresses.find(isInternalAddress);
-    if (internal) {
-      throw new ImageInputError(
-        `Cannot fetch image from "${url.origin}": it resolves to ${internal}, a loopback, private or link-local address (start the server with --allow-private-image-urls to allow it)`,
-      );
-    }
+  const isBlocked = policy.isBlocked ?? (policy.allowPrivate ? () => false : isInternalAddress);
+  const blocked = addresses.find(isBlocked);
+  if (blocked) {
+    throw new ImageInputError(
+      `Cannot fetch image from "${url.origin}": it resolves to ${blocked}, a loopback, private or link-local address (start the server with --allow-private-image-urls to allow it)`,
+    );
   }
   return addresses[0]!;
 }

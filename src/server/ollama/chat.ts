@@ -7,6 +7,7 @@ import { badRequest } from "../api-error.ts";
 import type { ServerDeps } from "../deps.ts";
 import { observeChoices } from "../observe.ts";
 import { readJsonBody, validate } from "../validation.ts";
+import { base64Images } from "../request-images.ts";
 import { nativeToolCall, toChatMessages, toToolDefinitions } from "./chat-messages.ts";
 import { fitMessages } from "./fit-context.ts";
 import { metricsFields, type RequestTiming } from "./metrics.ts";
@@ -48,7 +49,7 @@ export function chat(deps: ServerDeps) {
       const doneReason = await loadOrUnload(deps, model, overrides, keepAlive);
       return c.json({ model: body.model, created_at: new Date().toISOString(), message: { role: "assistant", content: "" }, done_reason: doneReason, done: true });
     }
-    const chatMessages = toChatMessages(model, messages);
+    const chatMessages = toChatMessages(messages, (images) => base64Images(deps, model, images, () => doesNotSupport(model, "vision")));
     const tools = body.tool_choice === "none" ? [] : toToolDefinitions(body.tools);
     const engine = await deps.models.engine(model, overrides, keepAlive);
     const loaded = performance.now();

@@ -6,6 +6,7 @@ import { badRequest } from "../api-error.ts";
 import { readJsonBody, validate } from "../validation.ts";
 import type { ServerDeps } from "../deps.ts";
 import { observeChoices } from "../observe.ts";
+import { imageUrlReader } from "../request-images.ts";
 import { chatCompletionSchema } from "./schemas.ts";
 import { checkContextLength } from "./context-check.ts";
 import { openAiEventStream } from "./sse.ts";
@@ -24,9 +25,11 @@ export function chatCompletions(deps: ServerDeps) {
 
     const model = deps.models.resolve(body.model);
     if (deps.models.embeds(model)) throw badRequest(`Model "${model.id}" is an embedding model and does not support chat`, "model");
+    // Images are read (and refused) before the model loads.
+    const messages = await toChatMessages(body.messages, imageUrlReader(deps, model));
     const engine = await deps.models.engine(model, loadOverrides(deps.profile, body));
     const prompt = await renderChatPrompt(engine, {
-      messages: toChatMessages(body.messages),
+      messages,
       ...(body.tools ? { tools: body.tools } : {}),
       addGenerationPrompt: body.add_generation_prompt ?? true,
       ...(body.chat_template_kwargs ? { templateVariables: body.chat_template_kwargs } : {}),
@@ -45,14 +48,15 @@ export function chatCompletions(deps: ServerDeps) {
 
     if (!body.stream) {
       const results = await Promise.all(choices.map((choice) => choice.collect()));
-      const usage = toUsage(prompt.tokens.length, results.map((r) => r.usage));
+      // The engine's count: with images, it includes each image's tokens.
+      const usage = toUsage(results[0]!.usage.promptTokens, results.map((r) => r.usage));
       reportUsage(usage);
       return c.json(chatCompletionBody(id, created, model.id, results, usage, logprobs !== undefined));
     }
     return openAiEventStream(c, async (send) => {
       const usages = await streamChatChoices(choices, { id, created, model: model.id, profile: deps.profile, withLogprobs: logprobs !== undefined }, send);
       if (!usages) return;
-      const usage = toUsage(prompt.tokens.length, usages);
+      const usage = toUsage(usages[0]?.promptTokens ?? prompt.tokens.length, usages);
       reportUsage(usage);
       if (body.stream_options?.include_usage) await send({ id, object: "chat.completion.chunk", created, model: model.id, choices: [], usage });
     });
