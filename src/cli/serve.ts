@@ -8,6 +8,7 @@ import { createVllmMetrics } from "../server/vllm/metrics.ts";
 import { ModelService } from "../server/model-service.ts";
 import { LmStudioModelService } from "../server/lmstudio/model-service.ts";
 import { ModelStore } from "../store/model-store.ts";
+import { defaultImageFetchPolicy } from "../vision/image-fetch.ts";
 import { profiles, type ProfileName } from "../server/profiles.ts";
 import { UsageError } from "./usage-error.ts";
 import { engineFlagOptions, engineFlagsHelp, toolCallParserFlag } from "./engine-flags.ts";
@@ -46,6 +47,9 @@ Options:
       --gpu-memory-utilization F  accepted for vLLM compatibility
       --tensor-parallel-size N  only 1 is supported
       --trust-remote-code       accepted, no effect (GGUF files carry no code)
+      --mmproj FILE             vision projector for MODEL (default: a sibling mmproj-*.gguf, if any)
+      --allow-private-image-urls  let image URLs in requests reach loopback, private and link-local
+                                addresses (refused by default: a request could probe the local network)
 ${engineFlagsHelp}
 ${serverOptionsHelp}
   -h, --help                    show this help
@@ -99,7 +103,7 @@ export async function serveCommand(args: string[]): Promise<number | undefined> 
       parallel: { type: "string" }, "max-num-seqs": { type: "string" }, threads: { type: "string" }, seed: { type: "string" },
       dtype: { type: "string" }, "gpu-memory-utilization": { type: "string" }, "tensor-parallel-size": { type: "string" },
       "trust-remote-code": { type: "boolean" }, help: { type: "boolean", short: "h" }, "chat-template": { type: "string" },
-      "enable-auto-tool-choice": { type: "boolean" }, "tool-call-parser": { type: "string" }, "reasoning-parser": { type: "string" },
+      "enable-auto-tool-choice": { type: "boolean" }, mmproj: { type: "string" }, "allow-private-image-urls": { type: "boolean" }, "tool-call-parser": { type: "string" }, "reasoning-parser": { type: "string" },
       ...serverOptionFlags,
     },
   });
@@ -127,7 +131,12 @@ export async function serveCommand(args: string[]): Promise<number | undefined> 
   if (servesOllama && ollamaDebug() && !process.env.LLAMUX_LOG_LEVEL) process.env.LLAMUX_LOG_LEVEL = "debug";
   const manager = new ModelManager(servesOllama ? ollamaMaxLoadedModels() : undefined);
   manager.installShutdownHandlers();
-  const served = modelArg ? [{ path: modelArg, ...(values["served-model-name"] ? { name: values["served-model-name"] } : {}) }] : [];
+  if (values.mmproj !== undefined && !existsSync(values.mmproj)) throw new Error(`Cannot load projector "${values.mmproj}": no such file`);
+  if (values.mmproj !== undefined && modelArg === undefined) throw new UsageError("--mmproj needs a MODEL to attach the projector to");
+  const served = modelArg
+    ? [{ path: modelArg, ...(values["served-model-name"] ? { name: values["served-model-name"] } : {}), ...(values.mmproj ? { projectorPath: values.mmproj } : {}) }]
+    : [];
+  const imageFetch = { ...defaultImageFetchPolicy, allowPrivate: values["allow-private-image-urls"] ?? false };
   const threads = integer(values.threads, "threads");
   for (const name of names) {
     const profile = profiles[name];
@@ -152,7 +161,7 @@ export async function serveCommand(args: string[]): Promise<number | undefined> 
       : new ModelService(manager, served, serviceOptions);
     const options = serverOptionsFromFlags(values, name, host);
     for (const warning of exposureWarnings(options)) log.warn(`profile ${name}: ${warning}`);
-    const app = createApp({ profile, models, ...(toolCallParser ? { toolCallParser } : {}), ...(name === "b" ? createVllmMetrics(manager, models) : {}) }, options);
+    const app = createApp({ profile, models, imageFetch, ...(toolCallParser ? { toolCallParser } : {}), ...(name === "b" ? createVllmMetrics(manager, models) : {}) }, options);
     const listenPort = port ?? profile.defaultPort;
     listen(app.fetch, host, listenPort);
     log.info(`profile ${name} (${profile.anchor}-compatible) listening on http://${host}:${listenPort}`);

@@ -84,10 +84,8 @@ export class LocalChatBackend implements ChatBackend {
     const { engine, options } = await this.engine(turn.options, turn.keepAlive);
     const loaded = performance.now();
     // the model's seed conversation (MESSAGE lines) comes after any system message and before the chat
-    const systems = turn.messages.filter((message) => message.role === "system");
-    const rest = turn.messages.filter((message) => message.role !== "system");
-    const messages = [...systems, ...this.resolved.messages, ...rest];
-    const prompt = await renderModelPrompt(engine, this.resolved, { messages });
+    // the model's seed messages and SYSTEM come from its layers
+    const prompt = await renderModelPrompt(engine, this.resolved, { messages: turn.messages });
     const sampling = { ...samplerSettings(options), ...(turn.format === "json" ? { grammar: JSON_OBJECT_GRAMMAR } : {}) };
     const [choice] = await startChat(engine, prompt, { sampling, ...generationLimits(options) }, { signal });
     for await (const event of choice!.events()) {
