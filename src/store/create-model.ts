@@ -2,7 +2,7 @@
 // path relative to the Modelfile) or an existing model, a second FROM naming a projector, ADAPTER
 // files, and the text layers (template, system, params, messages, license). `quantize` re-quantizes
 // the weights; an Ollama-named LFM2 file is repaired on the way in.
-import { existsSync, statSync } from "node:fs";
+import { createReadStream, existsSync, statSync } from "node:fs";
 import { rm } from "node:fs/promises";
 import { homedir } from "node:os";
 import { isAbsolute, join, resolve } from "node:path";
@@ -14,7 +14,7 @@ import { checkModelLayer } from "./model-layer.ts";
 import { formatModelName, parseModelName } from "./model-name.ts";
 import { ModelNotFoundError, type ModelStore } from "./model-store.ts";
 import type { ModelDefinition } from "./modelfile/index.ts";
-import type { ProgressHandler } from "./pull-progress.ts";
+import { throttledProgress, type ProgressHandler } from "./pull-progress.ts";
 
 /** Re-quantizes `input` into `output` (a GGUF of type `type`), reporting progress. */
 export type Quantizer = (input: string, output: string, type: string, onProgress?: ProgressHandler) => Promise<void>;
@@ -45,6 +45,19 @@ function readHeader(path: string, what: string): GgufHeader {
   }
 }
 
+/** A file's bytes for importBlob, reporting how much has been copied. */
+async function* withCopyProgress(path: string, status: string, onProgress: ProgressHandler): AsyncGenerator<Uint8Array> {
+  const total = statSync(path).size;
+  const report = throttledProgress(onProgress);
+  let completed = 0;
+  report({ status, total, completed });
+  for await (const chunk of createReadStream(path, { highWaterMark: 1 << 20 })) {
+    completed += (chunk as Buffer).byteLength;
+    report({ status, total, completed });
+    yield chunk as Buffer;
+  }
+}
+
 const isProjector = (header: GgufHeader) => ggufString(header, "general.architecture") === "clip" || ggufString(header, "general.type") === "mmproj";
 
 export async function createModel(store: ModelStore, name: string, definition: ModelDefinition, options: CreateOptions): Promise<string> {
@@ -60,8 +73,7 @@ export async function createModel(store: ModelStore, name: string, definition: M
   const basePath = localFile(base, options.baseDir);
   if (basePath) {
     readHeader(basePath, "FROM file");
-    progress({ status: `copying file ${basePath}` });
-    const blob = await store.importBlob(basePath);
+    const blob = await store.importBlob(withCopyProgress(basePath, "copying model file", progress));
     modelLayer = { mediaType: layerMediaType.model, ...blob };
   } else {
     const resolved = store.resolve(base);
