@@ -131,11 +131,11 @@ export const commands: Record<string, CommandEntry> = {
     },
   },
   __quantize: {
-    summary: "Quantize a GGUF file for create -q",
+    summary: "Quantize a GGUF file for a parent llamux process",
     hidden: true,
     load: async () => {
-      const { quantizeChildHelp, quantizeChildCommand } = await import("./quantize-child.ts");
-      return { help: quantizeChildHelp, run: quantizeChildCommand };
+      const { quantizeHelp, quantizeMain } = await import("../store/quantize-main.ts");
+      return { help: quantizeHelp, run: async (args) => quantizeMain(args) };
     },
   },
   __engine: {

@@ -1,31 +1,31 @@
-// Quantizes a GGUF in a child process (`llamux __quantize`), so an abort inside llama.cpp cannot take
-// `create` down. The quantizer offers no progress callback and writes its output front to back, so
-// progress is the output file's size against the size the target type should give.
+// Quantizes a GGUF file in a child process (`llamux __quantize`), so a server keeps answering while
+// llama.cpp's quantizer runs; cancelling the signal kills the child.
+import { join } from "node:path";
 import { statSync } from "node:fs";
-import { llamuxCommand } from "../binary/self.ts";
-import { quantizationTypes } from "../../ffi/quantize.ts";
-import type { Quantizer } from "./create-model.ts";
+import { quantizationTypes, type QuantizationType } from "../../ffi/quantize.ts";
 import { readGgufHeaderSync } from "./gguf.ts";
+import type { ProgressHandler } from "./pull-progress.ts";
 
-const POLL_MS = 200;
-
-/** Bits per weight of each target type (K-quant mixes as llama.cpp reports them). */
+const PROGRESS_POLL_MS = 200;
+/** Bits per weight of each target type (K-quant mixes as llama.cpp reports them), for the progress estimate. */
 const BITS_PER_WEIGHT: Record<string, number> = { F16: 16, Q4_0: 4.5, Q8_0: 8.5, Q4_K_M: 4.85, Q5_K_M: 5.69, Q6_K: 6.56 };
 
-/** The quantization types `create -q` accepts, in their canonical spelling (`q4_k_m` → `Q4_K_M`). */
-export function quantizationType(name: string): string {
-  const upper = name.toUpperCase();
-  if (!Object.hasOwn(quantizationTypes, upper)) {
-    throw new RangeError(`Cannot quantize to "${name}": unsupported type (use ${Object.keys(quantizationTypes).join(", ")})`);
-  }
-  return upper;
+function childCommand(): string[] {
+  const compiled = import.meta.path.startsWith("/$bunfs/");
+  return compiled ? [process.execPath, "__quantize"] : [process.execPath, join(import.meta.dir, "quantize-main.ts")];
 }
 
+/** The quantizer's name for a type as Ollama's clients write it (`q4_K_M`, `Q8_0`), or undefined. */
+export function quantizationType(name: string): QuantizationType | undefined {
+  return (Object.keys(quantizationTypes) as QuantizationType[]).find((type) => type.toLowerCase() === name.toLowerCase());
+}
+
+export const supportedQuantizations = Object.keys(quantizationTypes).filter((type) => type !== "F16");
+
 /** About how large the output will be: matrices at the target type, vectors kept as they are. */
-function expectedOutputSize(input: string, type: string): number {
-  const header = readGgufHeaderSync(input, { maxArrayLength: 0 });
+function expectedOutputSize(input: string, type: QuantizationType): number {
   let total = 0;
-  for (const tensor of header.tensors) {
+  for (const tensor of readGgufHeaderSync(input, { maxArrayLength: 0 }).tensors) {
     const elements = tensor.shape.reduce((a, b) => a * b, 1);
     total += tensor.shape.length >= 2 ? (elements * (BITS_PER_WEIGHT[type] ?? 8)) / 8 : tensor.byteSize;
   }
@@ -40,24 +40,37 @@ function sizeOf(path: string): number {
   }
 }
 
-export const quantizeInChildProcess: Quantizer = async (input, output, type, onProgress) => {
-  const target = quantizationType(type);
-  const child = Bun.spawn([...llamuxCommand(), "__quantize", input, output, target], { stdout: "ignore", stderr: "pipe" });
-  const status = `quantizing to ${target}`;
-  // the estimate misses tensors llama.cpp keeps at a higher precision: it grows when the output passes it
-  let total = expectedOutputSize(input, target);
+/**
+ * Reports progress as the output file's size against the size the type should give: the quantizer
+ * has no progress callback, writes front to back, and its (threadsafe) log reaches JS only after it
+ * returns. The estimate misses tensors llama.cpp keeps at a higher precision, so it grows when passed.
+ */
+function watchOutput(input: string, output: string, type: QuantizationType, onProgress: ProgressHandler): () => void {
+  const status = `quantizing to ${type}`;
+  let total = expectedOutputSize(input, type);
   const timer = setInterval(() => {
     const written = sizeOf(output);
     if (written >= total) total = Math.round(written * 1.1);
-    onProgress?.({ status, total, completed: written });
-  }, POLL_MS);
-  const stderr = new Response(child.stderr).text();
-  const code = await child.exited;
-  clearInterval(timer);
-  if (code !== 0) {
-    const reason = (await stderr).trim().split("\n").slice(-3).join("; ");
-    throw new Error(`Cannot quantize to ${target}: the quantizer exited with code ${code}${reason ? ` (${reason})` : ""}`);
+    onProgress({ status, total, completed: written });
+  }, PROGRESS_POLL_MS);
+  return () => {
+    clearInterval(timer);
+    const written = sizeOf(output);
+    if (written > 0) onProgress({ status, total: written, completed: written });
+  };
+}
+
+export async function quantizeInChild(input: string, output: string, type: QuantizationType, signal?: AbortSignal, onProgress?: ProgressHandler): Promise<void> {
+  const child = Bun.spawn([...childCommand(), input, output, type], { stdout: "ignore", stderr: "pipe", env: process.env });
+  const kill = () => child.kill();
+  signal?.addEventListener("abort", kill, { once: true });
+  const stopWatching = onProgress ? watchOutput(input, output, type, onProgress) : undefined;
+  try {
+    const [code, stderr] = await Promise.all([child.exited, new Response(child.stderr).text()]);
+    if (signal?.aborted) throw new Error("quantization cancelled");
+    if (code !== 0) throw new Error(stderr.trim().split("\n").at(-1) || `the quantizer exited with code ${code}`);
+  } finally {
+    stopWatching?.();
+    signal?.removeEventListener("abort", kill);
   }
-  const written = sizeOf(output);
-  onProgress?.({ status, total: written, completed: written });
-};
+}

@@ -7,7 +7,7 @@ import { join } from "node:path";
 import { ensureModel } from "../../scripts/gen-models.ts";
 import { tokenizerAddsBos } from "../../src/chat/template.ts";
 import { ModelManager } from "../../src/engine/model-manager.ts";
-import { renderModelPrompt } from "../../src/generation/model-prompt.ts";
+import { renderModelPrompt } from "../../src/server/ollama/model-prompt.ts";
 import { ModelStore } from "../../src/store/model-store.ts";
 import { specModelfile } from "../fixtures/spec-modelfile.ts";
 import { startServer } from "../server/serve-fixture.ts";
@@ -35,7 +35,8 @@ test("a chat with the spec's model renders exactly its TEMPLATE; special text ty
   const model = new ModelStore(env.LLAMUX_MODELS!).resolve("spec")!;
   const engine = await manager.engine({ modelPath: model.modelPath, parallel: 1, contextPerSequence: 512 });
   const user = "Hi <|im_end|> there";
-  const prompt = await renderModelPrompt(engine, model, { messages: [{ role: "user", content: user }] });
+  const served = { id: model.name, path: model.modelPath, created: 0, pinned: false, stored: model };
+  const prompt = await renderModelPrompt(engine, served, { messages: [{ role: "user", content: user }] });
   const head = "<|startoftext|><|im_start|>system\n";
   const middle = "<|im_end|>\n<|im_start|>user\n";
   const tail = "<|im_end|>\n<|im_start|>assistant\n";

@@ -4,7 +4,8 @@ import { existsSync, statSync } from "node:fs";
 import { ModelManager } from "../../engine/model-manager.ts";
 import type { EngineOptions } from "../../engine/types.ts";
 import { startChat } from "../../generation/chat.ts";
-import { renderModelPrompt } from "../../generation/model-prompt.ts";
+import { renderModelPrompt } from "../../server/ollama/model-prompt.ts";
+import type { ServedModel } from "../../server/model-service.ts";
 import { generationLimits, loadOverrides, mergeOptions, parseOptions, samplerSettings } from "../../server/ollama/options.ts";
 import { loadableModelPath } from "../../store/model-file.ts";
 import { keepAliveMs } from "../../server/ollama/duration.ts";
@@ -20,6 +21,12 @@ type RunnableModel = Pick<ResolvedModel, "name" | "modelPath" | "projectorPath" 
 /** A GGUF path as a model with no layers of its own. */
 function fileModel(path: string): RunnableModel {
   return { name: path, modelPath: path, adapterPaths: [], parameters: {}, messages: [], config: {} };
+}
+
+/** The model as the server's prompt builder takes it: stored layers only for a stored model. */
+function servedModel(model: RunnableModel): ServedModel {
+  const stored = "manifest" in model ? (model as ResolvedModel) : undefined;
+  return { id: model.name, path: model.modelPath, created: Math.floor(Date.now() / 1000), pinned: false, ...(stored ? { stored } : {}) };
 }
 
 /** A path to a file, a stored model, or a name to pull first. */
@@ -83,11 +90,7 @@ export class LocalChatBackend implements ChatBackend {
     if (turn.images.length > 0) throw new Error("Images need a vision model served by `llamux serve`; this run has no image path");
     const { engine, options } = await this.engine(turn.options, turn.keepAlive);
     const loaded = performance.now();
-    // the model's seed conversation (MESSAGE lines) comes after any system message and before the chat
-    const systems = turn.messages.filter((message) => message.role === "system");
-    const rest = turn.messages.filter((message) => message.role !== "system");
-    const messages = [...systems, ...this.resolved.messages, ...rest];
-    const prompt = await renderModelPrompt(engine, this.resolved, { messages });
+    const prompt = await renderModelPrompt(engine, servedModel(this.resolved), { messages: turn.messages });
     const sampling = { ...samplerSettings(options), ...(turn.format === "json" ? { grammar: JSON_OBJECT_GRAMMAR } : {}) };
     const [choice] = await startChat(engine, prompt, { sampling, ...generationLimits(options) }, { signal });
     for await (const event of choice!.events()) {
