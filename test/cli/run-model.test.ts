@@ -96,6 +96,18 @@ test("with a server: run goes through it, ps lists the model, stop unloads it", 
     expect((await llamux(["stop", "spec"], serverEnv)).exitCode).toBe(0);
     expect((await llamux(["stop", tinyLlama], serverEnv)).exitCode).toBe(0);
     expect((await llamux(["ps"], serverEnv)).stdout.trimEnd().split("\n")).toHaveLength(1);
+
+    // store commands go through the server too: cp, list (/api/tags), rm
+    expect((await llamux(["cp", "spec", "served-copy"], serverEnv)).exitCode).toBe(0);
+    const listed = await llamux(["list"], { ...serverEnv, LLAMUX_MODELS: join(dir, "elsewhere") });
+    const id = new ModelStore(env.LLAMUX_MODELS!).find("spec")!.id;
+    expect(listed.stdout).toMatch(new RegExp(`\\nserved-copy:latest {4,}${id} {4,}`));
+    expect(listed.stdout).toMatch(new RegExp(`\\nspec:latest {4,}${id} {4,}`));
+    expect((await llamux(["rm", "served-copy"], serverEnv)).stdout).toBe("deleted 'served-copy'\n");
+    expect(new ModelStore(env.LLAMUX_MODELS!).find("served-copy")).toBeUndefined();
+    const missing = await llamux(["rm", "served-copy"], serverEnv);
+    expect(missing.exitCode).toBe(1);
+    expect(missing.stderr).toContain("not found");
   } finally {
     await server.stop();
   }
