@@ -14,7 +14,7 @@ import { modelDetails, type ModelDetails } from "../model-details.ts";
 import { openStore } from "../model-store-access.ts";
 import { pullWithProgress } from "../pull.ts";
 import type { ChatBackend, ChatStreamEvent, ChatTurn } from "./backend.ts";
-import { JSON_OBJECT_GRAMMAR } from "./json-grammar.ts";
+import { jsonObjectGbnf } from "../../chat/structured/index.ts";
 
 type RunnableModel = Pick<ResolvedModel, "name" | "modelPath" | "projectorPath" | "adapterPaths" | "template" | "system" | "parameters" | "messages" | "license" | "config">;
 
@@ -91,7 +91,7 @@ export class LocalChatBackend implements ChatBackend {
     const { engine, options } = await this.engine(turn.options, turn.keepAlive);
     const loaded = performance.now();
     const prompt = await renderModelPrompt(engine, servedModel(this.resolved), { messages: turn.messages });
-    const sampling = { ...samplerSettings(options), ...(turn.format === "json" ? { grammar: JSON_OBJECT_GRAMMAR } : {}) };
+    const sampling = { ...samplerSettings(options), ...(turn.format === "json" ? { grammar: jsonObjectGbnf() } : {}) };
     const [choice] = await startChat(engine, prompt, { sampling, ...generationLimits(options) }, { signal });
     for await (const event of choice!.events()) {
       if (event.type === "content") yield { type: "content", text: event.text };
