@@ -1,27 +1,13 @@
 // The prompt of a model with Modelfile layers: its Ollama TEMPLATE (a Go template) when it has one, else
-// the GGUF's chat template through renderChatPrompt; its seed messages and SYSTEM either way. Template text is tokenized with special tokens recognised;
+// the GGUF's chat template through renderChatPrompt; its seed messages and SYSTEM either way. A Go
+// template is tokenized part by part (go-template-prompt.ts): template text with special tokens recognised;
 // values from the conversation are tokenized as plain text, so "<|im_end|>" typed by a user stays
 // text. BOS is added only when the template did not write it.
-import { tokenizerAddsBos } from "../chat/template.ts";
-import { renderOllamaPromptParts, type OllamaPromptInput, type ThinkSetting } from "../chat/go-template/ollama-prompt.ts";
+import type { ThinkSetting } from "../chat/go-template/ollama-prompt.ts";
+import { renderGoTemplatePrompt } from "./go-template-prompt.ts";
 import type { ChatMessage, ToolDefinition } from "../chat/types.ts";
 import { renderChatPrompt, type RenderedPrompt } from "./chat.ts";
 import type { EngineHandle } from "./engine-handle.ts";
-
-/** Renders `input` with a Go template and tokenizes it part by part. */
-export async function renderGoTemplatePrompt(engine: EngineHandle, template: string, input: OllamaPromptInput): Promise<RenderedPrompt> {
-  const parts = renderOllamaPromptParts(template, input);
-  const text = parts.map((part) => part.text).join("");
-  const tokens: number[] = [];
-  let first = true;
-  for (const part of parts) {
-    if (!part.text) continue;
-    const addSpecial = first && tokenizerAddsBos(text, engine.info.bosText);
-    tokens.push(...(await engine.tokenize(part.text, { addSpecial, parseSpecial: !part.fromData })));
-    first = false;
-  }
-  return { text, tokens };
-}
 
 export interface ModelPromptSource {
   /** the model's Go TEMPLATE, if it has one */
