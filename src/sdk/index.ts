@@ -12,3 +12,4 @@ export { validateFunctionCall, type LeapFunctionCall } from "./function-call-val
 export { GenerationOptions, DefaultFunctionCallParser, AlternateFunctionCallParser, type FunctionCallParser, type ToolChoice, type GenerationOptionsInit } from "./generation-options.ts";
 export { MessageResponse, Chunk, ReasoningChunk, AudioSample, FunctionCalls, Complete, GenerationError, type GenerationStats, type CompletionFinishReason } from "./message-response.ts";
 export { UnknownToolChoiceError } from "./forced-calls.ts";
+export { RemoteModelRunner, type RemoteModelRunnerOptions } from "./remote-model-runner.ts";
