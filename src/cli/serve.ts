@@ -6,9 +6,11 @@ import { ModelManager } from "../engine/model-manager.ts";
 import { createApp } from "../server/app.ts";
 import { createVllmMetrics } from "../server/vllm/metrics.ts";
 import { ModelService } from "../server/model-service.ts";
+import { LmStudioModelService } from "../server/lmstudio/model-service.ts";
+import { ModelStore } from "../store/model-store.ts";
 import { profiles, type ProfileName } from "../server/profiles.ts";
 import { UsageError } from "./usage-error.ts";
-import { engineFlagOptions, engineFlagsHelp } from "./engine-flags.ts";
+import { engineFlagOptions, engineFlagsHelp, toolCallParserFlag } from "./engine-flags.ts";
 import { exposureWarnings, serverOptionFlags, serverOptionsFromFlags, serverOptionsHelp } from "./server-flags.ts";
 import { logger } from "../log.ts";
 import {
@@ -20,7 +22,8 @@ const log = logger("serve");
 
 export const serveHelp = `Usage: llamux serve [MODEL] [options]
 
-Serves models over HTTP. MODEL is a GGUF file path; requests may also name one by path.
+Serves models over HTTP. MODEL is a GGUF file path; requests may also name a GGUF path or a model in
+the store (pulled or created; LLAMUX_MODELS, or OLLAMA_MODELS on profile a).
 
 Options:
       --profile a|b|c|all       a: Ollama (port 11434), b: vLLM (8000), c: LM Studio (1234), all: the three
@@ -119,6 +122,7 @@ export async function serveCommand(args: string[]): Promise<number | undefined> 
   const contextFlag = integer(values["ctx-size"] ?? values["max-model-len"], "ctx-size");
 
   const engineExtras = engineFlagOptions(values);
+  const toolCallParser = toolCallParserFlag(values);
   const servesOllama = names.includes("a");
   if (servesOllama && ollamaDebug() && !process.env.LLAMUX_LOG_LEVEL) process.env.LLAMUX_LOG_LEVEL = "debug";
   const manager = new ModelManager(servesOllama ? ollamaMaxLoadedModels() : undefined);
@@ -130,7 +134,7 @@ export async function serveCommand(args: string[]): Promise<number | undefined> 
     const ollama = name === "a";
     const flashAttention = ollama ? ollamaFlashAttention() : undefined;
     const kvCacheType = ollama ? ollamaKvCacheType() : undefined;
-    const models = new ModelService(manager, served, {
+    const serviceOptions = {
       parallel: integer(values.parallel ?? values["max-num-seqs"], "parallel") ?? (ollama ? ollamaNumParallel() : undefined) ?? 4,
       contextPerSequence: contextFlag ?? (ollama ? ollamaContextLength() : undefined) ?? profile.defaultContext,
       idleUnloadMs: (ollama ? ollamaKeepAliveMs() : undefined) ?? profile.idleUnloadMs,
@@ -138,11 +142,17 @@ export async function serveCommand(args: string[]): Promise<number | undefined> 
       queueLimit: integer(values["max-queue"], "max-queue", 0) ?? (ollama ? ollamaMaxQueue() : undefined) ?? 512,
       ...(flashAttention ? { flashAttention } : {}),
       ...(kvCacheType ? { kvCacheType } : {}),
+      // LLAMUX_MODELS, else OLLAMA_MODELS on profile a, else ~/.llamux/models
+      store: ModelStore.open({ profile: name }),
       ...engineExtras,
-    });
+    };
+    // Profile c picks models as LM Studio does: store names load just in time, any other name gets the loaded model.
+    const models = name === "c"
+      ? new LmStudioModelService(manager, served, serviceOptions)
+      : new ModelService(manager, served, serviceOptions);
     const options = serverOptionsFromFlags(values, name, host);
     for (const warning of exposureWarnings(options)) log.warn(`profile ${name}: ${warning}`);
-    const app = createApp({ profile, models, ...(name === "b" ? createVllmMetrics(manager, models) : {}) }, options);
+    const app = createApp({ profile, models, ...(toolCallParser ? { toolCallParser } : {}), ...(name === "b" ? createVllmMetrics(manager, models) : {}) }, options);
     const listenPort = port ?? profile.defaultPort;
     listen(app.fetch, host, listenPort);
     log.info(`profile ${name} (${profile.anchor}-compatible) listening on http://${host}:${listenPort}`);

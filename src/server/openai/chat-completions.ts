@@ -2,6 +2,8 @@
 // output parsing) and answers with one chat.completion or an SSE stream of chat.completion.chunk.
 import type { Context } from "hono";
 import { renderChatPrompt, startChat } from "../../generation/chat.ts";
+import { parseToolChoice, planChatOutput } from "../../generation/chat-output.ts";
+import { outputConstraintOf } from "./structured-output.ts";
 import { badRequest } from "../api-error.ts";
 import { readJsonBody, validate } from "../validation.ts";
 import type { ServerDeps } from "../deps.ts";
@@ -10,35 +12,52 @@ import { chatCompletionSchema } from "./schemas.ts";
 import { checkContextLength } from "./context-check.ts";
 import { openAiEventStream } from "./sse.ts";
 import { streamChatChoices } from "./chat-stream.ts";
-import { loadOverrides } from "./ollama-options.ts";
+import { loadOverrides, modelDefaults, withModelStops } from "./ollama-options.ts";
+import { ttlKeepAlive } from "./ttl.ts";
+import type { ResponseExtension } from "./response-extension.ts";
 import { chatCompletionBody, checkChoiceOptions, completionId, generationFields, toChatMessages, toSamplerSettings, toUsage } from "./translate.ts";
 
-export function chatCompletions(deps: ServerDeps) {
+/** `{ [key]: value }`, or nothing when the value is unset (exactOptionalPropertyTypes). */
+function optional<K extends string, V>(key: K, value: V | undefined): { [P in K]?: V } {
+  return (value === undefined ? {} : { [key]: value }) as { [P in K]?: V };
+}
+
+/** `extension` adds a profile's own fields to non-streamed bodies (LM Studio's /api/v0 stats). */
+export function chatCompletions(deps: ServerDeps, extension?: ResponseExtension) {
   return async function chatCompletionsHandler(c: Context) {
     const arrived = performance.now();
     const body = validate(chatCompletionSchema, await readJsonBody(c));
     const n = body.n ?? 1;
-    const sampling = toSamplerSettings(body, deps.profile);
+    const model = deps.models.resolve(body.model);
+    const defaults = modelDefaults(model);
+    const sampling = toSamplerSettings(body, deps.profile, defaults.sampling);
     checkChoiceOptions(body, n, sampling);
     if (body.top_logprobs && !body.logprobs) throw badRequest("when using `top_logprobs`, `logprobs` must be set to true.", "top_logprobs");
 
-    const model = deps.models.resolve(body.model);
     if (deps.models.embeds(model)) throw badRequest(`Model "${model.id}" is an embedding model and does not support chat`, "model");
-    const engine = await deps.models.engine(model, loadOverrides(deps.profile, body));
+    const engine = await deps.models.engine(model, { ...defaults.load, ...loadOverrides(deps.profile, body) }, ttlKeepAlive(deps.profile, body.ttl));
+    const constraint = outputConstraintOf(body);
+    const plan = planChatOutput({
+      tools: body.tools ?? [], parallelToolCalls: body.parallel_tool_calls ?? true,
+      ...optional("toolChoice", parseToolChoice(body.tool_choice)), ...optional("constraint", constraint),
+    }, engine.info.chatTemplate, deps.toolCallParser);
     const prompt = await renderChatPrompt(engine, {
       messages: toChatMessages(body.messages),
-      ...(body.tools ? { tools: body.tools } : {}),
+      tools: plan.tools,
       addGenerationPrompt: body.add_generation_prompt ?? true,
       ...(body.chat_template_kwargs ? { templateVariables: body.chat_template_kwargs } : {}),
     });
-    const maxTokens = body.max_completion_tokens ?? body.max_tokens ?? undefined;
+    const maxTokens = body.max_completion_tokens ?? body.max_tokens ?? defaults.maxTokens;
     checkContextLength(deps.profile, prompt.tokens.length, maxTokens, engine.info.contextPerSequence);
 
     const logprobs = body.logprobs ? body.top_logprobs ?? 0 : undefined;
     const id = completionId("chatcmpl");
     const created = Math.floor(Date.now() / 1000);
-    const choices = await startChat(engine, prompt, { sampling, ...generationFields(body, maxTokens, logprobs) }, {
-      n, signal: c.req.raw.signal, onDone: observeChoices(deps, model.id, arrived),
+    const fields = withModelStops(generationFields(body, maxTokens, logprobs), defaults);
+    // Call markers are special tokens: keep them in the text the parser reads (as vLLM does with tools).
+    if (plan.readsToolCalls && body.skip_special_tokens !== true) fields.renderSpecialTokens = true;
+    const choices = await startChat(engine, prompt, { sampling: { ...sampling, ...optional("grammar", plan.grammar) }, ...fields }, {
+      n, signal: c.req.raw.signal, onDone: observeChoices(deps, model.id, arrived), parser: () => plan.parser(prompt.text),
     });
     const reportUsage = (usage: ReturnType<typeof toUsage>) =>
       c.set("usage", { promptTokens: usage.prompt_tokens, completionTokens: usage.completion_tokens });
@@ -47,7 +66,8 @@ export function chatCompletions(deps: ServerDeps) {
       const results = await Promise.all(choices.map((choice) => choice.collect()));
       const usage = toUsage(prompt.tokens.length, results.map((r) => r.usage));
       reportUsage(usage);
-      return c.json(chatCompletionBody(id, created, model.id, results, usage, logprobs !== undefined));
+      const extra = extension?.({ engine, choices: results, maxTokens }) ?? {};
+      return c.json({ ...chatCompletionBody(id, created, model.id, results, usage, logprobs !== undefined), ...extra });
     }
     return openAiEventStream(c, async (send) => {
       const usages = await streamChatChoices(choices, { id, created, model: model.id, profile: deps.profile, withLogprobs: logprobs !== undefined }, send);

@@ -1,6 +1,8 @@
 // Request bodies of the OpenAI-compatible routes. Limits are the hard ones (what the engine cannot
 // honour), not the spec's advisory ranges. Unset means "the profile's or the model's default".
 import { z } from "zod";
+import { ttlField } from "./ttl.ts";
+import { structuredOutputFields } from "./structured-output.ts";
 
 const textPart = z.object({ type: z.literal("text"), text: z.string() });
 const imagePart = z.object({
@@ -57,6 +59,7 @@ export const samplingFields = {
   /** Profile a: Ollama users ask to set these over /v1. */
   num_ctx: z.number().int().min(4).optional(),
   options: z.record(z.string(), z.unknown()).optional(),
+  ttl: ttlField,
 };
 
 const samplingSchema = z.object(samplingFields);
@@ -71,8 +74,9 @@ export const chatCompletionSchema = z.object({
   logprobs: z.boolean().nullable().optional(),
   top_logprobs: z.number().int().min(0).max(20).nullable().optional(),
   tools: z.array(toolSchema).nullable().optional(),
-  tool_choice: z.unknown().optional(),
-  response_format: z.looseObject({ type: z.string() }).nullable().optional(),
+  tool_choice: z.unknown().optional().describe('"auto" (default with tools), "none", "required", or {"type": "function", "function": {"name"}}'),
+  parallel_tool_calls: z.boolean().nullable().optional().describe("false: at most one call; default true"),
+  ...structuredOutputFields,
   chat_template_kwargs: z.record(z.string(), z.unknown()).optional(),
   add_generation_prompt: z.boolean().optional(),
   ...samplingFields,
