@@ -32,7 +32,9 @@ export interface WebUiSetup {
 
 export function webUiRoutes(setup: WebUiSetup): Hono {
   const { deps, options, history } = setup;
-  const openStore = setup.store ?? (() => ModelStore.open({ profile: deps.profile.name }));
+  // Profile c's model service has the store its listings come from; other profiles open LLAMUX_MODELS's.
+  const serviceStore = (deps.models as { store?: unknown }).store;
+  const openStore = setup.store ?? (() => (serviceStore instanceof ModelStore ? serviceStore : ModelStore.open({ profile: deps.profile.name })));
   const app = new Hono();
   const page = webUiPage(`llamux · ${deps.profile.anchor} profile`);
   const servePage = (c: Context) => c.html(page);
