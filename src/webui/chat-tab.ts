@@ -34,7 +34,8 @@ function Message(props: { message: ChatMessage; streaming: boolean }) {
     <span class="who">${m.role === "user" ? "You" : "Assistant"}</span>
     ${m.images?.length ? html`<div class="attachments">${m.images.map((src, i) => html`<img src=${src} alt=${`Attached image ${i + 1}`} />`)}</div>` : ""}
     ${m.reasoning && html`<details class="reasoning" open=${props.streaming && !m.content}><summary>Reasoning</summary>${m.reasoning}</details>`}
-    <div class="content">${m.content}${props.streaming && !m.content && !m.reasoning ? html`<span class="muted">…</span>` : ""}</div>
+    ${props.streaming && !m.content && !m.reasoning && html`<span class="muted" aria-label="Waiting for the reply">…</span>`}
+    <div class="content">${m.content}</div>
     ${m.error && html`<p class="error" role="alert">${m.error}</p>`}
     ${m.note && html`<p class="muted note" style="margin: .25rem 0 0; font-size: .8rem">${m.note}</p>`}
   </article>`;
@@ -156,7 +157,7 @@ export function ChatTab(props: { models: ModelsState }) {
     <div>
       <div class="panel">
         <div class="row">
-          <label for="chat-model" style="flex: 1">Model
+          <label for="chat-model" class="grow">Model
             <select id="chat-model" value=${model?.key ?? ""} onChange=${(e: Event) => setModelKey((e.target as HTMLSelectElement).value)}>
               ${llms.length === 0 && html`<option value="">No models installed</option>`}
               ${llms.map((m) => html`<option value=${m.key}>${modelLabel(m)}${isLoaded(m) ? " (loaded)" : ""}${m.capabilities?.vision ? " · vision" : ""}</option>`)}
@@ -188,7 +189,7 @@ export function ChatTab(props: { models: ModelsState }) {
           <input ref=${fileInput} id="chat-file" class="sr-only" type="file" accept="image/*" multiple onChange=${(e: Event) => { const input = e.target as HTMLInputElement; void attachFiles(input.files).then(() => (input.value = "")); }} />
           <button type="button" onClick=${() => fileInput.current?.click()}>Attach image</button>
           <label for="chat-image-url" class="sr-only">Image URL</label>
-          <input id="chat-image-url" type="url" placeholder="or paste an image URL" value=${imageUrl} style="flex: 1"
+          <input id="chat-image-url" type="url" placeholder="or paste an image URL" value=${imageUrl} class="grow"
             onInput=${(e: Event) => setImageUrl((e.target as HTMLInputElement).value)}
             onKeyDown=${(e: KeyboardEvent) => { if (e.key === "Enter") { e.preventDefault(); addImageUrl(); } }} />
           <button type="button" onClick=${addImageUrl} disabled=${!imageUrl.trim()}>Add URL</button>

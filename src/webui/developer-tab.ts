@@ -93,6 +93,9 @@ export function DeveloperTab(props: { models: ModelsState; active: boolean }) {
   const [busy, setBusy] = useState(false);
   const [error, setError] = useState<string>();
   const log = useRequestLog(props.active);
+  // Successful GETs are mostly listings (this page polls them too); hidden unless asked for.
+  const [showGets, setShowGets] = useState(false);
+  const shownLog = showGets ? log : log.filter((r) => r.method !== "GET" || r.status >= 400);
 
   const refreshStatus = async () => {
     try {
@@ -132,7 +135,7 @@ export function DeveloperTab(props: { models: ModelsState; active: boolean }) {
       <div class="panel">
         <h2>Serve a model</h2>
         <div class="row">
-          <label for="dev-model" style="flex: 1">Model
+          <label for="dev-model" class="grow">Model
             <select id="dev-model" value=${model?.key ?? ""} onChange=${(e: Event) => setSelected((e.target as HTMLSelectElement).value)}>
               ${llms.length === 0 && html`<option value="">No models installed</option>`}
               ${llms.map((m) => html`<option value=${m.key}>${modelLabel(m)}${isLoaded(m) ? " (loaded)" : ""}</option>`)}
@@ -164,10 +167,11 @@ export function DeveloperTab(props: { models: ModelsState; active: boolean }) {
       <${CopyBlock} label="openai (Python)" text=${ex.python} />
     </div>
     <div class="panel">
-      <h2>Request log</h2>
-      ${log.length === 0 ? html`<p class="muted">No requests yet.</p>` : html`<div class="table-wrap"><table aria-live="polite">
+      <div class="row" style="justify-content: space-between"><h2>Request log</h2>
+        <label class="inline"><input type="checkbox" checked=${showGets} onChange=${(e: Event) => setShowGets((e.target as HTMLInputElement).checked)} /> Show successful GET requests</label></div>
+      ${shownLog.length === 0 ? html`<p class="muted">No requests yet.</p>` : html`<div class="table-wrap"><table>
         <thead><tr><th>Time</th><th>Request</th><th>Status</th><th>Duration</th><th class="optional">Tokens in / out</th><th>Speed</th></tr></thead>
-        <tbody>${[...log].reverse().map((r) => html`<tr class="log-entry">
+        <tbody>${[...shownLog].reverse().map((r) => html`<tr class="log-entry">
           <td>${formatTime(r.at)}</td><td><code>${r.method} ${r.path}</code>${r.stream && r.stream !== "completed" ? html` <span class="badge">${r.stream}</span>` : ""}</td>
           <td class=${r.status >= 400 ? "error" : ""}>${r.status}</td><td>${r.latency_ms.toFixed(0)} ms</td>
           <td class="optional">${r.prompt_tokens ?? "–"} / ${r.completion_tokens ?? "–"}</td><td>${formatRate(r.completion_tokens, r.latency_ms)}</td>

@@ -2,4 +2,6 @@
 import { html, render } from "htm/preact";
 import { App } from "./app.ts";
 
-render(html`<${App} />`, document.getElementById("app")!);
+const root = document.getElementById("app")!;
+root.textContent = ""; // the "Loading" placeholder
+render(html`<${App} />`, root);

@@ -66,7 +66,7 @@ export function SearchTab(props: { models: ModelsState }) {
     <div class="panel">
       <h2>Search the hub</h2>
       <form class="row" onSubmit=${search} role="search">
-        <label style="flex: 1">Model name <input type="search" name="q" value=${query} placeholder="e.g. LFM2 GGUF"
+        <label class="grow">Model name <input type="search" name="q" value=${query} placeholder="e.g. LFM2 GGUF"
           onInput=${(e: Event) => setQuery((e.target as HTMLInputElement).value)} /></label>
         <button class="primary" type="submit" disabled=${busy}>${busy ? "Searching…" : "Search"}</button>
       </form>

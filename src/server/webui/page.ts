@@ -9,6 +9,7 @@ export function webUiPage(title: string): string {
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <meta name="color-scheme" content="light dark">
 <title>${title}</title>
+<link rel="icon" href="data:,">
 <style>${styles}</style>
 </head>
 <body>
