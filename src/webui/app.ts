@@ -2,7 +2,7 @@
 // and the model list every tab shares.
 import { html } from "htm/preact";
 import { useCallback, useEffect, useRef, useState } from "preact/hooks";
-import { getJson, onUnauthorized, storeApiKey, storedApiKey } from "./api.ts";
+import { HttpError, getJson, onUnauthorized, storeApiKey, storedApiKey } from "./api.ts";
 import { ChatTab } from "./chat-tab.ts";
 import { DeveloperTab } from "./developer-tab.ts";
 import { ModelsTab } from "./models-tab.ts";
@@ -25,13 +25,23 @@ export interface ModelsState {
   refresh: () => Promise<void>;
 }
 
+/** LM Studio's model list (profile c); other profiles have only OpenAI's, which names the models and no more. */
+async function fetchModels(): Promise<ModelEntry[]> {
+  try {
+    return (await getJson<{ models?: ModelEntry[] }>("/api/v1/models")).models ?? [];
+  } catch (error) {
+    if (!(error instanceof HttpError && error.status === 404)) throw error;
+    const { data } = await getJson<{ data: Array<{ id: string }> }>("/v1/models");
+    return data.map((m) => ({ type: "llm", key: m.id }));
+  }
+}
+
 function useModels(): ModelsState {
   const [models, setModels] = useState<ModelEntry[]>([]);
   const [error, setError] = useState<string>();
   const refresh = useCallback(async () => {
     try {
-      const body = await getJson<{ models?: ModelEntry[] }>("/api/v1/models");
-      setModels(body.models ?? []);
+      setModels(await fetchModels());
       setError(undefined);
     } catch (e) {
       setError((e as Error).message);

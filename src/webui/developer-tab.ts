@@ -46,7 +46,7 @@ const reply = await client.chat.completions.create({
   messages: [{ role: "user", content: "Hello!" }],
 });
 console.log(reply.choices[0].message.content);`;
-  const python = `from openai import OpenAI
+  const python = `${keyRequired ? "import os\n" : ""}from openai import OpenAI
 
 client = OpenAI(base_url="${origin}/v1", api_key=${keyRequired ? 'os.environ["LLAMUX_API_KEY"]' : '"not-needed"'})
 reply = client.chat.completions.create(

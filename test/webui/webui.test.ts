@@ -5,12 +5,12 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { mkdirSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { chromium, type Browser, type Page } from "playwright-core";
+import type { Browser, Page } from "playwright-core";
 import { ensureModel } from "../../scripts/gen-models.ts";
 import { startHubServer, type HubServer } from "../fixtures/hub-server.ts";
 import { startServer, type RunningServer } from "../server/serve-fixture.ts";
+import { launchChromium } from "./browser.ts";
 
-const CHROMIUM = "/usr/bin/chromium";
 const ARTIFACTS = join(import.meta.dir, "..", "..", "test-artifacts", "webui");
 // The hub fixture keeps repository ids in lower case.
 const REPO = "llamux-test/tiny-llama-gguf";
@@ -47,10 +47,7 @@ beforeAll(async () => {
   });
   storeDir = mkdtempSync(join(tmpdir(), "llamux-webui-"));
   server = await startServer(["--profile", "c", "--parallel", "1", "--threads", "2"], { HF_ENDPOINT: hub.url, LLAMUX_MODELS: storeDir });
-  browser = await chromium.launch({
-    executablePath: CHROMIUM,
-    args: ["--headless", "--no-sandbox", "--disable-gpu", "--no-first-run", "--disable-background-networking", "--disable-component-update", "--disable-sync"],
-  });
+  browser = await launchChromium();
   page = await browser.newPage({ viewport: { width: 1280, height: 900 } });
   // The page must not reach anything but the llamux server.
   page.on("request", (request) => {
