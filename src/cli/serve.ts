@@ -22,7 +22,8 @@ const log = logger("serve");
 
 export const serveHelp = `Usage: llamux serve [MODEL] [options]
 
-Serves models over HTTP. MODEL is a GGUF file path; requests may also name one by path.
+Serves models over HTTP. MODEL is a GGUF file path; requests may also name a GGUF path or a model in
+the store (pulled or created; LLAMUX_MODELS, or OLLAMA_MODELS on profile a).
 
 Options:
       --profile a|b|c|all       a: Ollama (port 11434), b: vLLM (8000), c: LM Studio (1234), all: the three
@@ -140,11 +141,13 @@ export async function serveCommand(args: string[]): Promise<number | undefined> 
       queueLimit: integer(values["max-queue"], "max-queue", 0) ?? (ollama ? ollamaMaxQueue() : undefined) ?? 512,
       ...(flashAttention ? { flashAttention } : {}),
       ...(kvCacheType ? { kvCacheType } : {}),
+      // LLAMUX_MODELS, else OLLAMA_MODELS on profile a, else ~/.llamux/models
+      store: ModelStore.open({ profile: name }),
       ...engineExtras,
     };
     // Profile c picks models as LM Studio does: store names load just in time, any other name gets the loaded model.
     const models = name === "c"
-      ? new LmStudioModelService(manager, served, serviceOptions, ModelStore.open({ profile: "c" }))
+      ? new LmStudioModelService(manager, served, serviceOptions)
       : new ModelService(manager, served, serviceOptions);
     const options = serverOptionsFromFlags(values, name, host);
     for (const warning of exposureWarnings(options)) log.warn(`profile ${name}: ${warning}`);

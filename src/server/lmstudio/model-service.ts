@@ -1,8 +1,8 @@
 // Profile c's model selection, as LM Studio's server picks a model for a request:
 // - a name of a served or stored model uses it, loading it just in time when it is not loaded
 //   (JIT loading; the request's `ttl` sets its idle time-to-live only when that request loads it);
-// - any other string answers with the loaded model, the most recently used when several are loaded,
-//   else with the model named on `llamux serve`;
+// - any other string answers with the loaded model, the most recently used when several are loaded
+//   (a generative one before an embedding one), else with the model named on `llamux serve`;
 // - with nothing loaded and nothing matching, the error lists the models that can be named.
 // A model loaded with other options (context length, GPU layers, through /api/v1/models/load) is used
 // as it is: requests never load a second copy of a loaded model.
@@ -15,8 +15,13 @@ import { type KeepAliveRequest, type LoadedModel, ModelService, type ModelServic
 import { findStoreModel, storeServedModels, type StoreServedModel } from "./store-models.ts";
 
 export class LmStudioModelService extends ModelService {
-  constructor(manager: ModelManager, served: Array<{ path: string; name?: string }>, options: ModelServiceOptions, readonly store: ModelStore) {
+  constructor(manager: ModelManager, served: Array<{ path: string; name?: string }>, options: ModelServiceOptions & { store: ModelStore }) {
     super(manager, served, options);
+  }
+
+  /** Profile c always has a store (JIT loading and downloads need one). */
+  override get store(): ModelStore {
+    return super.store!;
   }
 
   /** Models named on `serve`, then the store's (newest first); a stored file already served is listed once. */
@@ -49,9 +54,13 @@ export class LmStudioModelService extends ModelService {
     throw this.noModel(name);
   }
 
-  /** The loaded model a request used last, if any is loaded. */
+  /**
+   * The loaded model a request used last, if any is loaded. Generative models come first: a request
+   * that names no known model is nearly always a chat, which an embedding model cannot answer.
+   */
   mostRecentlyUsed(): LoadedModel | undefined {
-    return this.loaded().sort((a, b) => b.lastUsed - a.lastUsed)[0];
+    const recentFirst = this.loaded().sort((a, b) => b.lastUsed - a.lastUsed);
+    return recentFirst.find((loaded) => !loaded.engine.info.embeddings) ?? recentFirst[0];
   }
 
   /** The loaded engines of a model's file. */
@@ -60,12 +69,13 @@ export class LmStudioModelService extends ModelService {
   }
 
   /**
-   * A loaded engine of the model when there is one (whatever options it was loaded with), else a new
-   * one. Without a request keep-alive, a model loaded just in time gets the profile's TTL.
+   * A loaded engine of the model when there is one (whatever options it was loaded with: `overrides`
+   * apply only to a load), else a new one. Without a request keep-alive, a model loaded just in time
+   * gets the profile's TTL.
    */
   override async engine(model: ServedModel, overrides: Partial<EngineOptions> = {}, keepAlive?: KeepAliveRequest): Promise<EngineProcess> {
     const keep = keepAlive ?? { ms: this.defaultKeepAliveMs(model), policy: "on-load" as const };
-    const loaded = Object.keys(overrides).length === 0 ? this.loadedOf(model).sort((a, b) => b.lastUsed - a.lastUsed)[0] : undefined;
+    const loaded = this.loadedOf(model).sort((a, b) => b.lastUsed - a.lastUsed)[0];
     if (loaded) return this.manager.engine(loaded.engine.options, keep.ms, keep.policy);
     return super.engine(model, overrides, keep);
   }
