@@ -29,7 +29,8 @@ export function downloadProgress(download: TrackedDownload): number {
   if (!s) return 0;
   if (s.status === "completed" || s.status === "already_downloaded") return 1;
   const total = s.total_size_bytes ?? 0;
-  return total > 0 ? Math.min(1, (s.downloaded_bytes ?? 0) / total) : 0;
+  // All bytes in is not done yet: the server still checks the sha256 and writes the manifest.
+  return total > 0 ? Math.min(0.99, (s.downloaded_bytes ?? 0) / total) : 0;
 }
 
 export function downloadError(download: TrackedDownload): string | undefined {

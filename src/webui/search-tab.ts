@@ -80,7 +80,7 @@ export function SearchTab(props: { models: ModelsState }) {
         const s = d.status;
         return html`<li class="download" data-job=${d.jobId} style="margin-bottom: .75rem">
           <div class="row" style="justify-content: space-between"><strong>${d.label}</strong>
-            <span class="muted">${failure ? html`<span class="error">${failure}</span>` : `${s?.status ?? "starting"} · ${Math.round(progress * 100)}%`}
+            <span class="muted">${failure ? html`<span class="error">${failure}</span>` : `${s?.status === "downloading" && progress >= 0.99 ? "verifying" : s?.status ?? "starting"} · ${Math.round(progress * 100)}%`}
               ${s?.total_size_bytes ? ` · ${formatBytes(s.downloaded_bytes ?? 0)} of ${formatBytes(s.total_size_bytes)}` : ""}
               ${s?.bytes_per_second && s.status === "downloading" ? ` · ${formatBytes(s.bytes_per_second)}/s` : ""}</span>
             ${(progress >= 1 || failure) && html`<button onClick=${() => dismiss(d.jobId)} aria-label=${`Dismiss ${d.label}`}>Dismiss</button>`}</div>
