@@ -1,7 +1,7 @@
 // Loading, unloading and deleting a model, and the load settings form both the My Models and the
 // Developer tab show (context length, GPU layers).
 import { html } from "htm/preact";
-import { postJson } from "./api.ts";
+import { getJson, postJson } from "./api.ts";
 import type { ModelEntry } from "./types.ts";
 
 export interface LoadSettings {
@@ -23,8 +23,17 @@ export async function loadModel(model: ModelEntry, settings: LoadSettings): Prom
   await postJson("/api/v1/models/load", body);
 }
 
+const UNLOAD_WAIT_MS = 30_000;
+
+/** Unloads every instance, then waits until the server lists none: an instance still finishing a request goes once it is idle. */
 export async function unloadModel(model: ModelEntry): Promise<void> {
   for (const instance of model.loaded_instances ?? []) await postJson("/api/v1/models/unload", { instance_id: instance.id });
+  const deadline = Date.now() + UNLOAD_WAIT_MS;
+  while (Date.now() < deadline) {
+    const { models } = await getJson<{ models: ModelEntry[] }>("/api/v1/models");
+    if (!models.some((m) => m.key === model.key && (m.loaded_instances?.length ?? 0) > 0)) return;
+    await new Promise((resolve) => setTimeout(resolve, 250));
+  }
 }
 
 export async function deleteModel(model: ModelEntry): Promise<void> {

@@ -46,7 +46,9 @@ beforeAll(async () => {
     },
   });
   storeDir = mkdtempSync(join(tmpdir(), "llamux-webui-"));
-  server = await startServer(["--profile", "c", "--parallel", "1", "--threads", "2"], { HF_ENDPOINT: hub.url, LLAMUX_MODELS: storeDir });
+  server = await startServer(["--profile", "c", "--parallel", "1", "--threads", "2"], {
+    HF_ENDPOINT: hub.url, LLAMUX_MODELS: storeDir, ...(process.env.WEBUI_TEST_DEBUG ? { LLAMUX_LOG_LEVEL: "debug" } : {}),
+  });
   browser = await launchChromium();
   page = await browser.newPage({ viewport: { width: 1280, height: 900 } });
   // The page must not reach anything but the llamux server.
@@ -56,6 +58,7 @@ beforeAll(async () => {
 });
 
 afterAll(async () => {
+  if (process.env.WEBUI_TEST_DEBUG) console.error(server?.stderr());
   await browser?.close();
   await server?.stop();
   await hub?.stop();
@@ -161,6 +164,21 @@ describe("web UI", () => {
     expect(parts.find((p) => p.type === "image_url")?.image_url?.url).toStartWith("data:image/png;base64,");
     // The tiny text model has no projector: the reply ends either way (a reply or the server's error), never hangs.
     await page.locator("article.msg.assistant").nth(1).locator(".note, .error").first().waitFor();
+
+    // Images also come by URL and by drag and drop onto the composer.
+    await page.locator("#chat-image-url").fill(`data:image/png;base64,${PNG.toString("base64")}`);
+    await page.getByRole("button", { name: "Add URL" }).click();
+    await page.getByRole("img", { name: "Attachment 1" }).waitFor();
+    const drop = await page.evaluateHandle(`(() => {
+      const transfer = new DataTransfer();
+      transfer.items.add(new File([Uint8Array.from(atob("${PNG.toString("base64")}"), (c) => c.charCodeAt(0))], "dropped.png", { type: "image/png" }));
+      return transfer;
+    })()`);
+    await page.locator("form.composer").dispatchEvent("drop", { dataTransfer: drop });
+    await page.getByRole("img", { name: "Attachment 2" }).waitFor();
+    await page.getByRole("button", { name: "Remove attachment 2" }).click();
+    await page.getByRole("button", { name: "Remove attachment 1" }).click();
+    expect(await page.locator(".composer .attachments").count()).toBe(0);
   });
 
   test("Stop ends a streaming reply", async () => {
