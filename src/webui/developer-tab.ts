@@ -155,7 +155,8 @@ export function DeveloperTab(props: { models: ModelsState; active: boolean }) {
           <div><dt>Port</dt><dd>${status.port}</dd></div>
           <div><dt>Profile</dt><dd>${status.profile} (${status.anchor})</dd></div>
           <div><dt>API key</dt><dd>${status.api_key_required ? html`required${storedApiKey() ? " (saved in this browser)" : ""} <button onClick=${() => { storeApiKey(""); location.reload(); }}>Forget key</button>` : "not required"}</dd></div>
-          <div><dt>GPU</dt><dd>${status.loaded.length === 0 ? "shown once a model is loaded" : status.loaded.map((l) => html`<div>${l.model}: ${l.compute}${l.gpu_layers !== null ? `, ${l.gpu_layers} GPU layers` : ""}, context ${l.context_length} × ${l.sequences}</div>`)}</dd></div>
+          <div><dt>Runtime</dt><dd>llama.cpp ${status.runtime ?? "(build unknown)"}</dd></div>
+          <div><dt>GPU</dt><dd>${status.loaded.length === 0 ? "shown once a model is loaded; set GPU layers per load" : status.loaded.map((l) => html`<div>${l.model}: ${l.compute}${l.gpu_layers !== null ? `, ${l.gpu_layers} GPU layers` : ""}, context ${l.context_length} × ${l.sequences}</div>`)}</dd></div>
           <div><dt>Version</dt><dd>llamux ${status.version}</dd></div>
         </dl>` : html`<p class="muted">Loading…</p>`}
       </div>

@@ -56,6 +56,7 @@ export interface ServerStatus {
   api_key_required: boolean;
   host: string;
   port: number;
+  runtime: string | null;
   loaded: Array<{ model: string; path: string; compute: string; context_length: number; sequences: number; gpu_layers: number | null }>;
 }
 

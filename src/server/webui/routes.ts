@@ -2,11 +2,16 @@
 // few server routes only the UI needs:
 //   GET  /ui, /ui/app.js                  the page and its bundled script (public: the page asks for the key)
 //   GET  /api/v1/hub/search, /api/v1/hub/repo   hub search (hub-routes.ts)
-//   GET  /api/v1/server/status            -> {version, profile, anchor, api_key_required, host, port, loaded: [{model, compute, ...}]}
+//   GET  /api/v1/server/status            -> {version, profile, anchor, api_key_required, host, port, runtime (llama.cpp
+//                                            build or null), loaded: [{model, path, compute (CPU/GPU), context_length,
+//                                            sequences, gpu_layers}]}
 //   GET  /api/v1/server/requests?after=ID -> {requests: [{id, at, method, path, status, latency_ms, prompt_tokens, completion_tokens, stream}]}
 //   POST /api/v1/models/delete {model}    -> {deleted: model}; unloads it first (LM Studio's REST API has no delete)
 // Models are listed, loaded, unloaded and downloaded through LM Studio's /api/v1 routes; chat uses /v1.
+import { existsSync, readFileSync } from "node:fs";
+import { join } from "node:path";
 import { type Context, Hono } from "hono";
+import { libraryDir } from "../../../ffi/library-dir.ts";
 import packageJson from "../../../package.json" with { type: "json" };
 import { ApiError, badRequest, notFound } from "../api-error.ts";
 import type { ServerDeps } from "../deps.ts";
@@ -21,6 +26,12 @@ import type { RequestHistory } from "./request-history.ts";
 export const WEB_UI_PUBLIC_PATHS = ["/ui", "/ui/", "/ui/app.js"];
 
 const appScript: string = bundleWebUi();
+
+/** The llama.cpp build in use ("linux-x64-cuda", …), when its directory says; read without loading it. */
+function runtimeVariant(): string | null {
+  const file = join(libraryDir(), "VARIANT");
+  return existsSync(file) ? readFileSync(file, "utf8").trim() : null;
+}
 
 export interface WebUiSetup {
   deps: ServerDeps;
@@ -55,6 +66,7 @@ export function webUiRoutes(setup: WebUiSetup): Hono {
       api_key_required: options.apiKeys.length > 0,
       host: options.bindHost,
       port: Number(url.port || (url.protocol === "https:" ? 443 : 80)),
+      runtime: runtimeVariant(),
       loaded: deps.models.loaded().map((loaded) => ({
         model: loaded.model.id,
         path: loaded.model.path,
