@@ -74,7 +74,7 @@ export function ModelsTab(props: { models: ModelsState }) {
     <dialog ref=${dialog} aria-labelledby="delete-title" onClose=${() => setToDelete(undefined)}>
       <h2 id="delete-title">Delete model?</h2>
       <p>Delete <strong>${toDelete?.key}</strong> (${formatBytes(toDelete?.size_bytes)}) from this machine? It is unloaded first.</p>
-      <div class="row"><button class="danger" onClick=${confirmDelete}>Delete</button><button onClick=${() => dialog.current?.close()}>Cancel</button></div>
+      <div class="row"><button class="danger" onClick=${confirmDelete}>Delete</button><button autofocus onClick=${() => dialog.current?.close()}>Cancel</button></div>
     </dialog>
   `;
 }

@@ -228,6 +228,19 @@ describe("web UI", () => {
     expect(models.models.map((m) => m.key)).not.toContain(MODEL_KEY);
   });
 
+  test("tabs follow the keyboard (arrow keys, Home, End)", async () => {
+    await page.getByRole("tab", { name: "Chat" }).click();
+    await page.keyboard.press("ArrowRight");
+    expect(await page.getByRole("tab", { name: "Search" }).getAttribute("aria-selected")).toBe("true");
+    expect(await page.evaluate<string | undefined>("document.activeElement?.textContent")).toBe("Search");
+    await page.keyboard.press("End");
+    expect(await page.getByRole("tab", { name: "Developer" }).getAttribute("aria-selected")).toBe("true");
+    await page.keyboard.press("ArrowRight");
+    expect(await page.getByRole("tab", { name: "Chat" }).getAttribute("aria-selected")).toBe("true");
+    expect(await page.locator("#panel-chat").isVisible()).toBe(true);
+    expect(await page.locator("#panel-developer").isVisible()).toBe(false);
+  });
+
   test("works at phone width", async () => {
     await page.setViewportSize({ width: 390, height: 844 });
     await openTab("Chat");
