@@ -58,7 +58,7 @@ export function ModelsTab(props: { models: ModelsState }) {
         <thead><tr><th>Model</th><th>Size</th><th class="optional">Quantization</th><th class="optional">Architecture</th><th class="optional">Capabilities</th><th>State</th><th><span class="sr-only">Actions</span></th></tr></thead>
         <tbody>${models.map((m) => html`<tr data-model=${m.key}>
           <td><strong>${modelLabel(m)}</strong>${m.display_name && m.display_name !== m.key ? html`<br /><code class="muted">${m.key}</code>` : ""}</td>
-          <td>${formatBytes(m.size_bytes)}</td>
+          <td class="nowrap">${formatBytes(m.size_bytes)}</td>
           <td class="optional">${m.quantization?.name ?? "–"}</td>
           <td class="optional">${m.architecture ?? "–"}${m.params_string ? ` · ${m.params_string}` : ""}</td>
           <td class="optional">${capabilities(m).map((c) => html`<span class="badge">${c}</span>`)}</td>

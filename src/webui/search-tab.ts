@@ -103,7 +103,7 @@ export function SearchTab(props: { models: ModelsState }) {
           <thead><tr><th>Quantization</th><th>Size</th><th class="optional">Notes</th><th><span class="sr-only">Action</span></th></tr></thead>
           <tbody>${repo.quantizations.map((q) => html`<tr>
             <td><strong>${q.quantization}</strong> ${q.recommended && html`<span class="badge accent">Recommended</span>`}</td>
-            <td>${formatBytes(q.size_bytes)}</td>
+            <td class="nowrap">${formatBytes(q.size_bytes)}</td>
             <td class="optional muted">${quantizationNote(q)}</td>
             <td><button class=${q.recommended ? "primary" : ""} onClick=${() => download(q)} aria-label=${`Download ${q.quantization}`}>Download</button></td>
           </tr>`)}</tbody></table></div>`}
