@@ -171,9 +171,9 @@ export function DeveloperTab(props: { models: ModelsState; active: boolean }) {
       <div class="row" style="justify-content: space-between"><h2>Request log</h2>
         <label class="inline"><input type="checkbox" checked=${showGets} onChange=${(e: Event) => setShowGets((e.target as HTMLInputElement).checked)} /> Show successful GET requests</label></div>
       ${shownLog.length === 0 ? html`<p class="muted">No requests yet.</p>` : html`<div class="table-wrap"><table>
-        <thead><tr><th>Time</th><th>Request</th><th>Status</th><th>Duration</th><th class="optional">Tokens in / out</th><th>Speed</th></tr></thead>
+        <thead><tr><th class="optional">Time</th><th>Request</th><th>Status</th><th>Duration</th><th class="optional">Tokens in / out</th><th>Speed</th></tr></thead>
         <tbody>${[...shownLog].reverse().map((r) => html`<tr class="log-entry">
-          <td>${formatTime(r.at)}</td><td><code>${r.method} ${r.path}</code>${r.stream && r.stream !== "completed" ? html` <span class="badge">${r.stream}</span>` : ""}</td>
+          <td class="optional">${formatTime(r.at)}</td><td><code>${r.method} ${r.path}</code>${r.stream && r.stream !== "completed" ? html` <span class="badge">${r.stream}</span>` : ""}</td>
           <td class=${r.status >= 400 ? "error" : ""}>${r.status}</td><td>${r.latency_ms.toFixed(0)} ms</td>
           <td class="optional">${r.prompt_tokens ?? "–"} / ${r.completion_tokens ?? "–"}</td><td>${formatRate(r.completion_tokens, r.latency_ms)}</td>
         </tr>`)}</tbody></table></div>`}

@@ -229,6 +229,19 @@ describe("web UI", () => {
     expect(models.models.map((m) => m.key)).not.toContain(MODEL_KEY);
   });
 
+  test("the UI's own routes answer bad input with clear errors in profile c's shape", async () => {
+    const bad = await fetch(`${server.baseUrl}/api/v1/hub/repo?id=not-a-repo`);
+    expect(bad.status).toBe(400);
+    expect(await bad.json()).toMatchObject({ error: { message: 'Cannot look up repository "not-a-repo": expected "owner/name"', param: "id" } });
+    const unknown = await fetch(`${server.baseUrl}/api/v1/hub/repo?id=nobody/nothing`);
+    expect(unknown.status).toBe(404);
+    expect(((await unknown.json()) as { error: { message: string } }).error.message).toContain("nobody/nothing");
+    const missing = await fetch(`${server.baseUrl}/api/v1/models/delete`, { method: "POST", body: JSON.stringify({ model: "no-such-model" }) });
+    expect(missing.status).toBe(404);
+    const malformed = await fetch(`${server.baseUrl}/api/v1/models/delete`, { method: "POST", body: "{" });
+    expect(malformed.status).toBe(400);
+  });
+
   test("tabs follow the keyboard (arrow keys, Home, End)", async () => {
     await page.getByRole("tab", { name: "Chat" }).click();
     await page.keyboard.press("ArrowRight");
@@ -248,6 +261,9 @@ describe("web UI", () => {
     const overflow = await page.evaluate<number>("document.documentElement.scrollWidth - document.documentElement.clientWidth");
     expect(overflow).toBeLessThanOrEqual(0);
     await shot("chat-phone");
+    await page.emulateMedia({ colorScheme: "dark" });
+    await openTab("Developer");
+    await shot("developer-phone-dark");
   });
 
   test("the page made no request to anything but the llamux server", () => {
