@@ -46,6 +46,11 @@ const llamaSymbols = {
   llama_model_is_hybrid: { args: [ptr], returns: bool },
   llama_model_quantize: { args: [ptr, ptr, ptr], returns: u32 },
 
+  // LoRA adapters (owned by their model; applied per context)
+  llama_adapter_lora_init: { args: [ptr, ptr], returns: ptr },
+  llama_adapter_lora_free: { args: [ptr], returns: none },
+  llama_set_adapters_lora: { args: [ptr, ptr, usize, ptr], returns: i32 },
+
   // context
   llama_free: { args: [ptr], returns: none },
   llama_n_ctx: { args: [ptr], returns: u32 },

@@ -1,7 +1,7 @@
 // The engine of one model: loads it, creates a context for N parallel sequences, and drives the
 // scheduler's step loop. It does not know whether it runs in a child process or a Worker.
 import { statSync } from "node:fs";
-import { LlamaModel, LlamaContext, TokenBatch, DecodeStatus, computeSummary, backendDevices } from "../../ffi/llama.ts";
+import { LlamaModel, LlamaContext, TokenBatch, DecodeStatus, computeSummary, backendDevices, loadLoraAdapter, applyLoraAdapters } from "../../ffi/llama.ts";
 import { readGgufHeaderSync, ggufNumber, ggufArchKey } from "../store/gguf.ts";
 import { freemem } from "node:os";
 import { physicalCoreCount } from "../hardware.ts";
@@ -107,6 +107,13 @@ export class Engine {
         // Non-causal (embedding) models must see a whole input in one micro-batch.
         ...(options.embeddings ? { microBatchSize: batchSize } : {}),
       });
+      try {
+        const adapters = (options.loraAdapters ?? []).map((path) => ({ adapter: loadLoraAdapter(model, path), scale: 1 }));
+        if (adapters.length > 0) applyLoraAdapters(context, adapters);
+      } catch (error) {
+        context.dispose();
+        throw error;
+      }
       return new Engine(model, context, options, threads);
     } catch (error) {
       model.dispose();

@@ -78,6 +78,8 @@ export interface EngineOptions {
   kvCacheType?: "f16" | "q8_0" | "q4_0" | "f32";
   /** Load as an embedding model (pooled embeddings instead of generation). */
   embeddings?: boolean;
+  /** LoRA adapter GGUFs applied at full scale to every request (Modelfile ADAPTER). */
+  loraAdapters?: string[];
 }
 
 /** A pooled embedding: L2-normalised, with its input's token count and its length before normalising. */
