@@ -29,7 +29,7 @@ native: node_modules/.installed
 
 $(LIB)/libllamux-shim.so: ffi/shim.c $(LIB)/VARIANT
 	$(CC) -O2 -shared -fPIC -std=c11 -Wall -Werror -I$(LLAMA_SRC)/include -I$(LLAMA_SRC)/ggml/include \
-	  ffi/shim.c -o $@ -L$(LIB) -l:$(notdir $(firstword $(wildcard $(LIB)/libllama.v*.so) $(LIB)/libllama.so)) -Wl,-rpath,'$$ORIGIN'
+	  ffi/shim.c -o $@ -L$(LIB) -l:$(notdir $(firstword $(wildcard $(LIB)/libllama.v*.so $(LIB)/libllama.*.v*.so) $(LIB)/libllama.so)) -Wl,-rpath,'$$ORIGIN'
 
 $(LIB)/libmtmd.so: scripts/mtmd.mk $(LIB)/VARIANT
 	$(MAKE) --no-print-directory -f scripts/mtmd.mk SRC=$(LLAMA_SRC) LIB=$(LIB) OBJ=$(NATIVE)/obj/mtmd
