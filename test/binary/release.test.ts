@@ -188,6 +188,13 @@ describe("personalities by name", () => {
     }
   }, 120_000);
 
+  test("ollama run MODEL PROMPT streams a one-shot answer, its engine child being the executable", async () => {
+    const result = await run("ollama", ["run", model, "Once upon a time", "--max-tokens", "6", "--temperature", "0"]);
+    expect(result.stderr).toBe("");
+    expect(result.exitCode).toBe(0);
+    expect(result.stdout.trim().length).toBeGreaterThan(0);
+  }, 120_000);
+
   test("vllm serve MODEL --port answers the openai client as profile b", async () => {
     const port = await freePort();
     const server = await startServing("vllm", ["serve", model, "--port", String(port), "--served-model-name", "org/tiny", "--max-model-len", "512"], `http://127.0.0.1:${port}/health`);
