@@ -42,9 +42,9 @@ const commands: Record<string, LmsCommand> = {
 
 Options:
   -c, --context-length N   context length in tokens
-      --gpu off|max|0-1    share of the model's layers to put on the GPU
+      --gpu off|max        put none or all of the model's layers on the GPU
       --ttl SECONDS        unload after this long without requests (default: never)
-      --identifier ID      the name API requests use for it
+      --parallel N         sequences decoded together
   -y, --yes                accepted (lms asks nothing here either)`,
     run: loadCommand,
   },
@@ -204,11 +204,14 @@ async function psCommand(args: string[]): Promise<number> {
   return 0;
 }
 
-function gpuSetting(text: string): number | "max" | "off" {
-  if (text === "max" || text === "off") return text;
+/** lms's --gpu as the load route's gpu_layers: off is none, max (or 1) is all (-1). llama.cpp offloads whole
+ * layers and the route takes a count, so a share in between is refused rather than guessed. */
+function gpuLayers(text: string): number {
+  if (text === "off" || text === "0") return 0;
+  if (text === "max" || text === "1") return -1;
   const ratio = Number(text);
   if (!(ratio >= 0 && ratio <= 1)) throw new UsageError(`--gpu must be off, max or a number from 0 to 1, got "${text}"`);
-  return ratio;
+  throw new UsageError(`--gpu ${text}: llamux offloads all layers or none from lms; use --gpu max or --gpu off`);
 }
 
 async function loadCommand(args: string[]): Promise<number> {
@@ -231,11 +234,11 @@ async function loadCommand(args: string[]): Promise<number> {
   const body = {
     model,
     ...(values["context-length"] !== undefined ? { context_length: positive(values["context-length"], "context-length") } : {}),
-    ...(values.gpu !== undefined ? { gpu: gpuSetting(values.gpu) } : {}),
+    ...(values.gpu !== undefined ? { gpu_layers: gpuLayers(values.gpu) } : {}),
     ...(values.ttl !== undefined ? { ttl: positive(values.ttl, "ttl") } : {}),
-    ...(values.identifier !== undefined ? { identifier: values.identifier } : {}),
     ...(values.parallel !== undefined ? { parallel: positive(values.parallel, "parallel") } : {}),
   };
+  if (values.identifier !== undefined) console.error(`Warning: --identifier is not supported; the instance is named after its model.`);
   console.error(`Loading model "${model}"...`);
   const result = await api<{ instance_id?: string; load_time_seconds?: number }>("POST", "/api/v1/models/load", body);
   const seconds = result.load_time_seconds !== undefined ? ` in ${result.load_time_seconds.toFixed(2)}s` : "";

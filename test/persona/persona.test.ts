@@ -77,6 +77,9 @@ describe("usage errors that need no server", () => {
     const gpu = await as("lms", ["load", "m", "--gpu", "lots"]);
     expect(gpu.exitCode).toBe(2);
     expect(gpu.stderr).toContain('--gpu must be off, max or a number from 0 to 1, got "lots"');
+    const share = await as("lms", ["load", "m", "--gpu", "0.5"]);
+    expect(share.exitCode).toBe(2);
+    expect(share.stderr).toContain("use --gpu max or --gpu off");
     const port = await as("lms", ["server", "start", "--port", "http"]);
     expect(port.exitCode).toBe(2);
     expect(port.stderr).toContain('--port must be a port number, got "http"');
