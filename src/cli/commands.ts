@@ -69,6 +69,14 @@ export const commands: Record<string, CommandEntry> = {
       return { help: helpHelp, run: helpCommand };
     },
   },
+  __quantize: {
+    summary: "Quantize a GGUF file for a parent llamux process",
+    hidden: true,
+    load: async () => {
+      const { quantizeHelp, quantizeMain } = await import("../store/quantize-main.ts");
+      return { help: quantizeHelp, run: async (args) => quantizeMain(args) };
+    },
+  },
   __engine: {
     summary: "Host one model's engine for a parent llamux process",
     hidden: true,

@@ -6,6 +6,7 @@ import { ModelManager } from "../engine/model-manager.ts";
 import { createApp } from "../server/app.ts";
 import { createVllmMetrics } from "../server/vllm/metrics.ts";
 import { ModelService } from "../server/model-service.ts";
+import { ModelStore } from "../store/model-store.ts";
 import { profiles, type ProfileName } from "../server/profiles.ts";
 import { UsageError } from "./usage-error.ts";
 import { engineFlagOptions, engineFlagsHelp } from "./engine-flags.ts";
@@ -20,7 +21,8 @@ const log = logger("serve");
 
 export const serveHelp = `Usage: llamux serve [MODEL] [options]
 
-Serves models over HTTP. MODEL is a GGUF file path; requests may also name one by path.
+Serves models over HTTP. MODEL is a GGUF file path; requests may also name a GGUF path or a model in
+the store (pulled or created; LLAMUX_MODELS, or OLLAMA_MODELS on profile a).
 
 Options:
       --profile a|b|c|all       a: Ollama (port 11434), b: vLLM (8000), c: LM Studio (1234), all: the three
@@ -138,6 +140,8 @@ export async function serveCommand(args: string[]): Promise<number | undefined> 
       queueLimit: integer(values["max-queue"], "max-queue", 0) ?? (ollama ? ollamaMaxQueue() : undefined) ?? 512,
       ...(flashAttention ? { flashAttention } : {}),
       ...(kvCacheType ? { kvCacheType } : {}),
+      // LLAMUX_MODELS, else OLLAMA_MODELS on profile a, else ~/.llamux/models
+      store: ModelStore.open({ profile: name }),
       ...engineExtras,
     });
     const options = serverOptionsFromFlags(values, name, host);

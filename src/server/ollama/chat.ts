@@ -2,7 +2,7 @@
 // parsing), answered as Ollama's ChatResponse chunks. A chat longer than the context loses its oldest
 // messages first.
 import type { Context } from "hono";
-import { renderChatPrompt, startChat } from "../../generation/chat.ts";
+import { startChat } from "../../generation/chat.ts";
 import { badRequest } from "../api-error.ts";
 import type { ServerDeps } from "../deps.ts";
 import { observeChoices } from "../observe.ts";
@@ -11,7 +11,9 @@ import { nativeToolCall, toChatMessages, toToolDefinitions } from "./chat-messag
 import { fitMessages } from "./fit-context.ts";
 import { metricsFields, type RequestTiming } from "./metrics.ts";
 import { doesNotSupport, findModel, keepAliveOf, loadOrUnload } from "./model-request.ts";
-import { generationLimits, loadOverrides, parseOptions, samplerSettings } from "./options.ts";
+import { generationLimits, loadOverrides, modelOptions, samplerSettings } from "./options.ts";
+import { renderModelPrompt, thinkSetting } from "./model-prompt.ts";
+import { checkCapabilities, thinkingParser } from "./capability-checks.ts";
 import { nativeLogprobs, respondNative, type NativeShape, type ResponsePiece } from "./respond.ts";
 import { chatSchema } from "./schemas.ts";
 
@@ -40,7 +42,7 @@ export function chat(deps: ServerDeps) {
     const model = findModel(deps, body.model, "quoted");
     if (deps.models.embeds(model)) throw doesNotSupport(model, "chat");
     const keepAlive = keepAliveOf(deps, model, body.keep_alive);
-    const options = parseOptions(body.options ?? undefined);
+    const options = modelOptions(model, body.options);
     const overrides = loadOverrides(options);
 
     const messages = body.messages ?? [];
@@ -50,15 +52,16 @@ export function chat(deps: ServerDeps) {
     }
     const chatMessages = toChatMessages(model, messages);
     const tools = body.tool_choice === "none" ? [] : toToolDefinitions(body.tools);
+    const capabilities = checkCapabilities(model, { tools: tools.length > 0, think: body.think });
     const engine = await deps.models.engine(model, overrides, keepAlive);
     const loaded = performance.now();
     const prompt = await fitMessages(
-      chatMessages, (kept) => renderChatPrompt(engine, { messages: kept, tools }), engine.info.contextPerSequence, body.truncate !== false,
+      chatMessages, (kept) => renderModelPrompt(engine, model, { messages: kept, tools, ...thinkSetting(body.think) }), engine.info.contextPerSequence, body.truncate !== false,
     );
     const withLogprobs = body.logprobs === true;
     const [choice] = await startChat(engine, prompt, {
       sampling: samplerSettings(options), ...generationLimits(options), ...(withLogprobs ? { logprobs: body.top_logprobs ?? 0 } : {}),
-    }, { signal: c.req.raw.signal, onDone: observeChoices(deps, model.id, arrived) });
+    }, { signal: c.req.raw.signal, onDone: observeChoices(deps, model.id, arrived), ...thinkingParser(capabilities, body.think, prompt.text) });
     return respondNative(c, choice!, chatShape(body.model, withLogprobs, { arrived, loaded }), body.stream !== false);
   };
 }

@@ -3,7 +3,7 @@
 import type { Context } from "hono";
 import { tokenizerAddsBos } from "../../chat/template.ts";
 import type { ChatMessage } from "../../chat/types.ts";
-import { renderChatPrompt, startChat, type RenderedPrompt } from "../../generation/chat.ts";
+import { startChat, type RenderedPrompt } from "../../generation/chat.ts";
 import type { EngineHandle } from "../../generation/engine-handle.ts";
 import { badRequest } from "../api-error.ts";
 import type { ServerDeps } from "../deps.ts";
@@ -12,18 +12,26 @@ import { readJsonBody, validate } from "../validation.ts";
 import { cutPromptTokens, PROMPT_TOO_LONG } from "./fit-context.ts";
 import { metricsFields } from "./metrics.ts";
 import { doesNotSupport, findModel, keepAliveOf, loadOrUnload } from "./model-request.ts";
-import { generationLimits, loadOverrides, numKeep, parseOptions, samplerSettings } from "./options.ts";
+import { generationLimits, loadOverrides, modelOptions, numKeep, samplerSettings } from "./options.ts";
+import { renderModelPrompt, thinkSetting } from "./model-prompt.ts";
+import { checkCapabilities, thinkingParser } from "./capability-checks.ts";
+import type { ServedModel } from "../model-service.ts";
 import { nativeLogprobs, respondNative, type NativeShape } from "./respond.ts";
 import { generateSchema, type GenerateRequestBody } from "./schemas.ts";
 
-/** The prompt as the model sees it: the template around system + prompt, or the raw text, after any old context. */
-async function buildPrompt(engine: EngineHandle, body: GenerateRequestBody): Promise<RenderedPrompt> {
+/**
+ * The prompt as the model sees it: the template around system + prompt (with the model's seed messages
+ * unless the request carries an old context), or the raw text, after any old context.
+ */
+async function buildPrompt(engine: EngineHandle, model: ServedModel, body: GenerateRequestBody): Promise<RenderedPrompt> {
   let text = body.prompt ?? "";
   if (!body.raw) {
-    const messages: ChatMessage[] = [];
-    if (body.system) messages.push({ role: "system", content: body.system });
-    messages.push({ role: "user", content: text });
-    const rendered = await renderChatPrompt(engine, { messages });
+    const messages: ChatMessage[] = [{ role: "user", content: text }];
+    const forPrompt = body.context?.length && model.stored ? { ...model, stored: { ...model.stored, messages: [] } } : model;
+    const rendered = await renderModelPrompt(engine, forPrompt, {
+      messages, ...(body.system ? { system: body.system } : {}), ...(body.template ? { template: body.template } : {}), ...thinkSetting(body.think),
+      ...(body.suffix ? { suffix: body.suffix } : {}),
+    });
     if (!body.context?.length) return rendered;
     text = rendered.text;
   }
@@ -61,10 +69,10 @@ export function generate(deps: ServerDeps) {
     const model = findModel(deps, name, "quoted");
     if (deps.models.embeds(model)) throw doesNotSupport(model, "generate");
     const keepAlive = keepAliveOf(deps, model, body.keep_alive);
-    const options = parseOptions(body.options ?? undefined);
+    const options = modelOptions(model, body.options);
     const overrides = loadOverrides(options);
     if (body.images?.length) throw doesNotSupport(model, "images");
-    if (body.suffix) throw doesNotSupport(model, "insert");
+    const capabilities = checkCapabilities(model, { suffix: Boolean(body.suffix), think: body.think });
 
     if (!body.prompt) {
       const doneReason = await loadOrUnload(deps, model, overrides, keepAlive);
@@ -72,7 +80,7 @@ export function generate(deps: ServerDeps) {
     }
     const engine = await deps.models.engine(model, overrides, keepAlive);
     const loaded = performance.now();
-    let prompt = await buildPrompt(engine, body);
+    let prompt = await buildPrompt(engine, model, body);
     const contextLength = engine.info.contextPerSequence;
     if (prompt.tokens.length >= contextLength) {
       if (body.truncate === false) throw badRequest(PROMPT_TOO_LONG);
@@ -81,7 +89,7 @@ export function generate(deps: ServerDeps) {
     const withLogprobs = body.logprobs === true;
     const [choice] = await startChat(engine, prompt, {
       sampling: samplerSettings(options), ...generationLimits(options), ...(withLogprobs ? { logprobs: body.top_logprobs ?? 0 } : {}),
-    }, { signal: c.req.raw.signal, onDone: observeChoices(deps, model.id, arrived) });
+    }, { signal: c.req.raw.signal, onDone: observeChoices(deps, model.id, arrived), ...(body.raw ? {} : thinkingParser(capabilities, body.think, prompt.text)) });
     return respondNative(c, choice!, generateShape(name, prompt, engine, body.raw === true, withLogprobs, { arrived, loaded }), body.stream !== false);
   };
 }

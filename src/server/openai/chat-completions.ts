@@ -10,7 +10,7 @@ import { chatCompletionSchema } from "./schemas.ts";
 import { checkContextLength } from "./context-check.ts";
 import { openAiEventStream } from "./sse.ts";
 import { streamChatChoices } from "./chat-stream.ts";
-import { loadOverrides } from "./ollama-options.ts";
+import { loadOverrides, modelDefaults, withModelStops } from "./ollama-options.ts";
 import { chatCompletionBody, checkChoiceOptions, completionId, generationFields, toChatMessages, toSamplerSettings, toUsage } from "./translate.ts";
 
 export function chatCompletions(deps: ServerDeps) {
@@ -18,26 +18,27 @@ export function chatCompletions(deps: ServerDeps) {
     const arrived = performance.now();
     const body = validate(chatCompletionSchema, await readJsonBody(c));
     const n = body.n ?? 1;
-    const sampling = toSamplerSettings(body, deps.profile);
+    const model = deps.models.resolve(body.model);
+    const defaults = modelDefaults(model);
+    const sampling = toSamplerSettings(body, deps.profile, defaults.sampling);
     checkChoiceOptions(body, n, sampling);
     if (body.top_logprobs && !body.logprobs) throw badRequest("when using `top_logprobs`, `logprobs` must be set to true.", "top_logprobs");
 
-    const model = deps.models.resolve(body.model);
     if (deps.models.embeds(model)) throw badRequest(`Model "${model.id}" is an embedding model and does not support chat`, "model");
-    const engine = await deps.models.engine(model, loadOverrides(deps.profile, body));
+    const engine = await deps.models.engine(model, { ...defaults.load, ...loadOverrides(deps.profile, body) });
     const prompt = await renderChatPrompt(engine, {
       messages: toChatMessages(body.messages),
       ...(body.tools ? { tools: body.tools } : {}),
       addGenerationPrompt: body.add_generation_prompt ?? true,
       ...(body.chat_template_kwargs ? { templateVariables: body.chat_template_kwargs } : {}),
     });
-    const maxTokens = body.max_completion_tokens ?? body.max_tokens ?? undefined;
+    const maxTokens = body.max_completion_tokens ?? body.max_tokens ?? defaults.maxTokens;
     checkContextLength(deps.profile, prompt.tokens.length, maxTokens, engine.info.contextPerSequence);
 
     const logprobs = body.logprobs ? body.top_logprobs ?? 0 : undefined;
     const id = completionId("chatcmpl");
     const created = Math.floor(Date.now() / 1000);
-    const choices = await startChat(engine, prompt, { sampling, ...generationFields(body, maxTokens, logprobs) }, {
+    const choices = await startChat(engine, prompt, { sampling, ...withModelStops(generationFields(body, maxTokens, logprobs), defaults) }, {
       n, signal: c.req.raw.signal, onDone: observeChoices(deps, model.id, arrived),
     });
     const reportUsage = (usage: ReturnType<typeof toUsage>) =>

@@ -11,7 +11,7 @@ import { startChoices } from "../../generation/choices.ts";
 import { errorChunk, finishReasonOf, stopReasonOf, streamChoices, type ChunkFormat } from "./stream-choices.ts";
 import { openAiEventStream } from "./sse.ts";
 import { observeChoices } from "../observe.ts";
-import { loadOverrides } from "./ollama-options.ts";
+import { loadOverrides, modelDefaults, withModelStops } from "./ollama-options.ts";
 import { checkChoiceOptions, completionId, generationFields, textLogprobs, toSamplerSettings, toUsage } from "./translate.ts";
 
 export const completionSchema = z.object({
@@ -39,20 +39,21 @@ export function completions(deps: ServerDeps) {
     const body = validate(completionSchema, await readJsonBody(c));
     if (body.suffix) throw badRequest("suffix is not supported", "suffix");
     const n = body.n ?? 1;
-    const sampling = toSamplerSettings(body, deps.profile);
+    const model = deps.models.resolve(body.model);
+    const defaults = modelDefaults(model);
+    const sampling = toSamplerSettings(body, deps.profile, defaults.sampling);
     checkChoiceOptions(body, n, sampling);
 
-    const model = deps.models.resolve(body.model);
     if (deps.models.embeds(model)) throw badRequest(`Model "${model.id}" is an embedding model and does not support completions`, "model");
-    const engine = await deps.models.engine(model, loadOverrides(deps.profile, body));
+    const engine = await deps.models.engine(model, { ...defaults.load, ...loadOverrides(deps.profile, body) });
     const prompts = await Promise.all(promptList(body.prompt).map((p) => (typeof p === "string" ? engine.tokenize(p) : Promise.resolve(p))));
     const texts = await Promise.all(prompts.map((p) => engine.detokenize(p)));
-    const maxTokens = body.max_tokens ?? 16;
+    const maxTokens = body.max_tokens ?? defaults.maxTokens ?? 16;
     for (const tokens of prompts) checkContextLength(deps.profile, tokens.length, maxTokens, engine.info.contextPerSequence);
     if (maxTokens === 0 && !body.echo) throw badRequest("max_tokens must be at least 1 unless echo is set", "max_tokens");
 
     const logprobs = body.logprobs ?? undefined;
-    const fields = generationFields(body, Math.max(1, maxTokens), logprobs);
+    const fields = withModelStops(generationFields(body, Math.max(1, maxTokens), logprobs), defaults);
     const requests = prompts.map((prompt) => ({ prompt, sampling, ...fields }));
     const id = completionId("cmpl");
     const created = Math.floor(Date.now() / 1000);

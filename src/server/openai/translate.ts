@@ -8,9 +8,9 @@ import { badRequest } from "../api-error.ts";
 import type { Profile } from "../profiles.ts";
 import type { ChatCompletionRequest, SamplingRequest } from "./schemas.ts";
 
-/** Merges, lowest first: the profile's defaults, then the fields the request sets. */
-export function toSamplerSettings(b: SamplingRequest, profile: Profile): Partial<SamplerSettings> {
-  const s: Partial<SamplerSettings> = { ...profile.openAiSampling };
+/** Merges, lowest first: the profile's defaults, the model's own (Modelfile parameters), then the fields the request sets. */
+export function toSamplerSettings(b: SamplingRequest, profile: Profile, modelDefaults: Partial<SamplerSettings> = {}): Partial<SamplerSettings> {
+  const s: Partial<SamplerSettings> = { ...profile.openAiSampling, ...modelDefaults };
   if (b.temperature != null) s.temperature = b.temperature;
   if (b.top_p != null) s.topP = b.top_p;
   if (b.top_k != null) s.topK = b.top_k < 0 ? 0 : b.top_k;
@@ -22,7 +22,7 @@ export function toSamplerSettings(b: SamplingRequest, profile: Profile): Partial
   const ownFirst = profile.name === "b" ? [b.repetition_penalty, b.repeat_penalty] : [b.repeat_penalty, b.repetition_penalty];
   const penalty = ownFirst.find((v) => v != null);
   if (penalty != null) s.repeatPenalty = penalty;
-  s.seed = b.seed != null ? b.seed >>> 0 : Math.floor(Math.random() * 0xffffffff);
+  s.seed = b.seed != null ? b.seed >>> 0 : modelDefaults.seed ?? Math.floor(Math.random() * 0xffffffff);
   if (b.logit_bias) s.logitBias = Object.entries(b.logit_bias).map(([token, bias]) => [Number(token), Math.max(-100, Math.min(100, bias))]);
   return s;
 }
