@@ -43,7 +43,8 @@ function flagRows(): string[][] {
 }
 
 function envRows(): string[][] {
-  return [...envVars, ...otherVars].map((v) => [`\`${v.name}\``, cell(`${v.description}${v.default ? ` (default ${v.default})` : ""}`)]);
+  const others = otherVars.filter((v) => !envVars.some((known) => known.name === v.name));
+  return [...envVars, ...others].map((v) => [`\`${v.name}\``, cell(`${v.description}${v.default ? ` (default ${v.default})` : ""}`)]);
 }
 
 export function configSection(): string {

@@ -9,10 +9,10 @@ const topLevelFlags = new Set(["-h", "--help", "-v", "--version"]);
 
 /** Runs llamux with its arguments (without the program name). Returns the exit code, or undefined when the
  * command keeps running on its own. Started as `ollama`, `vllm` or `lms`, it speaks that tool's command line
- * (the engine child, started as the same file, stays llamux). */
+ * (internal commands such as the engine child, started as the same file, stay llamux's). */
 export async function main(argv: string[], invokedAs: string = process.argv0): Promise<number | undefined> {
   const persona = personaOf(invokedAs);
-  if (persona && argv[0] !== "__engine") return runPersona(persona, argv, llamuxMain);
+  if (persona && !argv[0]?.startsWith("__")) return runPersona(persona, argv, llamuxMain);
   return llamuxMain(argv);
 }
 

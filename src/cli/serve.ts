@@ -88,6 +88,15 @@ async function preload(models: ModelService): Promise<void> {
   }
 }
 
+/** MODEL as a file: a path, or a store name (`org/repo` as vLLM names models means `hf.co/org/repo`). */
+function servedModelPath(model: string, ollamaStore: boolean): string {
+  if (existsSync(model)) return model;
+  const store = ModelStore.open(ollamaStore ? { profile: "a" } : {});
+  const resolved = store.resolve(model) ?? (/^[^/:]+\/[^/:]+(:[^/]+)?$/.test(model) ? store.resolve(`hf.co/${model}`) : undefined);
+  if (!resolved) throw new Error(`Cannot serve model "${model}": no such file, and no model of that name in the store at ${store.root} (pull it first)`);
+  return resolved.modelPath;
+}
+
 export async function serveCommand(args: string[]): Promise<number | undefined> {
   const { values, positionals } = parseArgs({
     args,
@@ -116,7 +125,7 @@ export async function serveCommand(args: string[]): Promise<number | undefined> 
   if (values.dtype) log.info(`--dtype ${values.dtype} accepted; the GGUF file decides the weights' type`);
 
   const modelArg = values.model ?? positionals[0];
-  if (modelArg !== undefined && !existsSync(modelArg)) throw new Error(`Cannot serve model "${modelArg}": no such file`);
+  const modelPath = modelArg === undefined ? undefined : servedModelPath(modelArg, profileName === "a");
   const names: ProfileName[] = profileName === "all" ? ["a", "b", "c"] : [profileName as ProfileName];
   const contextFlag = integer(values["ctx-size"] ?? values["max-model-len"], "ctx-size");
 
@@ -125,7 +134,9 @@ export async function serveCommand(args: string[]): Promise<number | undefined> 
   if (servesOllama && ollamaDebug() && !process.env.LLAMUX_LOG_LEVEL) process.env.LLAMUX_LOG_LEVEL = "debug";
   const manager = new ModelManager(servesOllama ? ollamaMaxLoadedModels() : undefined);
   manager.installShutdownHandlers();
-  const served = modelArg ? [{ path: modelArg, ...(values["served-model-name"] ? { name: values["served-model-name"] } : {}) }] : [];
+  // A store name is served under that name, as vLLM serves `org/model` under its tag.
+  const servedName = values["served-model-name"] ?? (modelPath !== modelArg ? modelArg : undefined);
+  const served = modelPath ? [{ path: modelPath, ...(servedName ? { name: servedName } : {}) }] : [];
   const threads = integer(values.threads, "threads");
   for (const name of names) {
     const profile = profiles[name];

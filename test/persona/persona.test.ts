@@ -88,6 +88,12 @@ describe("usage errors that need no server", () => {
     expect(action.stderr).toContain("unknown server command 'restart'");
   }, 30_000);
 
+  test("internal commands stay llamux's whatever the name (the engine child is started as the same file)", async () => {
+    const engine = await as("ollama", ["__engine", "--help"]);
+    expect(engine.exitCode).toBe(0);
+    expect(engine.stdout).toStartWith("Usage: llamux __engine");
+  }, 30_000);
+
   test("ollama help COMMAND and vllm serve --help speak the personality's name", async () => {
     const help = await as("ollama", ["help", "serve"]);
     expect(help.exitCode).toBe(0);
