@@ -85,6 +85,8 @@ export interface StartOptions {
 
 /** Starts `llamux serve --profile c` detached and waits until it answers; throws with its log on failure. */
 export async function startServer(options: StartOptions): Promise<ServerRecord> {
+  // Something else answering there would pass for the new server while the new one fails to bind.
+  if (await answers(options.host, options.port, 500)) throw new Error(`port ${options.port} is in use by another server (choose one with --port)`);
   mkdirSync(stateDir(), { recursive: true });
   const log = join(stateDir(), "lms-server.log");
   const fd = openSync(log, "a");

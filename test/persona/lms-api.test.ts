@@ -93,6 +93,20 @@ describe("lms against its background server", () => {
     expect((await lms(["ps"])).stdout).toStartWith("No models are currently loaded.");
   }, 60_000);
 
+  test("a second server start says it runs already; a start on a busy port from another state fails", async () => {
+    const again = await lms(["server", "start", "--port", String(port)]);
+    expect(again.exitCode).toBe(0);
+    expect(again.stdout).toBe(`The server is already running on port ${port}.\n`);
+    const elsewhere = Bun.spawn([process.execPath, main, "server", "start", "--port", String(port)], {
+      env: { ...process.env, LLAMUX_PERSONA: "lms", LLAMUX_STATE_DIR: join(dir, "other-state") },
+      stdout: "pipe",
+      stderr: "pipe",
+    });
+    const [stderr, code] = await Promise.all([new Response(elsewhere.stderr).text(), elsewhere.exited]);
+    expect(code).toBe(1);
+    expect(stderr).toContain(`Error: port ${port} is in use by another server`);
+  }, 60_000);
+
   test("loading a model that does not exist fails with the server's message", async () => {
     const result = await lms(["load", "nobody/nothing-GGUF"]);
     expect(result.exitCode).toBe(1);
