@@ -8,6 +8,7 @@ import { createVllmMetrics } from "../server/vllm/metrics.ts";
 import { ModelService } from "../server/model-service.ts";
 import { LmStudioModelService } from "../server/lmstudio/model-service.ts";
 import { ModelStore } from "../store/model-store.ts";
+import { isHubName } from "../store/model-name.ts";
 import { profiles, type ProfileName } from "../server/profiles.ts";
 import { UsageError } from "./usage-error.ts";
 import { engineFlagOptions, engineFlagsHelp } from "./engine-flags.ts";
@@ -93,9 +94,17 @@ async function preload(models: ModelService): Promise<void> {
 function servedModelPath(model: string, ollamaStore: boolean): string {
   if (existsSync(model)) return model;
   const store = ModelStore.open(ollamaStore ? { profile: "a" } : {});
-  const resolved = store.resolve(model) ?? (/^[^/:]+\/[^/:]+(:[^/]+)?$/.test(model) ? store.resolve(`hf.co/${model}`) : undefined);
+  const resolved = store.resolve(model) ?? (/^[^/:]+\/[^/:]+(:[^/]+)?$/.test(model) ? store.resolve(`hf.co/${model}`) ?? newestHubTag(store, model) : undefined);
   if (!resolved) throw new Error(`Cannot serve model "${model}": no such file, and no model of that name in the store at ${store.root} (pull it first)`);
   return resolved.modelPath;
+}
+
+/** `org/repo` with no tag: the newest stored quantization of hf.co/org/repo (pulled as hf.co/org/repo:Q4_K_M). */
+function newestHubTag(store: ModelStore, model: string) {
+  if (model.includes(":")) return undefined;
+  const [namespace, repo] = model.toLowerCase().split("/");
+  const match = store.list().find((m) => isHubName(m.parsedName) && m.parsedName.namespace.toLowerCase() === namespace && m.parsedName.model.toLowerCase() === repo);
+  return match ? store.resolve(match.name) : undefined;
 }
 
 export async function serveCommand(args: string[]): Promise<number | undefined> {

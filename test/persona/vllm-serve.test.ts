@@ -33,7 +33,8 @@ const vllm = (args: string[]) =>
 beforeAll(async () => {
   dir = mkdtempSync(join(tmpdir(), "llamux-vllm-"));
   hub = await startHubServer({ [REPO]: { files: [{ path: "tiny-chat-Q4_K_M.gguf", content: new Uint8Array(readFileSync(await ensureModel("tiny-llama"))) }] } });
-  await pullModel(new ModelStore(join(dir, "store")), `hf.co/${REPO}`, { hub: { endpoint: hub.url } });
+  // Pulled with its quantization as the tag, as `lms get org/model@Q4_K_M` stores it.
+  await pullModel(new ModelStore(join(dir, "store")), `hf.co/${REPO}:Q4_K_M`, { hub: { endpoint: hub.url } });
 }, 120_000);
 
 afterAll(async () => {
