@@ -73,7 +73,8 @@ export async function ollamaMain(argv: string[], llamux: LlamuxMain): Promise<nu
     return 1;
   }
   if (wantsHelp(rest)) {
-    console.log(await helpAs(llamuxCommand!, "ollama", first));
+    // Aliases (ls, start) show the help under the command's own name, as Ollama's do.
+    console.log(await helpAs(llamuxCommand!, "ollama", llamuxCommand!));
     return 0;
   }
   return llamux([...command.llamux, ...rest]);

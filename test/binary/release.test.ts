@@ -183,6 +183,16 @@ describe("personalities by name", () => {
       expect(reply.done).toBe(true);
       expect(reply.eval_count).toBeGreaterThan(0);
       expect(reply.eval_count).toBeLessThanOrEqual(4);
+
+      // The model commands go through the server at OLLAMA_HOST, with Ollama's table headers.
+      const env = { OLLAMA_HOST: `127.0.0.1:${port}`, LLAMUX_MODELS: join(workDir, "empty-store") };
+      const ps = await run("ollama", ["ps"], env);
+      expect(ps.exitCode).toBe(0);
+      expect(ps.stdout.split("\n")[0]).toMatch(/^NAME\s+ID\s+SIZE\s+PROCESSOR\s+CONTEXT\s+UNTIL$/);
+      expect(ps.stdout).toContain("tiny.gguf");
+      const list = await run("ollama", ["list"], env);
+      expect(list.exitCode).toBe(0);
+      expect(list.stdout).toMatch(/^NAME\s+ID\s+SIZE\s+MODIFIED\s*$/);
     } finally {
       await server.stop();
     }
