@@ -42,6 +42,11 @@ describe("probes", () => {
     expect(await root.text()).toBe("Ollama is running");
     expect((await ollama.version()).version).toMatch(/^\d+\.\d+\.\d+/);
   });
+
+  test("/api/tags lists the model named on serve", async () => {
+    const { models } = await ollama.list();
+    expect(models.find((m) => m.name === MODEL)?.details.family).toBe("llama");
+  });
 });
 
 describe("generate", () => {
