@@ -6,6 +6,7 @@ import { ModelManager } from "../engine/model-manager.ts";
 import { createApp } from "../server/app.ts";
 import { createVllmMetrics } from "../server/vllm/metrics.ts";
 import { ModelService } from "../server/model-service.ts";
+import { LmStudioModelService } from "../server/lmstudio/model-service.ts";
 import { ModelStore } from "../store/model-store.ts";
 import { profiles, type ProfileName } from "../server/profiles.ts";
 import { UsageError } from "./usage-error.ts";
@@ -132,7 +133,7 @@ export async function serveCommand(args: string[]): Promise<number | undefined> 
     const ollama = name === "a";
     const flashAttention = ollama ? ollamaFlashAttention() : undefined;
     const kvCacheType = ollama ? ollamaKvCacheType() : undefined;
-    const models = new ModelService(manager, served, {
+    const serviceOptions = {
       parallel: integer(values.parallel ?? values["max-num-seqs"], "parallel") ?? (ollama ? ollamaNumParallel() : undefined) ?? 4,
       contextPerSequence: contextFlag ?? (ollama ? ollamaContextLength() : undefined) ?? profile.defaultContext,
       idleUnloadMs: (ollama ? ollamaKeepAliveMs() : undefined) ?? profile.idleUnloadMs,
@@ -143,7 +144,11 @@ export async function serveCommand(args: string[]): Promise<number | undefined> 
       // LLAMUX_MODELS, else OLLAMA_MODELS on profile a, else ~/.llamux/models
       store: ModelStore.open({ profile: name }),
       ...engineExtras,
-    });
+    };
+    // Profile c picks models as LM Studio does: store names load just in time, any other name gets the loaded model.
+    const models = name === "c"
+      ? new LmStudioModelService(manager, served, serviceOptions)
+      : new ModelService(manager, served, serviceOptions);
     const options = serverOptionsFromFlags(values, name, host);
     for (const warning of exposureWarnings(options)) log.warn(`profile ${name}: ${warning}`);
     const app = createApp({ profile, models, ...(name === "b" ? createVllmMetrics(manager, models) : {}) }, options);

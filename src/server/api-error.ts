@@ -6,11 +6,14 @@ export class ApiError extends Error {
   readonly status: number;
   /** The request field the error is about, when there is one (vLLM and OpenAI report it as `param`). */
   readonly param: string | null;
-  constructor(status: number, message: string, options: { param?: string | null; cause?: unknown } = {}) {
+  /** A machine-readable code where the anchor sends one (LM Studio's `model_not_found`). */
+  readonly code: string | null;
+  constructor(status: number, message: string, options: { param?: string | null; code?: string | null; cause?: unknown } = {}) {
     super(message, { cause: options.cause });
     this.name = "ApiError";
     this.status = status;
     this.param = options.param ?? null;
+    this.code = options.code ?? null;
   }
 }
 

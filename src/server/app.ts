@@ -6,6 +6,7 @@ import type { ServerDeps } from "./deps.ts";
 import { openAiRoutes } from "./openai/routes.ts";
 import { vllmRoutes } from "./vllm/routes.ts";
 import { ollamaNotFound, ollamaRoutes } from "./ollama/routes.ts";
+import { lmStudioRoutes } from "./lmstudio/routes.ts";
 import { logger } from "../log.ts";
 import { installMiddleware } from "./middleware/index.ts";
 import { defaultServerOptions, type ServerOptions } from "./server-options.ts";
@@ -19,6 +20,7 @@ export function createApp(deps: ServerDeps, options: ServerOptions = defaultServ
   app.route("/", openAiRoutes(deps));
   if (deps.profile.name === "a") app.route("/", ollamaRoutes(deps));
   if (deps.profile.name === "b") app.route("/", vllmRoutes(deps));
+  if (deps.profile.name === "c") app.route("/", lmStudioRoutes(deps));
   app.notFound(deps.profile.name === "a"
     ? ollamaNotFound(deps)
     : (c) => c.json(deps.profile.errorBody(new ApiError(404, `No route for ${c.req.method} ${c.req.path}`), c.req.path), 404));

@@ -74,7 +74,7 @@ export const profiles: Record<ProfileName, Profile> = {
     defaultContext: 4096,
     // LM Studio's default TTL for models loaded just in time.
     idleUnloadMs: 60 * 60_000,
-    openAiErrorBody: (error) => ({ error: { message: error.message, type: openAiType(error.status), param: error.param, code: null } }),
+    openAiErrorBody: (error) => ({ error: { message: error.message, type: openAiType(error.status), param: error.param, code: error.code } }),
     errorBody(error) {
       return this.openAiErrorBody(error);
     },

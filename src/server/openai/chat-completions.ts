@@ -11,9 +11,12 @@ import { checkContextLength } from "./context-check.ts";
 import { openAiEventStream } from "./sse.ts";
 import { streamChatChoices } from "./chat-stream.ts";
 import { loadOverrides, modelDefaults, withModelStops } from "./ollama-options.ts";
+import { ttlKeepAlive } from "./ttl.ts";
+import type { ResponseExtension } from "./response-extension.ts";
 import { chatCompletionBody, checkChoiceOptions, completionId, generationFields, toChatMessages, toSamplerSettings, toUsage } from "./translate.ts";
 
-export function chatCompletions(deps: ServerDeps) {
+/** `extension` adds a profile's own fields to non-streamed bodies (LM Studio's /api/v0 stats). */
+export function chatCompletions(deps: ServerDeps, extension?: ResponseExtension) {
   return async function chatCompletionsHandler(c: Context) {
     const arrived = performance.now();
     const body = validate(chatCompletionSchema, await readJsonBody(c));
@@ -25,7 +28,7 @@ export function chatCompletions(deps: ServerDeps) {
     if (body.top_logprobs && !body.logprobs) throw badRequest("when using `top_logprobs`, `logprobs` must be set to true.", "top_logprobs");
 
     if (deps.models.embeds(model)) throw badRequest(`Model "${model.id}" is an embedding model and does not support chat`, "model");
-    const engine = await deps.models.engine(model, { ...defaults.load, ...loadOverrides(deps.profile, body) });
+    const engine = await deps.models.engine(model, { ...defaults.load, ...loadOverrides(deps.profile, body) }, ttlKeepAlive(deps.profile, body.ttl));
     const prompt = await renderChatPrompt(engine, {
       messages: toChatMessages(body.messages),
       ...(body.tools ? { tools: body.tools } : {}),
@@ -48,7 +51,8 @@ export function chatCompletions(deps: ServerDeps) {
       const results = await Promise.all(choices.map((choice) => choice.collect()));
       const usage = toUsage(prompt.tokens.length, results.map((r) => r.usage));
       reportUsage(usage);
-      return c.json(chatCompletionBody(id, created, model.id, results, usage, logprobs !== undefined));
+      const extra = extension?.({ engine, choices: results, maxTokens }) ?? {};
+      return c.json({ ...chatCompletionBody(id, created, model.id, results, usage, logprobs !== undefined), ...extra });
     }
     return openAiEventStream(c, async (send) => {
       const usages = await streamChatChoices(choices, { id, created, model: model.id, profile: deps.profile, withLogprobs: logprobs !== undefined }, send);

@@ -12,6 +12,8 @@ import { errorChunk, finishReasonOf, stopReasonOf, streamChoices, type ChunkForm
 import { openAiEventStream } from "./sse.ts";
 import { observeChoices } from "../observe.ts";
 import { loadOverrides, modelDefaults, withModelStops } from "./ollama-options.ts";
+import { ttlKeepAlive } from "./ttl.ts";
+import type { ResponseExtension } from "./response-extension.ts";
 import { checkChoiceOptions, completionId, generationFields, textLogprobs, toSamplerSettings, toUsage } from "./translate.ts";
 
 export const completionSchema = z.object({
@@ -33,7 +35,8 @@ function promptList(prompt: z.infer<typeof completionSchema>["prompt"]): Array<s
   return prompt as string[] | number[][];
 }
 
-export function completions(deps: ServerDeps) {
+/** `extension` adds a profile's own fields to non-streamed bodies (LM Studio's /api/v0 stats). */
+export function completions(deps: ServerDeps, extension?: ResponseExtension) {
   return async function completionsHandler(c: Context) {
     const arrived = performance.now();
     const body = validate(completionSchema, await readJsonBody(c));
@@ -45,7 +48,7 @@ export function completions(deps: ServerDeps) {
     checkChoiceOptions(body, n, sampling);
 
     if (deps.models.embeds(model)) throw badRequest(`Model "${model.id}" is an embedding model and does not support completions`, "model");
-    const engine = await deps.models.engine(model, { ...defaults.load, ...loadOverrides(deps.profile, body) });
+    const engine = await deps.models.engine(model, { ...defaults.load, ...loadOverrides(deps.profile, body) }, ttlKeepAlive(deps.profile, body.ttl));
     const prompts = await Promise.all(promptList(body.prompt).map((p) => (typeof p === "string" ? engine.tokenize(p) : Promise.resolve(p))));
     const texts = await Promise.all(prompts.map((p) => engine.detokenize(p)));
     const maxTokens = body.max_tokens ?? defaults.maxTokens ?? 16;
@@ -75,6 +78,7 @@ export function completions(deps: ServerDeps) {
           stop_reason: stopReasonOf(r),
         })),
         usage,
+        ...(extension?.({ engine, choices: results, maxTokens }) ?? {}),
       });
     }
 

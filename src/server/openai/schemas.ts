@@ -1,6 +1,7 @@
 // Request bodies of the OpenAI-compatible routes. Limits are the hard ones (what the engine cannot
 // honour), not the spec's advisory ranges. Unset means "the profile's or the model's default".
 import { z } from "zod";
+import { ttlField } from "./ttl.ts";
 
 const textPart = z.object({ type: z.literal("text"), text: z.string() });
 const imagePart = z.object({
@@ -57,6 +58,7 @@ export const samplingFields = {
   /** Profile a: Ollama users ask to set these over /v1. */
   num_ctx: z.number().int().min(4).optional(),
   options: z.record(z.string(), z.unknown()).optional(),
+  ttl: ttlField,
 };
 
 const samplingSchema = z.object(samplingFields);
