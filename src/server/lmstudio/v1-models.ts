@@ -8,8 +8,7 @@ import type { LoadedModel, ServedModel } from "../model-service.ts";
 import { readJsonBody, validate } from "../validation.ts";
 import type { LmStudioModelService } from "./model-service.ts";
 import { bitsPerWeight, modelFacts } from "./model-facts.ts";
-import { modelFileBytes, type StoreServedModel } from "./store-models.ts";
-import { publisherOf } from "./v0-models.ts";
+import { modelFileBytes, modelFiles, publisherOf } from "./store-models.ts";
 
 const loadSchema = z.object({
   model: z.string().min(1).describe("model key, store name or GGUF path"),
@@ -38,8 +37,8 @@ function loadConfig(loaded: LoadedModel) {
   };
 }
 
-function v1Model(models: LmStudioModelService, model: ServedModel | StoreServedModel) {
-  const facts = modelFacts(model);
+function v1Model(models: LmStudioModelService, model: ServedModel) {
+  const facts = modelFacts(modelFiles(model));
   return {
     type: facts.type === "embeddings" ? "embedding" : "llm",
     publisher: publisherOf(model),
@@ -88,7 +87,7 @@ export function v1LoadModel(models: LmStudioModelService) {
     const loaded = models.loaded().find((l) => l.engine === engine);
     if (!loaded) throw badRequest(`Model "${body.model}" was unloaded while it loaded`, "model");
     return c.json({
-      type: modelFacts(model).type === "embeddings" ? "embedding" : "llm",
+      type: modelFacts(modelFiles(model)).type === "embeddings" ? "embedding" : "llm",
       instance_id: models.instanceId(loaded),
       load_time_seconds: (performance.now() - started) / 1000,
       status: "loaded",
