@@ -82,10 +82,10 @@ export class LmStudioModelService extends ModelService {
   /**
    * A loaded engine of the model when there is one (whatever options it was loaded with: `overrides`
    * apply only to a load), else a new one. Without a request keep-alive, a model loaded just in time
-   * gets the profile's TTL.
+   * gets the profile's TTL; a model named on `serve` stays loaded whatever a request's `ttl` says.
    */
   override async engine(model: ServedModel, overrides: Partial<EngineOptions> = {}, keepAlive?: KeepAliveRequest): Promise<EngineProcess> {
-    const keep = keepAlive ?? { ms: this.defaultKeepAliveMs(model), policy: "on-load" as const };
+    const keep = model.pinned || !keepAlive ? { ms: this.defaultKeepAliveMs(model), policy: "on-load" as const } : keepAlive;
     const loaded = this.loadedOf(model).sort((a, b) => b.lastUsed - a.lastUsed)[0];
     if (loaded) return this.manager.engine(loaded.engine.options, keep.ms, keep.policy);
     return super.engine(model, overrides, keep);
