@@ -146,8 +146,22 @@ describe("REST API v1", () => {
     expect(chatModel.capabilities).toMatchObject({ vision: false });
     expect(chatModel.loaded_instances).toHaveLength(1);
     expect(chatModel.loaded_instances[0].id).toBe(CHAT_ID);
-    expect(json.models.find((m: Json) => m.key === BERT_ID).type).toBe("embedding");
+    const bert = json.models.find((m: Json) => m.key === BERT_ID);
+    expect(bert.type).toBe("embedding");
+    expect(bert.architecture).toBeUndefined();
+    expect(bert.capabilities).toBeUndefined();
+    expect(Object.keys(bert.loaded_instances[0].config)).toEqual(["context_length"]);
   });
+
+  test("a second load with other options is a second instance, named key:2 (options nested in `config` as older docs show)", async () => {
+    const loaded = await call("POST", "/api/v1/models/load", { model: BERT_ID, config: { context_length: 256 }, echo_load_config: true });
+    expect(loaded.status).toBe(200);
+    expect(loaded.json).toMatchObject({ type: "embedding", instance_id: `${BERT_ID}:2`, status: "loaded", load_config: { context_length: 256 } });
+    const instances = async () => (await call("GET", "/api/v1/models")).json.models.find((m: Json) => m.key === BERT_ID).loaded_instances.map((i: Json) => i.id);
+    expect((await instances()).sort()).toEqual([BERT_ID, `${BERT_ID}:2`]);
+    expect((await call("POST", "/api/v1/models/unload", { instance_id: `${BERT_ID}:2` })).status).toBe(200);
+    expect(await instances()).toEqual([BERT_ID]);
+  }, 60_000);
 
   test("a background download is polled to completion, then loads, serves and unloads", async () => {
     const started = await call("POST", "/api/v1/models/download", { model: `https://huggingface.co/${LFM2}`, quantization: "Q8_0" });
@@ -163,7 +177,7 @@ describe("REST API v1", () => {
     expect(done.completed_at).toBeString();
 
     const again = await call("POST", "/api/v1/models/download", { model: LFM2, quantization: "Q8_0" });
-    expect(again.json.status).toBe("already_downloaded");
+    expect(again.json).toEqual({ status: "already_downloaded", model: `hf.co/${LFM2}:Q8_0` });
     expect((await call("GET", "/api/v1/models/download/status/job_0000000000")).status).toBe(404);
 
     const loaded = await call("POST", "/api/v1/models/load", { model: `${LFM2}@Q8_0`, context_length: 256, echo_load_config: true });

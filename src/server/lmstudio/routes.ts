@@ -19,20 +19,24 @@
 // REST API v1 (LM Studio 0.4+; what the web UI and `lms` build on)
 // GET  /api/v1/models                      {models: [{type: "llm"|"embedding", publisher, key, display_name, architecture,
 //                                          quantization: {name, bits_per_weight}, size_bytes, params_string,
-//                                          loaded_instances: [{id, config: {context_length, eval_batch_size, parallel,
-//                                          flash_attention, offload_kv_cache_to_gpu, gpu_layers?}}], max_context_length,
+//                                          loaded_instances: [{id, config: {context_length, eval_batch_size, flash_attention,
+//                                          num_experts, offload_kv_cache_to_gpu, parallel, gpu_layers?}}], max_context_length,
 //                                          format: "gguf", capabilities: {vision, trained_for_tool_use, reasoning?},
 //                                          description: null}]}
+//                                          (an embedding model's config has only context_length; it has no
+//                                          architecture, capabilities or description)
 // POST /api/v1/models/load                 {model, context_length?, eval_batch_size?, flash_attention?, num_experts?,
 //                                          offload_kv_cache_to_gpu?, gpu_layers? (llamux), parallel?, ttl? (s; default
-//                                          never), echo_load_config?}
+//                                          never), echo_load_config?}; the options may also come nested in `config`
 //                                          -> {type, instance_id, load_time_seconds, status: "loaded", load_config?}
 // POST /api/v1/models/unload               {instance_id} -> {instance_id}
 // POST /api/v1/models/download             {model: "org/repo" | hub https URL | store name, quantization?}
-//                                          -> {job_id, status: "downloading"|"completed"|"failed"|"already_downloaded",
-//                                          total_size_bytes, started_at}; the download goes on in the background
+//                                          -> the job's status (below), once its size is known; the download goes on
+//                                          in the background. A model already stored: {status: "already_downloaded",
+//                                          model} and no job
 // GET  /api/v1/models/download/status/{job_id}
-//                                          {job_id, status, total_size_bytes, downloaded_bytes, started_at,
+//                                          {job_id, status: "downloading"|"completed"|"failed", total_size_bytes,
+//                                          downloaded_bytes, started_at,
 //                                          bytes_per_second? and estimated_completion? (while downloading),
 //                                          completed_at?, model? (the stored name), error? (when failed)}
 import { Hono, type Handler } from "hono";
