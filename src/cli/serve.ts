@@ -10,7 +10,7 @@ import { LmStudioModelService } from "../server/lmstudio/model-service.ts";
 import { ModelStore } from "../store/model-store.ts";
 import { profiles, type ProfileName } from "../server/profiles.ts";
 import { UsageError } from "./usage-error.ts";
-import { engineFlagOptions, engineFlagsHelp } from "./engine-flags.ts";
+import { engineFlagOptions, engineFlagsHelp, toolCallParserFlag } from "./engine-flags.ts";
 import { exposureWarnings, serverOptionFlags, serverOptionsFromFlags, serverOptionsHelp } from "./server-flags.ts";
 import { logger } from "../log.ts";
 import {
@@ -122,6 +122,7 @@ export async function serveCommand(args: string[]): Promise<number | undefined> 
   const contextFlag = integer(values["ctx-size"] ?? values["max-model-len"], "ctx-size");
 
   const engineExtras = engineFlagOptions(values);
+  const toolCallParser = toolCallParserFlag(values);
   const servesOllama = names.includes("a");
   if (servesOllama && ollamaDebug() && !process.env.LLAMUX_LOG_LEVEL) process.env.LLAMUX_LOG_LEVEL = "debug";
   const manager = new ModelManager(servesOllama ? ollamaMaxLoadedModels() : undefined);
@@ -151,7 +152,7 @@ export async function serveCommand(args: string[]): Promise<number | undefined> 
       : new ModelService(manager, served, serviceOptions);
     const options = serverOptionsFromFlags(values, name, host);
     for (const warning of exposureWarnings(options)) log.warn(`profile ${name}: ${warning}`);
-    const app = createApp({ profile, models, ...(name === "b" ? createVllmMetrics(manager, models) : {}) }, options);
+    const app = createApp({ profile, models, ...(toolCallParser ? { toolCallParser } : {}), ...(name === "b" ? createVllmMetrics(manager, models) : {}) }, options);
     const listenPort = port ?? profile.defaultPort;
     listen(app.fetch, host, listenPort);
     log.info(`profile ${name} (${profile.anchor}-compatible) listening on http://${host}:${listenPort}`);

@@ -2,6 +2,7 @@
 import type { ModelService } from "./model-service.ts";
 import type { RequestUsage } from "../engine/types.ts";
 import type { Profile } from "./profiles.ts";
+import type { ToolCallParserName } from "../generation/chat-output.ts";
 
 /** One finished generation (one choice), for metrics and request logs. */
 export interface FinishedGeneration {
@@ -29,4 +30,6 @@ export interface ServerDeps {
   models: ModelService;
   observer?: GenerationObserver;
   metrics?: MetricsExporter;
+  /** vLLM's --tool-call-parser: the call syntax to read, or "none"; unset reads the template's. */
+  toolCallParser?: ToolCallParserName;
 }

@@ -3,6 +3,8 @@
 // messages first.
 import type { Context } from "hono";
 import { startChat } from "../../generation/chat.ts";
+import { parseToolChoice, planChatOutput } from "../../generation/chat-output.ts";
+import { formatConstraint } from "./format.ts";
 import { badRequest } from "../api-error.ts";
 import type { ServerDeps } from "../deps.ts";
 import { observeChoices } from "../observe.ts";
@@ -51,17 +53,26 @@ export function chat(deps: ServerDeps) {
       return c.json({ model: body.model, created_at: new Date().toISOString(), message: { role: "assistant", content: "" }, done_reason: doneReason, done: true });
     }
     const chatMessages = toChatMessages(model, messages);
-    const tools = body.tool_choice === "none" ? [] : toToolDefinitions(body.tools);
-    const capabilities = checkCapabilities(model, { tools: tools.length > 0, think: body.think });
+    const constraint = formatConstraint(body.format);
+    const toolChoice = parseToolChoice(body.tool_choice);
+    const requestedTools = toToolDefinitions(body.tools);
+    const capabilities = checkCapabilities(model, { tools: requestedTools.length > 0 && toolChoice !== "none", think: body.think });
     const engine = await deps.models.engine(model, overrides, keepAlive);
     const loaded = performance.now();
+    const plan = planChatOutput({
+      tools: requestedTools, reasoning: capabilities.includes("thinking") && body.think !== false,
+      ...(toolChoice ? { toolChoice } : {}), ...(constraint ? { constraint } : {}),
+    }, engine.info.chatTemplate, deps.toolCallParser);
     const prompt = await fitMessages(
-      chatMessages, (kept) => renderModelPrompt(engine, model, { messages: kept, tools, ...thinkSetting(body.think) }), engine.info.contextPerSequence, body.truncate !== false,
+      chatMessages, (kept) => renderModelPrompt(engine, model, { messages: kept, tools: plan.tools, ...thinkSetting(body.think) }), engine.info.contextPerSequence, body.truncate !== false,
     );
     const withLogprobs = body.logprobs === true;
+    const sampling = samplerSettings(options);
+    if (plan.grammar) sampling.grammar = plan.grammar;
     const [choice] = await startChat(engine, prompt, {
-      sampling: samplerSettings(options), ...generationLimits(options), ...(withLogprobs ? { logprobs: body.top_logprobs ?? 0 } : {}),
-    }, { signal: c.req.raw.signal, onDone: observeChoices(deps, model.id, arrived), ...thinkingParser(capabilities, body.think, prompt.text) });
+      sampling, ...generationLimits(options), ...(withLogprobs ? { logprobs: body.top_logprobs ?? 0 } : {}),
+      ...(plan.readsToolCalls ? { renderSpecialTokens: true } : {}),
+    }, { signal: c.req.raw.signal, onDone: observeChoices(deps, model.id, arrived), parser: () => plan.parser(prompt.text) });
     return respondNative(c, choice!, chatShape(body.model, withLogprobs, { arrived, loaded }), body.stream !== false);
   };
 }

@@ -4,6 +4,8 @@ import type { Context } from "hono";
 import { tokenizerAddsBos } from "../../chat/template.ts";
 import type { ChatMessage } from "../../chat/types.ts";
 import { startChat, type RenderedPrompt } from "../../generation/chat.ts";
+import { constraintGrammar } from "../../chat/structured/constraint.ts";
+import { formatConstraint } from "./format.ts";
 import type { EngineHandle } from "../../generation/engine-handle.ts";
 import { badRequest } from "../api-error.ts";
 import type { ServerDeps } from "../deps.ts";
@@ -87,8 +89,11 @@ export function generate(deps: ServerDeps) {
       prompt = { ...prompt, tokens: cutPromptTokens(prompt.tokens, contextLength, numKeep(options)) };
     }
     const withLogprobs = body.logprobs === true;
+    const constraint = formatConstraint(body.format);
+    const sampling = samplerSettings(options);
+    if (constraint) sampling.grammar = constraintGrammar(constraint);
     const [choice] = await startChat(engine, prompt, {
-      sampling: samplerSettings(options), ...generationLimits(options), ...(withLogprobs ? { logprobs: body.top_logprobs ?? 0 } : {}),
+      sampling, ...generationLimits(options), ...(withLogprobs ? { logprobs: body.top_logprobs ?? 0 } : {}),
     }, { signal: c.req.raw.signal, onDone: observeChoices(deps, model.id, arrived), ...(body.raw ? {} : thinkingParser(capabilities, body.think, prompt.text)) });
     return respondNative(c, choice!, generateShape(name, prompt, engine, body.raw === true, withLogprobs, { arrived, loaded }), body.stream !== false);
   };

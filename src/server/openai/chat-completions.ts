@@ -2,6 +2,8 @@
 // output parsing) and answers with one chat.completion or an SSE stream of chat.completion.chunk.
 import type { Context } from "hono";
 import { renderChatPrompt, startChat } from "../../generation/chat.ts";
+import { parseToolChoice, planChatOutput } from "../../generation/chat-output.ts";
+import { outputConstraintOf } from "./structured-output.ts";
 import { badRequest } from "../api-error.ts";
 import { readJsonBody, validate } from "../validation.ts";
 import type { ServerDeps } from "../deps.ts";
@@ -14,6 +16,11 @@ import { loadOverrides, modelDefaults, withModelStops } from "./ollama-options.t
 import { ttlKeepAlive } from "./ttl.ts";
 import type { ResponseExtension } from "./response-extension.ts";
 import { chatCompletionBody, checkChoiceOptions, completionId, generationFields, toChatMessages, toSamplerSettings, toUsage } from "./translate.ts";
+
+/** `{ [key]: value }`, or nothing when the value is unset (exactOptionalPropertyTypes). */
+function optional<K extends string, V>(key: K, value: V | undefined): { [P in K]?: V } {
+  return (value === undefined ? {} : { [key]: value }) as { [P in K]?: V };
+}
 
 /** `extension` adds a profile's own fields to non-streamed bodies (LM Studio's /api/v0 stats). */
 export function chatCompletions(deps: ServerDeps, extension?: ResponseExtension) {
@@ -29,9 +36,14 @@ export function chatCompletions(deps: ServerDeps, extension?: ResponseExtension)
 
     if (deps.models.embeds(model)) throw badRequest(`Model "${model.id}" is an embedding model and does not support chat`, "model");
     const engine = await deps.models.engine(model, { ...defaults.load, ...loadOverrides(deps.profile, body) }, ttlKeepAlive(deps.profile, body.ttl));
+    const constraint = outputConstraintOf(body);
+    const plan = planChatOutput({
+      tools: body.tools ?? [], parallelToolCalls: body.parallel_tool_calls ?? true,
+      ...optional("toolChoice", parseToolChoice(body.tool_choice)), ...optional("constraint", constraint),
+    }, engine.info.chatTemplate, deps.toolCallParser);
     const prompt = await renderChatPrompt(engine, {
       messages: toChatMessages(body.messages),
-      ...(body.tools ? { tools: body.tools } : {}),
+      tools: plan.tools,
       addGenerationPrompt: body.add_generation_prompt ?? true,
       ...(body.chat_template_kwargs ? { templateVariables: body.chat_template_kwargs } : {}),
     });
@@ -41,8 +53,11 @@ export function chatCompletions(deps: ServerDeps, extension?: ResponseExtension)
     const logprobs = body.logprobs ? body.top_logprobs ?? 0 : undefined;
     const id = completionId("chatcmpl");
     const created = Math.floor(Date.now() / 1000);
-    const choices = await startChat(engine, prompt, { sampling, ...withModelStops(generationFields(body, maxTokens, logprobs), defaults) }, {
-      n, signal: c.req.raw.signal, onDone: observeChoices(deps, model.id, arrived),
+    const fields = withModelStops(generationFields(body, maxTokens, logprobs), defaults);
+    // Call markers are special tokens: keep them in the text the parser reads (as vLLM does with tools).
+    if (plan.readsToolCalls && body.skip_special_tokens !== true) fields.renderSpecialTokens = true;
+    const choices = await startChat(engine, prompt, { sampling: { ...sampling, ...optional("grammar", plan.grammar) }, ...fields }, {
+      n, signal: c.req.raw.signal, onDone: observeChoices(deps, model.id, arrived), parser: () => plan.parser(prompt.text),
     });
     const reportUsage = (usage: ReturnType<typeof toUsage>) =>
       c.set("usage", { promptTokens: usage.prompt_tokens, completionTokens: usage.completion_tokens });

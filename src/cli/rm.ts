@@ -1,0 +1,28 @@
+// `llamux rm MODEL...`: removes models and the blobs no other model uses.
+import { parseArgs } from "node:util";
+import { openStore } from "./model-store-access.ts";
+import { UsageError } from "./usage-error.ts";
+
+export const rmHelp = `Usage: llamux rm MODEL [MODEL...]
+
+Removes each MODEL from the store, then every blob (weights, template, ...) that no remaining model
+references.
+
+Options:
+  -h, --help   show this help`;
+
+export async function rmCommand(args: string[]): Promise<number> {
+  const { values, positionals } = parseArgs({ args, allowPositionals: true, options: { help: { type: "boolean", short: "h" } } });
+  if (values.help) {
+    console.log(rmHelp);
+    return 0;
+  }
+  if (positionals.length === 0) throw new UsageError("rm needs at least one model name");
+  const store = openStore();
+  for (const name of positionals) {
+    const stored = store.find(name);
+    await store.remove(name);
+    console.log(`deleted '${stored?.name ?? name}'`);
+  }
+  return 0;
+}
