@@ -219,6 +219,57 @@ describe("REST API v1", () => {
   });
 });
 
+describe("REST API v1 chat", () => {
+  const v1Chat = (body: Json) => call("POST", "/api/v1/chat", { model: CHAT_ID, max_output_tokens: 3, temperature: 0, ...body });
+
+  test("answers output items and stats, and continues a stored conversation", async () => {
+    const first = await v1Chat({ input: "My favourite colour is blue.", system_prompt: "Be brief." });
+    expect(first.status).toBe(200);
+    expect(first.json.model_instance_id).toBe(CHAT_ID);
+    expect(first.json.output.at(-1).type).toBe("message");
+    expect(first.json.output.at(-1).content).toBeString();
+    expect(first.json.stats.input_tokens).toBeGreaterThan(0);
+    expect(first.json.stats.total_output_tokens).toBeLessThanOrEqual(3);
+    for (const field of ["reasoning_output_tokens", "tokens_per_second", "time_to_first_token_seconds"]) expect(first.json.stats[field]).toBeNumber();
+    expect(first.json.response_id).toMatch(/^resp_[0-9a-f]{48}$/);
+
+    // The stored conversation (system prompt, question, reply) comes before the new input.
+    const next = await v1Chat({ input: "Which colour?", previous_response_id: first.json.response_id });
+    expect(next.status).toBe(200);
+    expect(next.json.stats.input_tokens).toBeGreaterThan(first.json.stats.input_tokens);
+    expect(next.json.response_id).not.toBe(first.json.response_id);
+
+    const unstored = await v1Chat({ input: "Hello", store: false });
+    expect(unstored.json.response_id).toBeUndefined();
+    expect((await v1Chat({ input: "Hello", previous_response_id: "resp_unknown" })).status).toBe(404);
+    expect((await v1Chat({ input: "Hello", integrations: ["mcp/playwright"] })).status).toBe(501);
+    expect((await v1Chat({ input: [{ type: "image", data_url: "data:image/png;base64,AAAA" }] })).status).toBe(400);
+  }, 60_000);
+
+  test("streams named events from chat.start to chat.end", async () => {
+    const response = await fetch(`${server.baseUrl}/api/v1/chat`, {
+      method: "POST", headers: { "content-type": "application/json" },
+      body: JSON.stringify({ model: CHAT_ID, input: "Tell me a story", max_output_tokens: 4, stream: true }),
+    });
+    expect(response.headers.get("content-type")).toContain("text/event-stream");
+    const events = (await response.text()).trim().split("\n\n").map((block) => {
+      const event = /^event: (.+)$/m.exec(block)![1]!;
+      const data = JSON.parse(/^data: (.+)$/m.exec(block)![1]!) as Json;
+      expect(data.type).toBe(event);
+      return data;
+    });
+    expect(events[0]).toEqual({ type: "chat.start", model_instance_id: CHAT_ID });
+    const end = events.at(-1)!;
+    expect(end.type).toBe("chat.end");
+    const streamed = events.filter((e) => e.type === "message.delta").map((e) => e.content).join("");
+    expect(streamed).toBe(end.result.output.at(-1).content);
+    const types = events.map((e) => e.type);
+    if (streamed) expect(types.indexOf("message.start")).toBeLessThan(types.indexOf("message.delta"));
+    if (streamed) expect(types.indexOf("message.end")).toBeGreaterThan(types.lastIndexOf("message.delta"));
+    expect(end.result.stats.total_output_tokens).toBeLessThanOrEqual(4);
+  }, 60_000);
+});
+
 describe("the openai client against profile c", () => {
   test("lists stored models and chats with any model name, streamed or not", async () => {
     const client = new OpenAI({ baseURL: `${server.baseUrl}/v1`, apiKey: "lm-studio", maxRetries: 0 });
