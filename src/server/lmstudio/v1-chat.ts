@@ -7,10 +7,9 @@ import type { Context } from "hono";
 import { streamSSE } from "hono/streaming";
 import { z } from "zod";
 import type { ChatMessage } from "../../chat/types.ts";
-import { renderChatPrompt, startChat, type ChatChoice } from "../../generation/chat.ts";
+import { renderChatPrompt, startChat } from "../../generation/chat.ts";
 import { planChatOutput } from "../../generation/chat-output.ts";
-import { EngineError, type RequestUsage } from "../../engine/types.ts";
-import { ApiError, badRequest, toApiError } from "../api-error.ts";
+import { ApiError, badRequest } from "../api-error.ts";
 import type { ServerDeps } from "../deps.ts";
 import { observeChoices } from "../observe.ts";
 import { readJsonBody, validate } from "../validation.ts";
@@ -18,6 +17,7 @@ import { checkContextLength } from "../openai/context-check.ts";
 import { modelDefaults, withModelStops } from "../openai/ollama-options.ts";
 import { generationFields, toSamplerSettings } from "../openai/translate.ts";
 import type { ChatThreads } from "./chat-threads.ts";
+import { chatErrorType, readReply, type Reply } from "./v1-chat-reply.ts";
 import type { LmStudioModelService } from "./model-service.ts";
 
 const inputItem = z.union([
@@ -62,54 +62,6 @@ function conversation(body: ChatRequest, threads: ChatThreads): ChatMessage[] {
   // A new system prompt replaces the stored one.
   const kept = system.length ? history.filter((m) => m.role !== "system") : history;
   return [...system, ...kept, { role: "user", content: userText(body.input) }];
-}
-
-interface Reply {
-  reasoning: string;
-  content: string;
-  usage: RequestUsage;
-  /** Set when generation failed part-way; the text is what came before. */
-  error?: ApiError;
-}
-
-const noUsage: RequestUsage = { promptTokens: 0, cachedPromptTokens: 0, completionTokens: 0, timeToFirstTokenMs: 0, promptMs: 0, decodeMs: 0, queueMs: 0 };
-
-/** Reads a choice to its end, telling `emit` each piece as LM Studio's streaming events. */
-async function readReply(choice: ChatChoice, emit: (event: string, data: Record<string, unknown>) => Promise<void>): Promise<Reply> {
-  let reasoning = "";
-  let content = "";
-  let open: "reasoning" | "message" | undefined;
-  const switchTo = async (part: "reasoning" | "message" | undefined) => {
-    if (open === part) return;
-    if (open) await emit(`${open}.end`, {});
-    if (part) await emit(`${part}.start`, {});
-    open = part;
-  };
-  for await (const event of choice.events()) {
-    if (event.type === "reasoning" && event.text) {
-      await switchTo("reasoning");
-      reasoning += event.text;
-      await emit("reasoning.delta", { content: event.text });
-    } else if (event.type === "content" && event.text) {
-      await switchTo("message");
-      content += event.text;
-      await emit("message.delta", { content: event.text });
-    } else if (event.type === "done") {
-      await switchTo(undefined);
-      return { reasoning, content, usage: event.usage };
-    } else if (event.type === "error") {
-      await switchTo(undefined);
-      return { reasoning, content, usage: noUsage, error: toApiError(new EngineError(event.code, event.message)) };
-    }
-  }
-  return { reasoning, content, usage: noUsage, error: new ApiError(500, "Generation ended without a result") };
-}
-
-/** LM Studio's error event types by HTTP status. */
-function errorType(status: number): string {
-  if (status === 400) return "invalid_request";
-  if (status === 404) return "model_not_found";
-  return status >= 500 ? "internal_error" : "unknown";
 }
 
 export function v1Chat(deps: ServerDeps, models: LmStudioModelService, threads: ChatThreads) {
@@ -181,7 +133,7 @@ export function v1Chat(deps: ServerDeps, models: LmStudioModelService, threads: 
       await emit("prompt_processing.end", {});
       const reply = await readReply(choice!, emit);
       // After an error, chat.end still carries what was generated, as LM Studio does.
-      if (reply.error) await emit("error", { error: { type: errorType(reply.error.status), message: reply.error.message } });
+      if (reply.error) await emit("error", { error: { type: chatErrorType(reply.error.status), message: reply.error.message } });
       await emit("chat.end", { result: await result(reply) });
     });
   };
