@@ -33,7 +33,7 @@
 // GET  /api/v1/models                      {models: [{type: "llm"|"embedding", publisher, key, display_name, architecture,
 //                                          quantization: {name, bits_per_weight}, size_bytes, params_string,
 //                                          loaded_instances: [{id, config: {context_length, eval_batch_size, flash_attention,
-//                                          num_experts, offload_kv_cache_to_gpu, parallel, gpu_layers?}}], max_context_length,
+//                                          num_experts? (MoE), offload_kv_cache_to_gpu, parallel, gpu_layers?}}], max_context_length,
 //                                          format: "gguf", capabilities: {vision, trained_for_tool_use, reasoning?},
 //                                          description: null}]}
 //                                          (an embedding model's config has only context_length; it has no

@@ -31,15 +31,16 @@ const loadSchema = z.object({
 
 const unloadSchema = z.object({ instance_id: z.string().min(1) });
 
-/** The instance's load configuration; embedding models have only a context length, as in LM Studio. */
+/** The instance's load configuration; embedding models have only a context length and only MoE models an expert count, as in LM Studio. */
 function loadConfig(loaded: LoadedModel) {
   const { info, options } = loaded.engine;
   if (info.embeddings) return { context_length: info.contextPerSequence };
+  const experts = Number(info.metadata[`${info.architecture}.expert_used_count`] ?? 0);
   return {
     context_length: info.contextPerSequence,
     eval_batch_size: options.batchSize ?? 512,
     flash_attention: options.flashAttention === "on",
-    num_experts: Number(info.metadata[`${info.architecture}.expert_used_count`] ?? 0),
+    ...(experts > 0 ? { num_experts: experts } : {}),
     offload_kv_cache_to_gpu: (options.gpuLayers ?? 0) !== 0,
     parallel: info.sequences,
     ...(options.gpuLayers !== undefined ? { gpu_layers: options.gpuLayers } : {}),
