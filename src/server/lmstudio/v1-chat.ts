@@ -30,6 +30,7 @@ const chatSchema = z.object({
   input: z.union([z.string(), z.array(inputItem).min(1)]).describe("the user's message, or message and image items"),
   system_prompt: z.string().optional(),
   integrations: z.array(z.unknown()).optional().describe("MCP servers and plugins: not supported"),
+  mcp_servers: z.array(z.unknown()).optional().describe("earlier name of integrations: not supported"),
   stream: z.boolean().optional(),
   temperature: z.number().min(0).optional(),
   top_p: z.number().gt(0).max(1).optional(),
@@ -68,7 +69,7 @@ export function v1Chat(deps: ServerDeps, models: LmStudioModelService, threads: 
   return async function v1ChatHandler(c: Context) {
     const arrived = performance.now();
     const body = validate(chatSchema, await readJsonBody(c));
-    if (body.integrations?.length) throw new ApiError(501, "MCP integrations and plugins are not supported by this server", { param: "integrations" });
+    if (body.integrations?.length || body.mcp_servers?.length) throw new ApiError(501, "MCP integrations and plugins are not supported by this server", { param: "integrations" });
     const messages = conversation(body, threads);
     const model = models.resolve(body.model);
     if (models.embeds(model)) throw badRequest(`Model "${model.id}" is an embedding model and does not support chat`, "model");
