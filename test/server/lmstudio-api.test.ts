@@ -126,6 +126,18 @@ describe("model selection", () => {
     expect((await chat("gpt-4o-mini")).json.model).toBe(CHAT_ID);
   }, 60_000);
 
+  test("max_tokens -1, as LM Studio's examples send it, means no limit", async () => {
+    // Token 1000 is forced and ends generation, so "no limit" finishes at once.
+    const forcedStop = { max_tokens: -1, ignore_eos: false, logit_bias: { "1000": 100 }, stop_token_ids: [1000] };
+    const { status, json } = await chat(CHAT_ID, forcedStop);
+    expect(status).toBe(200);
+    expect(json.stats.stop_reason).toBe("eosFound");
+    const text = await call("POST", "/api/v0/completions", { model: CHAT_ID, prompt: "Once", ...forcedStop });
+    expect(text.status).toBe(200);
+    expect(text.json.stats.stop_reason).toBe("eosFound");
+    expect((await chat(CHAT_ID, { max_tokens: 0 })).status).toBe(400);
+  }, 60_000);
+
   test("/api/v0/completions adds stats", async () => {
     const { status, json } = await call("POST", "/api/v0/completions", { model: CHAT_ID, prompt: "Once", max_tokens: 3, temperature: 0, ignore_eos: true });
     expect(status).toBe(200);
