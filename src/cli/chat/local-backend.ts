@@ -13,7 +13,7 @@ import { modelDetails, type ModelDetails } from "../model-details.ts";
 import { openStore } from "../model-store-access.ts";
 import { pullWithProgress } from "../pull.ts";
 import type { ChatBackend, ChatStreamEvent, ChatTurn } from "./backend.ts";
-import { JSON_OBJECT_GRAMMAR } from "./json-grammar.ts";
+import { jsonObjectGbnf } from "../../chat/structured/index.ts";
 
 type RunnableModel = Pick<ResolvedModel, "name" | "modelPath" | "projectorPath" | "adapterPaths" | "template" | "system" | "parameters" | "messages" | "license" | "config">;
 
@@ -83,12 +83,9 @@ export class LocalChatBackend implements ChatBackend {
     if (turn.images.length > 0) throw new Error("Images need a vision model served by `llamux serve`; this run has no image path");
     const { engine, options } = await this.engine(turn.options, turn.keepAlive);
     const loaded = performance.now();
-    // the model's seed conversation (MESSAGE lines) comes after any system message and before the chat
-    const systems = turn.messages.filter((message) => message.role === "system");
-    const rest = turn.messages.filter((message) => message.role !== "system");
-    const messages = [...systems, ...this.resolved.messages, ...rest];
-    const prompt = await renderModelPrompt(engine, this.resolved, { messages });
-    const sampling = { ...samplerSettings(options), ...(turn.format === "json" ? { grammar: JSON_OBJECT_GRAMMAR } : {}) };
+    // the model's seed messages and SYSTEM come from its layers
+    const prompt = await renderModelPrompt(engine, this.resolved, { messages: turn.messages });
+    const sampling = { ...samplerSettings(options), ...(turn.format === "json" ? { grammar: jsonObjectGbnf() } : {}) };
     const [choice] = await startChat(engine, prompt, { sampling, ...generationLimits(options) }, { signal });
     for await (const event of choice!.events()) {
       if (event.type === "content") yield { type: "content", text: event.text };
