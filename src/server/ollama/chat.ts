@@ -60,7 +60,7 @@ export function chat(deps: ServerDeps) {
       ...(toolChoice ? { toolChoice } : {}), ...(constraint ? { constraint } : {}),
     }, engine.info.chatTemplate, deps.toolCallParser);
     const prompt = await fitMessages(
-      chatMessages, (kept) => renderChatPrompt(engine, { messages: kept, tools: plan.tools }), engine.info.contextPerSequence, body.truncate !== false,
+      chatMessages, (kept) => renderChatPrompt(engine, { messages: kept, tools: plan.tools, ...(plan.syntax ? { toolCallSyntax: plan.syntax } : {}) }), engine.info.contextPerSequence, body.truncate !== false,
     );
     const withLogprobs = body.logprobs === true;
     const sampling = samplerSettings(options);

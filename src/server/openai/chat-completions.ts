@@ -40,6 +40,7 @@ export function chatCompletions(deps: ServerDeps) {
     const prompt = await renderChatPrompt(engine, {
       messages: toChatMessages(body.messages),
       tools: plan.tools,
+      ...optional("toolCallSyntax", plan.syntax),
       addGenerationPrompt: body.add_generation_prompt ?? true,
       ...(body.chat_template_kwargs ? { templateVariables: body.chat_template_kwargs } : {}),
     });
