@@ -7,20 +7,26 @@ import { renderOllamaPromptParts, type OllamaPromptInput, type ThinkSetting } fr
 import type { ChatMessage, ToolDefinition } from "../chat/types.ts";
 import { renderChatPrompt, type RenderedPrompt } from "./chat.ts";
 import type { EngineHandle } from "./engine-handle.ts";
+import { placeImages, withoutMediaMarkers } from "./prompt-images.ts";
 
-/** Renders `input` with a Go template and tokenizes it part by part. */
+/**
+ * Renders `input` with a Go template and tokenizes it part by part. Images become media markers in
+ * their messages' text (the engine then tokenizes the whole text around them, as for Jinja templates).
+ */
 export async function renderGoTemplatePrompt(engine: EngineHandle, template: string, input: OllamaPromptInput): Promise<RenderedPrompt> {
-  const parts = renderOllamaPromptParts(template, input);
+  const { messages, images } = await placeImages(input.messages, engine.info);
+  const parts = renderOllamaPromptParts(template, { ...input, messages });
   const text = parts.map((part) => part.text).join("");
   const tokens: number[] = [];
   let first = true;
   for (const part of parts) {
-    if (!part.text) continue;
+    const partText = withoutMediaMarkers(part.text, engine.info);
+    if (!partText) continue;
     const addSpecial = first && tokenizerAddsBos(text, engine.info.bosText);
-    tokens.push(...(await engine.tokenize(part.text, { addSpecial, parseSpecial: !part.fromData })));
+    tokens.push(...(await engine.tokenize(partText, { addSpecial, parseSpecial: !part.fromData })));
     first = false;
   }
-  return { text, tokens };
+  return { text, tokens, ...(images.length ? { images } : {}) };
 }
 
 export interface ModelPromptSource {
