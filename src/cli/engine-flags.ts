@@ -4,15 +4,19 @@ import { existsSync, readFileSync } from "node:fs";
 import type { ModelServiceOptions } from "../server/model-service.ts";
 import { UsageError } from "./usage-error.ts";
 import { logger } from "../log.ts";
+import { TOOL_CALL_PARSER_NAMES, type ToolCallParserName } from "../generation/chat-output.ts";
 
 const log = logger("serve");
 
 export const engineFlagsHelp = `      --chat-template T         a Jinja chat template, or a file holding one, used instead of the model's
       --gpu-memory-utilization F  share (0-1] of free GPU memory the model's layers may fill; without a GPU
                                 the model runs on the CPU
-      --enable-auto-tool-choice, --tool-call-parser NAME, --reasoning-parser NAME
-                                accepted for vLLM compatibility; tools are rendered into the prompt and the
-                                model's reply comes back as text (tool-call parsing is not implemented yet)`;
+      --tool-call-parser NAME   how replies write tool calls: lfm2 (<|tool_call_start|>[f(a=1)]<|tool_call_end|>),
+                                pythonic (a bare [f(a=1)] list), hermes (<tool_call>{json}</tool_call>), or none
+                                (read no calls); default: the syntax the chat template shows, else hermes
+      --enable-auto-tool-choice, --reasoning-parser NAME
+                                accepted for vLLM compatibility: tool_choice "auto" is always on, and
+                                <think>…</think> reasoning is always split off`;
 
 interface EngineFlagValues {
   "chat-template"?: string;
@@ -32,8 +36,16 @@ export function engineFlagOptions(values: EngineFlagValues): Pick<ModelServiceOp
     if (!(f > 0 && f <= 1)) throw new UsageError(`--gpu-memory-utilization must be in (0, 1], got "${fraction}"`);
     out.gpuMemoryFraction = f;
   }
-  for (const flag of ["enable-auto-tool-choice", "tool-call-parser", "reasoning-parser"] as const) {
-    if (values[flag] !== undefined) log.info(`--${flag} accepted: tool-call and reasoning parsing are not implemented yet`);
-  }
+  if (values["reasoning-parser"] !== undefined) log.info(`--reasoning-parser ${values["reasoning-parser"]} accepted: <think> reasoning is split off for every model`);
   return out;
+}
+
+/** --tool-call-parser, checked against the syntaxes llamux reads. */
+export function toolCallParserFlag(values: EngineFlagValues): ToolCallParserName | undefined {
+  const name = values["tool-call-parser"];
+  if (name === undefined) return undefined;
+  if (!(TOOL_CALL_PARSER_NAMES as readonly string[]).includes(name)) {
+    throw new UsageError(`--tool-call-parser must be one of ${TOOL_CALL_PARSER_NAMES.join(", ")}, got "${name}"`);
+  }
+  return name as ToolCallParserName;
 }

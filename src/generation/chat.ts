@@ -2,10 +2,11 @@
 // template, tokenize, run n choices, and read each choice's text into ChatEvents.
 import { ChatTemplateError, renderChatTemplate, tokenizerAddsBos, CHATML_TEMPLATE } from "../chat/template.ts";
 import type { ChatMessage, ToolDefinition } from "../chat/types.ts";
-import { EngineError, type GenerateRequest, type TokenLogprobs } from "../engine/types.ts";
+import { EngineError, type EngineImage, type GenerateRequest, type TokenLogprobs } from "../engine/types.ts";
 import { ChoiceStream, doneFields, startChoices, type DoneEvent } from "./choices.ts";
 import { PlainTextOutput, type ChatEvent, type ChatFinishReason, type OutputParser, type ParsedToolCall } from "./chat-events.ts";
 import type { EngineHandle } from "./engine-handle.ts";
+import { placeImages, withoutMediaMarkers } from "./prompt-images.ts";
 
 /** What the chat template gets. */
 export interface ChatPrompt {
@@ -20,8 +21,15 @@ export interface ChatPrompt {
 }
 
 export interface RenderedPrompt {
+  /** The prompt text; with images, one media marker stands for each. */
   text: string;
+  /**
+   * The tokens. With images these are the text's tokens only (the engine counts each image's tokens
+   * when it places the image), so their number is a lower bound of the prompt's length.
+   */
   tokens: number[];
+  /** The images in marker order, when the conversation has any. */
+  images?: EngineImage[];
 }
 
 /**
@@ -30,19 +38,20 @@ export interface RenderedPrompt {
  */
 export async function renderChatPrompt(engine: EngineHandle, prompt: ChatPrompt, options: { addSpecial?: boolean } = {}): Promise<RenderedPrompt> {
   const info = engine.info;
+  const { messages, images } = await placeImages(prompt.messages, info);
   const continueFinal = prompt.continueFinalMessage ?? false;
   if (continueFinal && prompt.addGenerationPrompt) throw new ChatTemplateError("Cannot set both `continue_final_message` and `add_generation_prompt` to True.");
-  let text = renderChatTemplate(info.chatTemplate ?? CHATML_TEMPLATE, prompt.messages, {
+  let text = renderChatTemplate(info.chatTemplate ?? CHATML_TEMPLATE, messages, {
     ...(prompt.tools?.length ? { tools: prompt.tools } : {}),
     addGenerationPrompt: continueFinal ? false : prompt.addGenerationPrompt ?? true,
     bosToken: info.bosText,
     eosToken: info.eosText,
     ...(prompt.templateVariables ? { variables: prompt.templateVariables } : {}),
   });
-  if (continueFinal) text = cutAfterFinalMessage(text, prompt.messages);
+  if (continueFinal) text = cutAfterFinalMessage(text, messages);
   const addSpecial = options.addSpecial ?? tokenizerAddsBos(text, info.bosText);
-  const tokens = await engine.tokenize(text, { addSpecial, parseSpecial: true });
-  return { text, tokens };
+  const tokens = await engine.tokenize(withoutMediaMarkers(text, info), { addSpecial, parseSpecial: true });
+  return { text, tokens, ...(images.length ? { images } : {}) };
 }
 
 /** As Hugging Face's apply_chat_template: the prompt ends right after the final message's text. */
@@ -145,7 +154,11 @@ export class ChatChoice {
 export async function startChat(
   engine: EngineHandle, prompt: RenderedPrompt, request: Omit<GenerateRequest, "id" | "prompt">, options: ChatRunOptions = {},
 ): Promise<ChatChoice[]> {
-  const streams = await startChoices(engine, [{ ...request, prompt: prompt.tokens }], options.n ?? 1, options.signal, options.onDone);
+  // With images the engine tokenizes the text itself, placing each image at its marker.
+  const input = prompt.images?.length
+    ? { prompt: prompt.text, images: prompt.images, addSpecial: tokenizerAddsBos(prompt.text, engine.info.bosText), parseSpecial: true }
+    : { prompt: prompt.tokens };
+  const streams = await startChoices(engine, [{ ...request, ...input }], options.n ?? 1, options.signal, options.onDone);
   const parser = options.parser ?? (() => new PlainTextOutput());
   return streams.map((stream) => new ChatChoice(stream, parser()));
 }

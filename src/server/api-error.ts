@@ -1,6 +1,8 @@
 // One error type for every route: handlers throw it, and each profile renders it in its own shape.
 import { ChatTemplateError } from "../chat/template.ts";
+import { StructuredOutputError } from "../chat/structured/errors.ts";
 import { EngineError } from "../engine/types.ts";
+import { ImageInputError } from "../vision/image-input-error.ts";
 
 export class ApiError extends Error {
   readonly status: number;
@@ -39,5 +41,8 @@ export function toApiError(error: unknown): ApiError {
   if (error instanceof EngineError) return fromEngineError(error);
   // A template that cannot render this conversation is the request's problem, not the server's.
   if (error instanceof ChatTemplateError) return new ApiError(400, error.message, { cause: error });
+  // So is an output constraint (schema, regex, tool_choice) that cannot be enforced.
+  if (error instanceof StructuredOutputError) return new ApiError(400, error.message, { cause: error });
+  if (error instanceof ImageInputError) return new ApiError(400, error.message, { cause: error });
   return new ApiError(500, error instanceof Error ? error.message : String(error), { cause: error });
 }

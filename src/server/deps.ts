@@ -2,6 +2,8 @@
 import type { ModelService } from "./model-service.ts";
 import type { RequestUsage } from "../engine/types.ts";
 import type { Profile } from "./profiles.ts";
+import type { ToolCallParserName } from "../generation/chat-output.ts";
+import type { ImageFetchPolicy } from "../vision/image-fetch.ts";
 
 /** One finished generation (one choice), for metrics and request logs. */
 export interface FinishedGeneration {
@@ -29,4 +31,8 @@ export interface ServerDeps {
   models: ModelService;
   observer?: GenerationObserver;
   metrics?: MetricsExporter;
+  /** vLLM's --tool-call-parser: the call syntax to read, or "none"; unset reads the template's. */
+  toolCallParser?: ToolCallParserName;
+  /** How image URLs in requests are fetched. Default: defaultImageFetchPolicy (no private addresses). */
+  imageFetch?: ImageFetchPolicy;
 }

@@ -113,7 +113,7 @@ async function quantizeLayer(store: ModelStore, model: ManifestLayer, name: stri
   onProgress({ status: `quantizing ${from} model to ${type}` });
   const temp = tempPathIn(store.blobsDir);
   try {
-    await quantizeInChild(path, temp, type, signal);
+    await quantizeInChild(path, temp, type, signal, onProgress);
     const blob = await store.importBlob(temp, { move: true });
     onProgress({ status: `creating new layer ${blob.digest}` });
     return { mediaType: layerMediaType.model, digest: blob.digest, size: blob.size };

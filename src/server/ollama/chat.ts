@@ -3,16 +3,19 @@
 // messages first.
 import type { Context } from "hono";
 import { startChat } from "../../generation/chat.ts";
+import { parseToolChoice, planChatOutput } from "../../generation/chat-output.ts";
+import { formatConstraint } from "./format.ts";
 import { badRequest } from "../api-error.ts";
 import type { ServerDeps } from "../deps.ts";
 import { observeChoices } from "../observe.ts";
 import { readJsonBody, validate } from "../validation.ts";
+import { base64Images } from "../request-images.ts";
 import { nativeToolCall, toChatMessages, toToolDefinitions } from "./chat-messages.ts";
 import { fitMessages } from "./fit-context.ts";
 import { metricsFields, type RequestTiming } from "./metrics.ts";
 import { doesNotSupport, findModel, keepAliveOf, loadOrUnload } from "./model-request.ts";
 import { generationLimits, loadOverrides, modelOptions, samplerSettings } from "./options.ts";
-import { renderModelPrompt, thinkSetting } from "./model-prompt.ts";
+import { renderModelPrompt, thinkSetting } from "../../generation/model-prompt.ts";
 import { checkCapabilities, thinkingParser } from "./capability-checks.ts";
 import { nativeLogprobs, respondNative, type NativeShape, type ResponsePiece } from "./respond.ts";
 import { chatSchema } from "./schemas.ts";
@@ -50,18 +53,27 @@ export function chat(deps: ServerDeps) {
       const doneReason = await loadOrUnload(deps, model, overrides, keepAlive);
       return c.json({ model: body.model, created_at: new Date().toISOString(), message: { role: "assistant", content: "" }, done_reason: doneReason, done: true });
     }
-    const chatMessages = toChatMessages(model, messages);
-    const tools = body.tool_choice === "none" ? [] : toToolDefinitions(body.tools);
-    const capabilities = checkCapabilities(model, { tools: tools.length > 0, think: body.think });
+    const chatMessages = toChatMessages(messages, (images) => base64Images(deps, model, images, () => doesNotSupport(model, "vision")));
+    const constraint = formatConstraint(body.format);
+    const toolChoice = parseToolChoice(body.tool_choice);
+    const requestedTools = toToolDefinitions(body.tools);
+    const capabilities = checkCapabilities(model, { tools: requestedTools.length > 0 && toolChoice !== "none", think: body.think });
     const engine = await deps.models.engine(model, overrides, keepAlive);
     const loaded = performance.now();
+    const plan = planChatOutput({
+      tools: requestedTools, reasoning: capabilities.includes("thinking") && body.think !== false,
+      ...(toolChoice ? { toolChoice } : {}), ...(constraint ? { constraint } : {}),
+    }, engine.info.chatTemplate, deps.toolCallParser);
     const prompt = await fitMessages(
-      chatMessages, (kept) => renderModelPrompt(engine, model, { messages: kept, tools, ...thinkSetting(body.think) }), engine.info.contextPerSequence, body.truncate !== false,
+      chatMessages, (kept) => renderModelPrompt(engine, model.stored ?? {}, { messages: kept, tools: plan.tools, ...thinkSetting(body.think) }), engine.info.contextPerSequence, body.truncate !== false,
     );
     const withLogprobs = body.logprobs === true;
+    const sampling = samplerSettings(options);
+    if (plan.grammar) sampling.grammar = plan.grammar;
     const [choice] = await startChat(engine, prompt, {
-      sampling: samplerSettings(options), ...generationLimits(options), ...(withLogprobs ? { logprobs: body.top_logprobs ?? 0 } : {}),
-    }, { signal: c.req.raw.signal, onDone: observeChoices(deps, model.id, arrived), ...thinkingParser(capabilities, body.think, prompt.text) });
+      sampling, ...generationLimits(options), ...(withLogprobs ? { logprobs: body.top_logprobs ?? 0 } : {}),
+      ...(plan.readsToolCalls ? { renderSpecialTokens: true } : {}),
+    }, { signal: c.req.raw.signal, onDone: observeChoices(deps, model.id, arrived), parser: () => plan.parser(prompt.text) });
     return respondNative(c, choice!, chatShape(body.model, withLogprobs, { arrived, loaded }), body.stream !== false);
   };
 }

@@ -2,6 +2,7 @@
 // honour), not the spec's advisory ranges. Unset means "the profile's or the model's default".
 import { z } from "zod";
 import { ttlField } from "./ttl.ts";
+import { structuredOutputFields } from "./structured-output.ts";
 
 const textPart = z.object({ type: z.literal("text"), text: z.string() });
 const imagePart = z.object({
@@ -68,13 +69,14 @@ export type SamplingRequest = z.infer<typeof samplingSchema>;
 export const chatCompletionSchema = z.object({
   model: z.string().optional(),
   messages: z.array(chatMessageSchema).min(1, "at least one message is required"),
-  max_tokens: z.number().int().min(1).nullable().optional(),
+  max_tokens: z.number().int().min(-1).nullable().optional().describe("at least 1; -1 is no limit on profile c"),
   max_completion_tokens: z.number().int().min(1).nullable().optional(),
   logprobs: z.boolean().nullable().optional(),
   top_logprobs: z.number().int().min(0).max(20).nullable().optional(),
   tools: z.array(toolSchema).nullable().optional(),
-  tool_choice: z.unknown().optional(),
-  response_format: z.looseObject({ type: z.string() }).nullable().optional(),
+  tool_choice: z.unknown().optional().describe('"auto" (default with tools), "none", "required", or {"type": "function", "function": {"name"}}'),
+  parallel_tool_calls: z.boolean().nullable().optional().describe("false: at most one call; default true"),
+  ...structuredOutputFields,
   chat_template_kwargs: z.record(z.string(), z.unknown()).optional(),
   add_generation_prompt: z.boolean().optional(),
   ...samplingFields,

@@ -1,0 +1,95 @@
+// How a chat request's reply is read and constrained, decided once per request for every profile: which
+// tools the template sees, which call syntax the reply is read in, the grammar that tool_choice or a
+// structured-output request imposes, and the parser chain (reasoning first, then tool calls).
+import { promptOpensReasoning, ReasoningOutput } from "../chat/reasoning.ts";
+import { constraintGrammar, type OutputConstraint } from "../chat/structured/constraint.ts";
+import { StructuredOutputError } from "../chat/structured/errors.ts";
+import { chosenTools, toolCallGrammar } from "../chat/structured/tool-call-grammar.ts";
+import { TOOL_CALL_FORMATS, TOOL_CALL_SYNTAXES, type ToolCallSyntax } from "../chat/tool-calls/formats.ts";
+import { ToolCallOutput } from "../chat/tool-calls/tool-call-output.ts";
+import type { ToolDefinition } from "../chat/types.ts";
+import { ChainedOutput, PlainTextOutput, type OutputParser } from "./chat-events.ts";
+
+/** vLLM's --tool-call-parser values llamux accepts: a syntax, or "none" to read no calls. */
+export const TOOL_CALL_PARSER_NAMES = [...TOOL_CALL_SYNTAXES, "none"] as const;
+export type ToolCallParserName = (typeof TOOL_CALL_PARSER_NAMES)[number];
+
+export type ToolChoice = "auto" | "none" | "required" | { name: string };
+
+export interface ChatOutputRequest {
+  tools?: ToolDefinition[];
+  /** Default: "auto" (with tools). */
+  toolChoice?: ToolChoice;
+  /** Default: true. */
+  parallelToolCalls?: boolean;
+  /** Split `<think>…</think>` off as reasoning. Default: true. */
+  reasoning?: boolean;
+  constraint?: OutputConstraint;
+}
+
+export interface ChatOutputPlan {
+  /** The tools the template renders (none for tool_choice "none"). */
+  tools: ToolDefinition[];
+  /** Grammar for the sampler, when the reply is constrained. */
+  grammar?: string;
+  /** Tool calls are read from the reply: their markers are special tokens, so the output must keep them. */
+  readsToolCalls: boolean;
+  /** A fresh parser per choice, given the rendered prompt (which may leave the reply inside `<think>`). */
+  parser(promptText: string): OutputParser;
+}
+
+/** The call syntax a chat template teaches its model, when it shows one. */
+export function toolCallSyntaxOfTemplate(template: string | undefined): ToolCallSyntax | undefined {
+  if (!template) return undefined;
+  if (template.includes("<|tool_call_start|>")) return "lfm2";
+  if (template.includes("<tool_call>")) return "hermes";
+  return undefined;
+}
+
+/** The server's --tool-call-parser wins; then the template's syntax; Hermes is the common default. */
+export function toolCallSyntax(template: string | undefined, parser: ToolCallParserName | undefined): ToolCallSyntax | undefined {
+  if (parser === "none") return undefined;
+  return parser ?? toolCallSyntaxOfTemplate(template) ?? "hermes";
+}
+
+/** Reads a wire tool_choice (OpenAI's shapes; a bare function name is accepted too). */
+export function parseToolChoice(value: unknown): ToolChoice | undefined {
+  if (value === undefined || value === null) return undefined;
+  if (value === "auto" || value === "none" || value === "required") return value;
+  if (typeof value === "object") {
+    const fn = (value as { function?: { name?: unknown } }).function;
+    if (fn && typeof fn.name === "string" && fn.name) return { name: fn.name };
+  }
+  throw new StructuredOutputError('tool_choice must be "auto", "none", "required" or {"type": "function", "function": {"name": ...}}');
+}
+
+export function planChatOutput(request: ChatOutputRequest, template: string | undefined, parserName?: ToolCallParserName): ChatOutputPlan {
+  const declared = request.tools ?? [];
+  let choice = request.toolChoice ?? "auto";
+  if (choice !== "auto" && choice !== "none" && declared.length === 0) throw new StructuredOutputError("When using `tool_choice`, `tools` must be set.");
+  if (declared.length === 0) choice = "none";
+  const tools = choice === "none" ? [] : declared;
+  const syntax = tools.length ? toolCallSyntax(template, parserName) : undefined;
+  const forced = choice === "required" || typeof choice === "object";
+  if (forced && !syntax) throw new StructuredOutputError('tool_choice="required" or a named tool needs a tool-call parser (the server runs with --tool-call-parser none)');
+  if (forced && request.constraint) throw new StructuredOutputError("tool_choice that forces a call cannot be combined with a structured-output constraint");
+  if (typeof choice === "object") chosenTools(tools, choice);
+  const parallel = request.parallelToolCalls ?? true;
+  let grammar: string | undefined;
+  if (forced) grammar = toolCallGrammar({ tools, syntax: syntax!, choice: choice as "required" | { name: string }, parallel });
+  else if (request.constraint) grammar = constraintGrammar(request.constraint);
+  const readsToolCalls = syntax !== undefined;
+  const single = !parallel || typeof choice === "object";
+  return {
+    tools,
+    ...(grammar !== undefined ? { grammar } : {}),
+    readsToolCalls,
+    parser(promptText: string): OutputParser {
+      const calls = readsToolCalls ? new ToolCallOutput(TOOL_CALL_FORMATS[syntax!], { single }) : undefined;
+      // A forced reply is calls from its first token: reasoning cannot open before them.
+      if (request.reasoning === false || forced) return calls ?? new PlainTextOutput();
+      const reasoning = new ReasoningOutput({ startsInside: promptOpensReasoning(promptText) });
+      return calls ? new ChainedOutput(reasoning, calls) : reasoning;
+    },
+  };
+}
