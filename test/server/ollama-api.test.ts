@@ -48,6 +48,18 @@ describe("probes", () => {
   test("/api/tags lists the model named on serve", async () => {
     const { models } = await ollama.list();
     expect(models.find((m) => m.name === MODEL)?.details.family).toBe("llama");
+    expect((await fetch(`${server.baseUrl}/api/tags`, { method: "HEAD" })).status).toBe(200);
+  });
+
+  test("/api/show describes a served model from its GGUF: template, details, capabilities", async () => {
+    const shown = await ollama.show({ model: MODEL });
+    expect(shown.template).toContain("<|im_start|>");
+    expect(shown.capabilities).toEqual(["completion", "tools"]);
+    expect(shown.details.family).toBe("llama");
+    const lfm = await ollama.show({ model: lfm2 });
+    expect(lfm.capabilities).toContain("thinking");
+    const embedding = await ollama.show({ model: bert });
+    expect(embedding.capabilities).toEqual(["embedding"]);
   });
 });
 

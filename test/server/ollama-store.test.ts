@@ -191,6 +191,13 @@ describe("quantize", () => {
     expect(result.done).toBe(true);
   });
 
+  test("deleting a loaded model unloads it", async () => {
+    expect((await ollama.ps()).models.map((m) => m.name)).toContain("tiny-q8:latest");
+    await ollama.delete({ model: "tiny-q8" });
+    expect((await ollama.ps()).models.map((m) => m.name)).not.toContain("tiny-q8:latest");
+    expect((await ollama.list()).models.map((m) => m.name)).not.toContain("tiny-q8:latest");
+  });
+
   test("an unknown type is a 400 before anything is written", async () => {
     const response = await post("/api/create", { model: "tiny-bad", from: "Tiny-Chat", quantize: "q3_weird" });
     expect(response.status).toBe(400);
