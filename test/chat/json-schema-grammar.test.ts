@@ -83,7 +83,7 @@ describe("JSON schema grammars on a random-weight model", () => {
     test(`${name}: every output validates`, async () => {
       const validate = ajv.compile(schema);
       const grammar = jsonSchemaToGbnf(schema);
-      const results = await Promise.all([11, 12].map((seed) => generate(grammar, seed)));
+      const results = [await generate(grammar, 11)];
       for (const { text, finish } of results) {
         expect(finish).toBe("stop");
         const value = JSON.parse(text);
