@@ -16,7 +16,9 @@ import { startServer, type RunningServer } from "./serve-fixture.ts";
 const CHAT = "llamux-test/Tiny-Chat-GGUF";
 const BERT = "llamux-test/Tiny-Bert-GGUF";
 const LFM2 = "llamux-test/Tiny-Lfm2-GGUF";
+const VISION = "llamux-test/Tiny-VL-GGUF";
 const CHAT_ID = `hf.co/${CHAT}:latest`;
+const VISION_ID = `hf.co/${VISION}:latest`;
 const BERT_ID = `hf.co/${BERT}:latest`;
 
 const dir = mkdtempSync(join(tmpdir(), "llamux-lmstudio-test-"));
@@ -52,10 +54,12 @@ beforeAll(async () => {
     [CHAT]: { files: [{ path: "tiny-chat-Q4_K_M.gguf", content: await gguf("tiny-llama") }] },
     [BERT]: { files: [{ path: "tiny-bert-F16.gguf", content: await gguf("tiny-bert") }] },
     [LFM2]: { files: [{ path: "tiny-lfm2-Q8_0.gguf", content: await gguf("tiny-lfm2") }] },
+    // The chat model's weights again, with a vision projector: one blob, two models.
+    [VISION]: { files: [{ path: "tiny-vl-Q4_K_M.gguf", content: await gguf("tiny-llama") }, { path: "mmproj-tiny-vl-F16.gguf", content: await gguf("tiny-mmproj") }] },
   });
   const storeDir = join(dir, "store");
   const store = new ModelStore(storeDir);
-  for (const repo of [CHAT, BERT]) await pullModel(store, `hf.co/${repo}`, { hub: { endpoint: hub.url } });
+  for (const repo of [CHAT, BERT, VISION]) await pullModel(store, `hf.co/${repo}`, { hub: { endpoint: hub.url } });
   server = await startServer(["--profile", "c", "--ctx-size", "512", "--parallel", "1"], { LLAMUX_MODELS: storeDir, HF_ENDPOINT: hub.url });
 }, 120_000);
 
@@ -89,6 +93,7 @@ describe("model selection", () => {
       object: "model", type: "llm", publisher: "llamux-test", arch: "llama", compatibility_type: "gguf", state: "not-loaded",
     });
     expect(byId.get(BERT_ID)).toMatchObject({ type: "embeddings", arch: "bert", state: "not-loaded" });
+    expect(byId.get(VISION_ID)).toMatchObject({ type: "vlm", arch: "llama", state: "not-loaded" });
     expect(byId.get(CHAT_ID)!.max_context_length).toBeGreaterThan(0);
     expect(typeof byId.get(CHAT_ID)!.quantization).toBe("string");
     expect((await call("GET", "/api/v0/models/nothing/here")).status).toBe(404);
@@ -256,6 +261,21 @@ describe("REST API v1 chat", () => {
     expect((await v1Chat({ input: "Hello", previous_response_id: "resp_unknown" })).status).toBe(404);
     expect((await v1Chat({ input: "Hello", integrations: ["mcp/playwright"] })).status).toBe(501);
     expect((await v1Chat({ input: [{ type: "image", data_url: "data:image/png;base64,AAAA" }] })).status).toBe(400);
+  }, 60_000);
+
+  test("takes an image for a vision model, whose instance is not the text model sharing its weights", async () => {
+    const jpeg = readFileSync(join(import.meta.dir, "..", "fixtures", "images", "python-16.jpg")).toString("base64");
+    const question = { type: "message", content: "What is in the picture?" };
+    const withImage = await v1Chat({ model: VISION, input: [question, { type: "image", data_url: `data:image/jpeg;base64,${jpeg}` }], store: false });
+    expect(withImage.status).toBe(200);
+    expect(withImage.json.model_instance_id).toBe(VISION_ID);
+    const textOnly = await v1Chat({ model: VISION, input: [question], store: false });
+    // The tiny projector makes 16 tokens of a 56x56 image.
+    expect(withImage.json.stats.input_tokens - textOnly.json.stats.input_tokens).toBeGreaterThanOrEqual(16);
+    const listed = (await call("GET", "/api/v1/models")).json.models.find((m: Json) => m.key === VISION_ID);
+    expect(listed.capabilities.vision).toBe(true);
+    expect(listed.loaded_instances.map((i: Json) => i.id)).toEqual([VISION_ID]);
+    expect((await v0Model(CHAT_ID)).state).toBe("loaded");
   }, 60_000);
 
   test("streams named events from chat.start to chat.end", async () => {

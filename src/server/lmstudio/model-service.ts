@@ -74,9 +74,15 @@ export class LmStudioModelService extends ModelService {
     return recentFirst.find((loaded) => !loaded.engine.info.embeddings) ?? recentFirst[0];
   }
 
-  /** The loaded engines of a model's file. */
+  /**
+   * The loaded instances of a model: engines of its weights with its projector and adapters (two stored
+   * models may share a weights blob, one with a projector and one without).
+   */
   loadedOf(model: ServedModel): LoadedModel[] {
-    return this.loaded().filter((loaded) => loaded.engine.options.modelPath === model.path);
+    const wanted = this.engineOptions(model);
+    const adapters = (options: EngineOptions) => JSON.stringify(options.loraAdapters ?? []);
+    return this.loaded().filter(({ engine: { options } }) =>
+      options.modelPath === wanted.modelPath && options.projectorPath === wanted.projectorPath && adapters(options) === adapters(wanted));
   }
 
   /**

@@ -17,8 +17,8 @@
 // POST /api/v0/embeddings                  as /v1/embeddings
 //
 // REST API v1 (LM Studio 0.4+; what the web UI and `lms` build on)
-// POST /api/v1/chat                        {model, input: string | [{type: "message", content} | {type: "image", data_url}
-//                                          (refused)], system_prompt?, stream?, temperature?, top_p?, top_k?, min_p?,
+// POST /api/v1/chat                        {model, input: string | [{type: "message", content} | {type: "image", data_url}],
+//                                          system_prompt?, stream?, temperature?, top_p?, top_k?, min_p?,
 //                                          repeat_penalty?, max_output_tokens?, reasoning?: "off"|"low"|"medium"|"high"|"on",
 //                                          context_length?, store? (default true), previous_response_id?}; integrations
 //                                          (MCP) are a 501
