@@ -178,6 +178,9 @@ describe("REST API v1", () => {
     expect((await instances()).sort()).toEqual([BERT_ID, `${BERT_ID}:2`]);
     expect((await call("POST", "/api/v1/models/unload", { instance_id: `${BERT_ID}:2` })).status).toBe(200);
     expect(await instances()).toEqual([BERT_ID]);
+    // A model's LM Studio key (as `lms unload <key>` sends it) unloads its instances.
+    expect((await call("POST", "/api/v1/models/unload", { instance_id: BERT })).json).toEqual({ instance_id: BERT_ID });
+    expect(await instances()).toEqual([]);
   }, 60_000);
 
   test("a background download is polled to completion, then loads, serves and unloads", async () => {

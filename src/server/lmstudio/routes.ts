@@ -42,7 +42,7 @@
 //                                          offload_kv_cache_to_gpu?, gpu_layers? (llamux), parallel?, ttl? (s; default
 //                                          never), echo_load_config?}; the options may also come nested in `config`
 //                                          -> {type, instance_id, load_time_seconds, status: "loaded", load_config?}
-// POST /api/v1/models/unload               {instance_id} -> {instance_id}
+// POST /api/v1/models/unload               {instance_id} -> {instance_id}; a model's name instead unloads all its instances
 // POST /api/v1/models/download             {model: "org/repo" | hub https URL | store name, quantization?}
 //                                          -> the job's status (below), once its size is known; the download goes on
 //                                          in the background. A model already stored: {status: "already_downloaded",
