@@ -233,7 +233,10 @@ describe("REST API v1", () => {
   test("bad requests are 400s naming the field", async () => {
     const load = await call("POST", "/api/v1/models/load", { model: CHAT_ID, context_length: "big" });
     expect(load.status).toBe(400);
+    expect(load.json.error).toMatchObject({ type: "invalid_request", param: "context_length" });
     expect(load.json.error.message).toContain("context_length");
+    expect((await call("GET", "/api/v1/models/download/status/job_0123456789")).json.error.type).toBe("job_not_found");
+    expect((await call("POST", "/api/v1/models/unload", { instance_id: "nothing" })).json.error.type).toBe("model_not_found");
     expect((await call("POST", "/api/v1/models/load", { model: "not/stored" })).status).toBe(404);
     expect((await call("POST", "/api/v1/models/download", { model: "http://huggingface.co/a/b" })).status).toBe(400);
   });
@@ -262,7 +265,9 @@ describe("REST API v1 chat", () => {
     const unstored = await v1Chat({ input: "Hello", store: false });
     expect(unstored.json.response_id).toBeUndefined();
     expect((await v1Chat({ input: "Hello", previous_response_id: "resp_unknown" })).status).toBe(404);
-    expect((await v1Chat({ input: "Hello", integrations: ["mcp/playwright"] })).status).toBe(501);
+    const mcp = await v1Chat({ input: "Hello", integrations: ["mcp/playwright"] });
+    expect(mcp.status).toBe(501);
+    expect(mcp.json.error.type).toBe("not_implemented");
     expect((await v1Chat({ input: [{ type: "image", data_url: "data:image/png;base64,AAAA" }] })).status).toBe(400);
   }, 60_000);
 

@@ -18,7 +18,8 @@ import { checkContextLength } from "../openai/context-check.ts";
 import { modelDefaults, withModelStops } from "../openai/ollama-options.ts";
 import { generationFields, toSamplerSettings } from "../openai/translate.ts";
 import type { ChatThreads } from "./chat-threads.ts";
-import { chatErrorType, readReply, type Reply } from "./v1-chat-reply.ts";
+import { readReply, type Reply } from "./v1-chat-reply.ts";
+import { lmStudioV1ErrorBody } from "./v1-error.ts";
 import type { LmStudioModelService } from "./model-service.ts";
 
 const inputItem = z.union([
@@ -142,7 +143,7 @@ export function v1Chat(deps: ServerDeps, models: LmStudioModelService, threads: 
       await emit("prompt_processing.end", {});
       const reply = await readReply(choice!, emit);
       // After an error, chat.end still carries what was generated, as LM Studio does.
-      if (reply.error) await emit("error", { error: { type: chatErrorType(reply.error.status), message: reply.error.message } });
+      if (reply.error) await emit("error", lmStudioV1ErrorBody(reply.error));
       await emit("chat.end", { result: await result(reply) });
     });
   };
