@@ -121,14 +121,13 @@ describe("model selection", () => {
     expect(json.model).toBe(CHAT_ID);
   }, 60_000);
 
-  test("/api/v0/embeddings loads an embedding model just in time", async () => {
+  test("/api/v0/embeddings loads an embedding model just in time; Auto-Evict unloads the chat model loaded just in time", async () => {
     const { status, json } = await call("POST", "/api/v0/embeddings", { model: BERT_ID, input: ["one", "two"] });
     expect(status).toBe(200);
     expect(json.data).toHaveLength(2);
     expect(json.data[0].embedding.length).toBeGreaterThan(0);
     expect((await v0Model(BERT_ID)).state).toBe("loaded");
-    // The embedding model was used last, but an unknown name still gets the chat model.
-    expect((await chat("gpt-4o-mini")).json.model).toBe(CHAT_ID);
+    expect((await v0Model(CHAT_ID)).state).toBe("not-loaded");
   }, 60_000);
 
   test("max_tokens -1, as LM Studio's examples send it, means no limit", async () => {
@@ -167,15 +166,17 @@ describe("REST API v1", () => {
     expect(bert.type).toBe("embedding");
     expect(bert.architecture).toBeUndefined();
     expect(bert.capabilities).toBeUndefined();
-    expect(Object.keys(bert.loaded_instances[0].config)).toEqual(["context_length"]);
   });
 
   test("a second load with other options is a second instance, named key:2 (options nested in `config` as older docs show)", async () => {
+    expect((await call("POST", "/api/v1/models/load", { model: BERT_ID })).json.instance_id).toBe(BERT_ID);
     const loaded = await call("POST", "/api/v1/models/load", { model: BERT_ID, config: { context_length: 256 }, echo_load_config: true });
     expect(loaded.status).toBe(200);
     expect(loaded.json).toMatchObject({ type: "embedding", instance_id: `${BERT_ID}:2`, status: "loaded", load_config: { context_length: 256 } });
     const instances = async () => (await call("GET", "/api/v1/models")).json.models.find((m: Json) => m.key === BERT_ID).loaded_instances.map((i: Json) => i.id);
     expect((await instances()).sort()).toEqual([BERT_ID, `${BERT_ID}:2`]);
+    const listed = (await call("GET", "/api/v1/models")).json.models.find((m: Json) => m.key === BERT_ID);
+    expect(Object.keys(listed.loaded_instances[0].config)).toEqual(["context_length"]);
     expect((await call("POST", "/api/v1/models/unload", { instance_id: `${BERT_ID}:2` })).status).toBe(200);
     expect(await instances()).toEqual([BERT_ID]);
     // A model's LM Studio key (as `lms unload <key>` sends it) unloads its instances.
@@ -212,6 +213,12 @@ describe("REST API v1", () => {
     expect((await chat("some-other-name")).json.model).toBe(`hf.co/${LFM2}:Q8_0`);
     expect((await chat(CHAT_ID)).json.model).toBe(CHAT_ID);
     expect((await chat("some-other-name")).json.model).toBe(CHAT_ID);
+    // Auto-Evict unloads the chat model loaded just in time, never the one loaded on purpose.
+    expect((await call("POST", "/api/v0/embeddings", { model: BERT_ID, input: "one" })).status).toBe(200);
+    expect((await v0Model(CHAT_ID)).state).toBe("not-loaded");
+    expect((await v0Model(`hf.co/${LFM2}:Q8_0`)).state).toBe("loaded");
+    // The embedding model was used last, but an unknown name gets a generative model.
+    expect((await chat("some-other-name")).json.model).toBe(`hf.co/${LFM2}:Q8_0`);
 
     const instances = async () => (await call("GET", "/api/v1/models")).json.models.find((m: Json) => m.key === `hf.co/${LFM2}:Q8_0`).loaded_instances;
     expect(await instances()).toHaveLength(1);
@@ -272,6 +279,7 @@ describe("REST API v1 chat", () => {
   }, 60_000);
 
   test("takes an image for a vision model, whose instance is not the text model sharing its weights", async () => {
+    expect((await call("POST", "/api/v1/models/load", { model: CHAT_ID })).status).toBe(200); // kept through Auto-Evict
     const jpeg = readFileSync(join(import.meta.dir, "..", "fixtures", "images", "python-16.jpg")).toString("base64");
     const question = { type: "message", content: "What is in the picture?" };
     const withImage = await v1Chat({ model: VISION, input: [question, { type: "image", data_url: `data:image/jpeg;base64,${jpeg}` }], store: false });
