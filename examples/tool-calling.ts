@@ -12,18 +12,18 @@ const getWeather = new LeapFunction({
   name: "get_weather",
   description: "Current weather in a city",
   parameters: [
-    { name: "city", type: new LeapStr(), description: "City name" },
+    { name: "city", type: new LeapStr({ enumValues: ["Paris", "London", "Tokyo"] }), description: "A city we have data for" },
     { name: "unit", type: new LeapStr({ enumValues: ["celsius", "fahrenheit"] }), description: "Temperature unit" },
   ],
 });
 
 await using runner = await ModelRunner.load(model, { contextSize: 1024 });
 
-// 1. Register the function and ask; "required" makes the model call a function.
+// 1. Register the function and ask; naming it in toolChoice makes the model call it (once).
 const conversation = runner.createConversation("You answer weather questions with the get_weather tool.");
 conversation.registerFunction(getWeather);
 const calls: LeapFunctionCall[] = [];
-for await (const response of conversation.generateResponse("What is the weather in Paris?", GenerationOptions.build({ toolChoice: "required", maxTokens: 64 }))) {
+for await (const response of conversation.generateResponse("What is the weather in Paris?", GenerationOptions.build({ toolChoice: { name: "get_weather" }, maxTokens: 64 }))) {
   if (response instanceof FunctionCalls) calls.push(...response.functionCalls);
   if (response.type === "error") throw new Error(response.message);
 }

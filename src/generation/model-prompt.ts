@@ -6,7 +6,7 @@
 import type { ThinkSetting } from "../chat/go-template/ollama-prompt.ts";
 import { renderGoTemplatePrompt } from "./go-template-prompt.ts";
 import type { ChatMessage, ToolDefinition } from "../chat/types.ts";
-import { renderChatPrompt, type RenderedPrompt } from "./chat.ts";
+import { renderChatPrompt, type ChatPrompt, type RenderedPrompt } from "./chat.ts";
 import type { EngineHandle } from "./engine-handle.ts";
 
 export interface ModelPromptSource {
@@ -28,6 +28,8 @@ export interface ModelPromptInput {
   template?: string;
   /** Fill-in-the-middle: text after the insertion point (needs a TEMPLATE that reads .Suffix). */
   suffix?: string;
+  /** The call syntax the reply is read in, for assistant tool calls a chat template does not render. */
+  toolCallSyntax?: ChatPrompt["toolCallSyntax"];
 }
 
 /** The conversation with the system prompt in front, unless it has a system message of its own. */
@@ -51,6 +53,7 @@ export function renderModelPrompt(engine: EngineHandle, model: ModelPromptSource
       messages: withSystem(messages, system),
       ...(input.tools?.length ? { tools: input.tools } : {}),
       ...(input.think !== undefined ? { templateVariables: { enable_thinking: input.think !== false } } : {}),
+      ...(input.toolCallSyntax ? { toolCallSyntax: input.toolCallSyntax } : {}),
     });
   }
   return renderGoTemplatePrompt(engine, template, {

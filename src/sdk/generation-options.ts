@@ -37,6 +37,8 @@ export interface GenerationOptionsInit {
   functionCallParser?: FunctionCallParser | null;
   /** @default "auto" */
   toolChoice?: ToolChoice;
+  /** More than one call in a reply (OpenAI's parallel_tool_calls); false keeps the first. @default true */
+  parallelToolCalls?: boolean;
 }
 
 export class GenerationOptions implements GenerationOptionsInit {
@@ -49,6 +51,7 @@ export class GenerationOptions implements GenerationOptionsInit {
   seed?: number;
   functionCallParser: FunctionCallParser | null = new DefaultFunctionCallParser();
   toolChoice: ToolChoice = "auto";
+  parallelToolCalls = true;
 
   constructor(init: GenerationOptionsInit = {}) {
     Object.assign(this, Object.fromEntries(Object.entries(init).filter(([, value]) => value !== undefined)));

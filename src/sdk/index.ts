@@ -11,5 +11,5 @@ export { LeapFunction, LeapFunctionParameter, InvalidFunctionError, checkFunctio
 export { validateFunctionCall, type LeapFunctionCall } from "./function-call-validation.ts";
 export { GenerationOptions, DefaultFunctionCallParser, AlternateFunctionCallParser, type FunctionCallParser, type ToolChoice, type GenerationOptionsInit } from "./generation-options.ts";
 export { MessageResponse, Chunk, ReasoningChunk, AudioSample, FunctionCalls, Complete, GenerationError, type GenerationStats, type CompletionFinishReason } from "./message-response.ts";
-export { UnknownToolChoiceError } from "./forced-calls.ts";
+export { UnknownToolChoiceError } from "./tool-choice.ts";
 export { RemoteModelRunner, type RemoteModelRunnerOptions } from "./remote-model-runner.ts";

@@ -2,7 +2,6 @@
 // (chat template applied) over whole batches. Every prompt of a call goes to the engine's scheduler at
 // once, which decodes them together; results come back in input order.
 import type { ChatMessage as TemplateMessage, ToolDefinition } from "../chat/types.ts";
-import { renderChatPrompt } from "../generation/chat.ts";
 import { startChoices } from "../generation/choices.ts";
 import type { EngineHandle } from "../generation/engine-handle.ts";
 import { toTemplateMessages, type ChatInputMessage } from "./chat-input.ts";
@@ -114,7 +113,7 @@ export class LLM {
     const conversations = toConversations(input);
     const paramsList = paramsFor(params, conversations.length);
     const prepared = await Promise.all(conversations.map(async (messages, i): Promise<PreparedPrompt> => {
-      const rendered = await renderChatPrompt(engine, {
+      const rendered = await this.loaded.renderPrompt(engine, {
         messages,
         ...(options.tools ? { tools: options.tools } : {}),
         ...(options.continue_final_message ? { continueFinalMessage: true } : { addGenerationPrompt: options.add_generation_prompt ?? true }),

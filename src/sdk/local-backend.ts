@@ -3,15 +3,17 @@
 // into MessageResponses.
 import type { SamplerSettings } from "../../ffi/sampler.ts";
 import { promptOpensReasoning, ReasoningOutput } from "../chat/reasoning.ts";
+import { TOOL_CALL_FORMATS } from "../chat/tool-calls/formats.ts";
 import { ToolCallOutput } from "../chat/tool-calls/tool-call-output.ts";
 import type { ChatMessage as TemplateMessage } from "../chat/types.ts";
 import { ChainedOutput, PlainTextOutput, type ChatFinishReason, type OutputParser } from "../generation/chat-events.ts";
-import { renderChatPrompt, startChat } from "../generation/chat.ts";
+import { startChat } from "../generation/chat.ts";
 import type { GenerateRequest } from "../engine/types.ts";
 import { UnsupportedContentError } from "./chat-input.ts";
 import { AudioContent, ChatMessage, ImageContent, TextContent } from "./chat-message.ts";
 import type { ConversationBackend, GenerationRequest } from "./conversation.ts";
-import { callSyntaxOfTemplate, forcedCallGrammar } from "./forced-calls.ts";
+import { checkToolChoice } from "./tool-choice.ts";
+import { planChatOutput, toolCallSyntaxOfTemplate } from "../generation/chat-output.ts";
 import type { LeapFunctionCall } from "./function-call-validation.ts";
 import type { GenerationOptions } from "./generation-options.ts";
 import type { LocalModel } from "./local-model.ts";
@@ -50,21 +52,25 @@ export class LocalBackend implements ConversationBackend {
 
   async *generate({ messages, functions, options, signal }: GenerationRequest): AsyncGenerator<MessageResponse> {
     const engine = await this.model.engine();
-    const tools = functions.map((fn) => fn.toToolDefinition());
-    const prompt = await renderChatPrompt(engine, { messages: toTemplateMessages(messages, this.model.model), ...(tools.length ? { tools } : {}) });
     const choice = options.toolChoice;
+    checkToolChoice(choice, functions);
+    // The grammar of a forced call follows the model's own syntax (from its template), whichever parser
+    // reads the reply; a template that shows none gets the chosen parser's syntax.
+    const template = engine.info.chatTemplate;
+    const syntax = toolCallSyntaxOfTemplate(template) ?? options.functionCallParser?.format.syntax ?? TOOL_CALL_FORMATS.lfm2.syntax;
+    const plan = planChatOutput({ tools: functions.map((fn) => fn.toToolDefinition()), toolChoice: choice, parallelToolCalls: options.parallelToolCalls }, template, syntax);
+    const prompt = await this.model.renderPrompt(engine, { messages: toTemplateMessages(messages, this.model.model), ...(plan.tools.length ? { tools: plan.tools } : {}) });
     const parser = choice === "none" ? null : options.functionCallParser;
-    const request: Omit<GenerateRequest, "id" | "prompt"> = { sampling: samplingOf(options) };
+    const request: Omit<GenerateRequest, "id" | "prompt"> = { sampling: { ...samplingOf(options), ...(plan.grammar ? { grammar: plan.grammar } : {}) } };
     if (options.maxTokens !== undefined) request.maxTokens = options.maxTokens;
     // Call markers are special tokens in most vocabularies: the parser (or the caller, without one) needs their text.
-    if (tools.length > 0) request.renderSpecialTokens = true;
-    if (choice === "required" || typeof choice === "object") {
-      // The grammar follows the model's own syntax, whichever parser reads the reply.
-      const syntax = callSyntaxOfTemplate(engine.info.chatTemplate, options.functionCallParser?.format.syntax ?? "lfm2");
-      request.sampling!.grammar = forcedCallGrammar(tools, syntax, choice);
-    }
-    const startsInside = promptOpensReasoning(prompt.text);
-    const reader = (): OutputParser => new ChainedOutput(new ReasoningOutput({ startsInside }), parser ? new ToolCallOutput(parser.format) : new PlainTextOutput());
+    if (plan.tools.length > 0) request.renderSpecialTokens = true;
+    const forced = plan.grammar !== undefined;
+    const reader = (): OutputParser => {
+      const calls = parser ? new ToolCallOutput(parser.format, { single: typeof choice === "object" || !options.parallelToolCalls }) : new PlainTextOutput();
+      // A forced reply is calls from its first token: reasoning cannot open before them.
+      return forced ? calls : new ChainedOutput(new ReasoningOutput({ startsInside: promptOpensReasoning(prompt.text) }), calls);
+    };
     const [chatChoice] = await startChat(engine, prompt, request, { parser: reader, signal });
 
     let content = "";

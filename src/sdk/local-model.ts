@@ -2,7 +2,9 @@
 // later calls share it, and a load failure is the rejection of every call that waited for it.
 import { WorkerEngine } from "../engine/worker-engine.ts";
 import type { EngineOptions } from "../engine/types.ts";
-import { resolveModelPath, type ModelSourceOptions } from "./model-source.ts";
+import type { ChatPrompt, RenderedPrompt } from "../generation/chat.ts";
+import { renderModelPrompt } from "../generation/model-prompt.ts";
+import { resolveModel, type ModelSource, type ModelSourceOptions } from "./model-source.ts";
 
 export class DisposedError extends Error {
   constructor(what: string) {
@@ -14,23 +16,36 @@ export class DisposedError extends Error {
 export type LocalEngineOptions = Omit<EngineOptions, "modelPath">;
 
 export class LocalModel {
-  private loading: Promise<WorkerEngine> | undefined;
+  private loading: Promise<{ engine: WorkerEngine; source: ModelSource }> | undefined;
   private disposed = false;
 
-  constructor(readonly model: string, private readonly engineOptions: LocalEngineOptions, private readonly source: ModelSourceOptions = {}) {}
+  constructor(readonly model: string, private readonly engineOptions: LocalEngineOptions, private readonly sourceOptions: ModelSourceOptions = {}) {}
+
+  private load(): Promise<{ engine: WorkerEngine; source: ModelSource }> {
+    if (this.disposed) return Promise.reject(new DisposedError(`model "${this.model}"`));
+    this.loading ??= resolveModel(this.model, this.sourceOptions).then(async (source) => ({
+      source, engine: await WorkerEngine.start({ ...this.engineOptions, modelPath: source.modelPath }),
+    }));
+    return this.loading;
+  }
 
   /** The loaded engine; loads the model on first use. */
-  engine(): Promise<WorkerEngine> {
-    if (this.disposed) return Promise.reject(new DisposedError(`model "${this.model}"`));
-    this.loading ??= resolveModelPath(this.model, this.source).then((modelPath) => WorkerEngine.start({ ...this.engineOptions, modelPath }));
-    return this.loading;
+  async engine(): Promise<WorkerEngine> {
+    return (await this.load()).engine;
+  }
+
+  /** The chat prompt as the model's template writes it: a stored model's Go template if it has one (a chat_template option wins), else the GGUF's. */
+  async renderPrompt(engine: WorkerEngine, prompt: ChatPrompt): Promise<RenderedPrompt> {
+    const { source } = await this.load();
+    const template = this.engineOptions.chatTemplate === undefined ? source.template : undefined;
+    return renderModelPrompt(engine, { ...(template !== undefined ? { template } : {}), ...(source.system !== undefined ? { system: source.system } : {}) }, prompt);
   }
 
   /** Frees the model and ends its Worker; safe to call more than once. */
   async dispose(): Promise<void> {
     if (this.disposed) return;
     this.disposed = true;
-    const engine = await this.loading?.catch(() => undefined);
-    await engine?.stop();
+    const loaded = await this.loading?.catch(() => undefined);
+    await loaded?.engine.stop();
   }
 }

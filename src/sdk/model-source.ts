@@ -19,12 +19,19 @@ function isHubId(name: string): boolean {
   return /^[\w.-]+\/[\w.-]+(?::[\w.-]+)?$/.test(name) && !name.endsWith(".gguf");
 }
 
-/** The GGUF path for `model`; throws `Cannot load model "x": …` when it names nothing usable. */
-export async function resolveModelPath(model: string, options: ModelSourceOptions = {}): Promise<string> {
+/** A model's GGUF file and, for a stored model, the prompt layers of its manifest (Ollama TEMPLATE and SYSTEM). */
+export interface ModelSource {
+  modelPath: string;
+  template?: string;
+  system?: string;
+}
+
+/** The model `model` names; throws `Cannot load model "x": …` when it names nothing usable. */
+export async function resolveModel(model: string, options: ModelSourceOptions = {}): Promise<ModelSource> {
   if (!model) throw new TypeError("Cannot load model: no model was named");
   if (existsSync(model)) {
     if (!statSync(model).isFile()) throw new Error(`Cannot load model "${model}": not a file`);
-    return model;
+    return { modelPath: model };
   }
   const store = ModelStore.open(options.storeRoot ? { root: options.storeRoot } : {});
   const stored = safeResolve(store, model);
@@ -39,9 +46,15 @@ export async function resolveModelPath(model: string, options: ModelSourceOption
   throw new Error(`Cannot load model "${model}": no such file, and no model of that name in the store (${store.root})`);
 }
 
-function safeResolve(store: ModelStore, name: string): string | undefined {
+function safeResolve(store: ModelStore, name: string): ModelSource | undefined {
   try {
-    return store.resolve(name)?.modelPath;
+    const resolved = store.resolve(name);
+    if (!resolved) return undefined;
+    return {
+      modelPath: resolved.modelPath,
+      ...(resolved.template !== undefined ? { template: resolved.template } : {}),
+      ...(resolved.system !== undefined ? { system: resolved.system } : {}),
+    };
   } catch {
     return undefined; // not a valid model name
   }

@@ -5,7 +5,7 @@ import OpenAI from "openai";
 import type { ChatCompletionChunk, ChatCompletionCreateParamsStreaming, ChatCompletionMessageParam } from "openai/resources/chat/completions";
 import { AudioContent, ChatMessage, ImageContent, TextContent } from "./chat-message.ts";
 import type { ConversationBackend, GenerationRequest } from "./conversation.ts";
-import { UnknownToolChoiceError } from "./forced-calls.ts";
+import { checkToolChoice } from "./tool-choice.ts";
 import type { LeapFunctionCall } from "./function-call-validation.ts";
 import type { GenerationOptions } from "./generation-options.ts";
 import { Chunk, Complete, FunctionCalls, GenerationError, ReasoningChunk, type CompletionFinishReason, type MessageResponse } from "./message-response.ts";
@@ -66,7 +66,7 @@ export class RemoteBackend implements ConversationBackend {
 
   async *generate({ messages, functions, options, signal }: GenerationRequest): AsyncGenerator<MessageResponse> {
     const choice = options.toolChoice;
-    if (typeof choice === "object" && !functions.some((fn) => fn.name === choice.name)) throw new UnknownToolChoiceError(choice.name);
+    checkToolChoice(choice, functions);
     const body: ChatCompletionCreateParamsStreaming = {
       model: this.model,
       messages: toOpenAiMessages(messages),
@@ -76,6 +76,7 @@ export class RemoteBackend implements ConversationBackend {
     };
     if (functions.length > 0) {
       body.tools = functions.map((fn) => fn.toToolDefinition());
+      if (!options.parallelToolCalls) body.parallel_tool_calls = false;
       if (choice !== "auto") body.tool_choice = typeof choice === "object" ? { type: "function", function: { name: choice.name } } : choice;
     }
     const started = performance.now();

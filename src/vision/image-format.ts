@@ -3,6 +3,7 @@
 // reads WebP only through ffmpeg.
 import type { EngineImage } from "../engine/types.ts";
 import { ImageInputError } from "./image-input-error.ts";
+import webpWasmPath from "@jsquash/webp/codec/dec/webp_dec.wasm" with { type: "file" };
 
 export type ImageFormat = "jpeg" | "png" | "gif" | "bmp" | "webp";
 
@@ -30,9 +31,23 @@ function rgbFromRgba(rgba: Uint8ClampedArray | Uint8Array, width: number, height
   return rgb;
 }
 
+let webpDecoder: Promise<(data: ArrayBuffer) => Promise<{ width: number; height: number; data: Uint8ClampedArray }>> | undefined;
+
+/**
+ * The WebAssembly WebP decoder, compiled on first use. Its .wasm file is imported as a file so that
+ * `bun build --compile` embeds it (the decoder would otherwise look for it next to its script).
+ */
+function loadWebpDecoder() {
+  webpDecoder ??= (async () => {
+    const decoder = await import("@jsquash/webp/decode.js");
+    await decoder.init(await WebAssembly.compile(await Bun.file(webpWasmPath).arrayBuffer()));
+    return decoder.default;
+  })();
+  return webpDecoder;
+}
+
 async function decodeWebp(bytes: Uint8Array): Promise<EngineImage> {
-  // Loaded on first use: the WebAssembly decoder is only needed for WebP.
-  const { default: decode } = await import("@jsquash/webp/decode.js");
+  const decode = await loadWebpDecoder();
   let image: { width: number; height: number; data: Uint8ClampedArray };
   try {
     image = await decode(bytes.slice().buffer as ArrayBuffer);

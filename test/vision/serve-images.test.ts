@@ -21,7 +21,7 @@ let png: Uint8Array;
 let webp: Uint8Array;
 let imageHost: ReturnType<typeof Bun.serve>;
 let imageBase: string;
-/** Profile a refuses private image URLs (the default); profile b allows them; profile c serves a text-only model. */
+/** Profile a refuses private image URLs (the default); profile b allows them; profile c gets its projector by --mmproj. */
 const servers: Partial<Record<"a" | "b" | "c", RunningServer>> = {};
 const openai = (profile: "a" | "b" | "c") => new OpenAI({ baseURL: `${servers[profile]!.baseUrl}/v1`, apiKey: "placeholder", maxRetries: 0 });
 
@@ -48,7 +48,7 @@ beforeAll(async () => {
   const common = ["--served-model-name", "tiny-vision", "--ctx-size", "512", "--threads", "2", "--parallel", "2"];
   servers.a = await startServer([model, "--profile", "a", ...common]);
   servers.b = await startServer([model, "--profile", "b", ...common, "--allow-private-image-urls"]);
-  servers.c = await startServer([await ensureModel("tiny-llama"), "--profile", "c", ...common]);
+  servers.c = await startServer([await ensureModel("tiny-llama"), "--mmproj", await ensureModel("tiny-mmproj"), "--profile", "c", ...common]);
 }, 120_000);
 
 afterAll(async () => {
@@ -71,7 +71,7 @@ async function refusal(promise: Promise<unknown>): Promise<{ status: number; mes
 }
 
 describe("/v1/chat/completions with image_url parts", () => {
-  test.each(["a", "b"] as const)("profile %s: JPEG and PNG data URIs count their image tokens and generate", async (profile) => {
+  test.each(["a", "b", "c"] as const)("profile %s: JPEG and PNG data URIs count their image tokens and generate", async (profile) => {
     const plain = await ask(profile, [text("What is in the picture?")]);
     const one = await ask(profile, [image(dataUri(jpeg, "image/jpeg")), text("What is in the picture?")]);
     const two = await ask(profile, [image(dataUri(jpeg, "image/jpeg")), image(dataUri(png, "image/png")), text("What is in the picture?")]);
@@ -136,10 +136,35 @@ describe("/v1/chat/completions with image_url parts", () => {
   });
 
   test("a model without a projector refuses images with a 400 naming it", async () => {
-    const { status, message } = await refusal(ask("c", [image(dataUri(jpeg, "image/jpeg")), text("hi")]));
+    // The model file named by path: nothing lies next to it in the models cache.
+    const textOnly = await ensureModel("tiny-llama");
+    const request = openai("a").chat.completions.create({
+      model: textOnly, messages: [{ role: "user", content: [image(dataUri(jpeg, "image/jpeg")), text("hi")] }], max_tokens: 2,
+    });
+    const { status, message } = await refusal(request);
     expect(status).toBe(400);
-    expect(message).toContain('"tiny-vision"');
+    expect(message).toContain(`"${textOnly}"`);
     expect(message).toContain("no vision support");
+  });
+});
+
+describe("vision in model descriptions", () => {
+  test("/api/show lists the vision capability and the projector's facts", async () => {
+    const show = async (model: string) =>
+      (await (await fetch(`${servers.a!.baseUrl}/api/show`, { method: "POST", body: JSON.stringify({ model }) })).json()) as Record<string, unknown>;
+    const vision = await show("tiny-vision");
+    expect(vision.capabilities).toContain("vision");
+    expect((vision.projector_info as Record<string, unknown>)["general.architecture"]).toBe("clip");
+    expect(vision.modelfile).toContain("mmproj-tiny-chat.gguf");
+    const plain = await show(await ensureModel("tiny-llama"));
+    expect(plain.capabilities).not.toContain("vision");
+  });
+
+  test("LM Studio's model lists call a model with a projector a vlm", async () => {
+    const v0 = (await (await fetch(`${servers.c!.baseUrl}/api/v0/models`)).json()) as { data: Array<{ id: string; type: string }> };
+    expect(v0.data.find((m) => m.id === "tiny-vision")?.type).toBe("vlm");
+    const v1 = (await (await fetch(`${servers.c!.baseUrl}/api/v1/models`)).json()) as { models: Array<{ key: string; capabilities: { vision: boolean } }> };
+    expect(v1.models.find((m) => m.key === "tiny-vision")?.capabilities.vision).toBe(true);
   });
 });
 

@@ -48,6 +48,7 @@ export function chatCompletions(deps: ServerDeps, extension?: ResponseExtension)
     const prompt = await renderChatPrompt(engine, {
       messages,
       tools: plan.tools,
+      ...optional("toolCallSyntax", plan.syntax),
       addGenerationPrompt: body.add_generation_prompt ?? true,
       ...(body.chat_template_kwargs ? { templateVariables: body.chat_template_kwargs } : {}),
     });
