@@ -26,7 +26,7 @@ export class LmStudioModelService extends ModelService {
   /** Engines loaded just in time by a request (not named on `serve`, not loaded through /api/v1/models/load). */
   private readonly jitLoaded = new WeakSet<EngineProcess>();
 
-  constructor(manager: ModelManager, served: Array<{ path: string; name?: string }>, options: ModelServiceOptions & { store: ModelStore; autoEvict?: boolean }) {
+  constructor(manager: ModelManager, served: ConstructorParameters<typeof ModelService>[1], options: ModelServiceOptions & { store: ModelStore; autoEvict?: boolean }) {
     super(manager, served, options);
     this.autoEvict = options.autoEvict ?? jitAutoEvict();
   }
