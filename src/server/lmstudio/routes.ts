@@ -20,7 +20,7 @@
 // POST /api/v1/chat                        {model, input: string | [{type: "message", content} | {type: "image", data_url}],
 //                                          system_prompt?, stream?, temperature?, top_p?, top_k?, min_p?,
 //                                          repeat_penalty?, max_output_tokens?, reasoning?: "off"|"low"|"medium"|"high"|"on",
-//                                          context_length?, store? (default true), previous_response_id?}; integrations
+//                                          context_length?, ttl?, store? (default true), previous_response_id?}; integrations
 //                                          (MCP) are a 501
 //                                          -> {model_instance_id, output: [{type: "reasoning", content}?, {type: "message",
 //                                          content}], stats: {input_tokens, total_output_tokens, reasoning_output_tokens,

@@ -17,6 +17,7 @@ import { imageUrlReader, type ImageUrlReader } from "../request-images.ts";
 import { checkContextLength } from "../openai/context-check.ts";
 import { modelDefaults, withModelStops } from "../openai/ollama-options.ts";
 import { generationFields, toSamplerSettings } from "../openai/translate.ts";
+import { ttlField, ttlKeepAlive } from "../openai/ttl.ts";
 import type { ChatThreads } from "./chat-threads.ts";
 import { readReply, type Reply } from "./v1-chat-reply.ts";
 import { lmStudioV1ErrorBody } from "./v1-error.ts";
@@ -44,6 +45,7 @@ const chatSchema = z.object({
   context_length: z.number().int().min(16).optional().describe("context for a model this request loads"),
   store: z.boolean().optional().describe("keep the conversation and answer a response_id; default true"),
   previous_response_id: z.string().optional(),
+  ttl: ttlField,
 });
 
 type ChatRequest = z.infer<typeof chatSchema>;
@@ -86,7 +88,8 @@ export function v1Chat(deps: ServerDeps, models: LmStudioModelService, threads: 
     const defaults = modelDefaults(model);
     const wasLoaded = models.loadedOf(model).length > 0;
     const loadStarted = performance.now();
-    const engine = await models.engine(model, { ...defaults.load, ...(body.context_length !== undefined ? { contextPerSequence: body.context_length } : {}) });
+    const overrides = { ...defaults.load, ...(body.context_length !== undefined ? { contextPerSequence: body.context_length } : {}) };
+    const engine = await models.engine(model, overrides, ttlKeepAlive(deps.profile, body.ttl));
     const loadSeconds = wasLoaded ? undefined : (performance.now() - loadStarted) / 1000;
     const loaded = models.loaded().find((l) => l.engine === engine);
     const instanceId = loaded ? models.instanceId(loaded) : model.id;
