@@ -1,5 +1,7 @@
 // Profile c's own endpoints (the LM Studio personality), over the same /v1 handlers and model
-// manager as every profile. Errors are OpenAI-shaped: {"error": {message, type, param, code}}.
+// manager as every profile. Errors are OpenAI-shaped ({"error": {message, type, param, code}}) except
+// under /api/v1/, where they are LM Studio's ({"error": {type: invalid_request|model_not_found|
+// job_not_found|not_implemented|internal_error, message, code?, param?}}; v1-error.ts).
 //
 // GET  /lmstudio-greeting                  {"lmstudio": true, "version"}: how `lms` and SDKs recognise the server
 //
@@ -29,7 +31,7 @@
 //                                          streamed: SSE `event: <type>` + `data: {type, ...}`: chat.start {model_instance_id},
 //                                          model_load.start/.end (when it loads), prompt_processing.start/.end,
 //                                          reasoning.start/.delta {content}/.end, message.start/.delta {content}/.end,
-//                                          error {error: {type, message}}, chat.end {result: the body above}
+//                                          error {error: {type, message, ...}}, chat.end {result: the body above}
 // GET  /api/v1/models                      {models: [{type: "llm"|"embedding", publisher, key, display_name, architecture,
 //                                          quantization: {name, bits_per_weight}, size_bytes, params_string,
 //                                          loaded_instances: [{id, config: {context_length, eval_batch_size, flash_attention,
