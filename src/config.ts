@@ -17,6 +17,7 @@ export const envVars: EnvVar[] = [
   { name: "LLAMUX_API_KEY", default: "", description: "require this API key (VLLM_API_KEY too on profile b)" },
   { name: "LLAMUX_MODELS", default: "~/.llamux/models", description: "the model store requests can name models from (all profiles)" },
   { name: "LLAMUX_LOG_LEVEL", default: "info", description: "error, warn, info or debug (with llama.cpp's own log)" },
+  { name: "LLAMUX_JIT_AUTO_EVICT", default: "1", description: "profile c: a model loaded just in time unloads the one loaded just in time before it (LM Studio's Auto-Evict); 0 keeps both" },
   { name: "OLLAMA_HOST", default: "127.0.0.1:11434", description: "profile a: address to bind, [scheme://]host[:port]" },
   { name: "OLLAMA_MODELS", default: "~/.llamux/models", description: "profile a: the model store when LLAMUX_MODELS is unset; an Ollama models directory works as is" },
   { name: "OLLAMA_KEEP_ALIVE", default: "5m", description: "profile a: idle time before a model unloads (\"10m\", seconds, <0 forever)" },
@@ -131,4 +132,9 @@ export function ollamaDebug(env: Env = process.env): boolean {
   const value = read(env, "OLLAMA_DEBUG");
   if (value !== undefined && /^\d+$/.test(value)) return Number(value) > 0;
   return bool(env, "OLLAMA_DEBUG") ?? false;
+}
+
+/** Profile c: LM Studio's Auto-Evict of the previous just-in-time model (on unless LLAMUX_JIT_AUTO_EVICT=0). */
+export function jitAutoEvict(env: Env = process.env): boolean {
+  return bool(env, "LLAMUX_JIT_AUTO_EVICT") ?? true;
 }

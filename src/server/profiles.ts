@@ -2,6 +2,7 @@
 // how an error is shaped on the wire. Everything else is shared.
 import type { SamplerSettings } from "../../ffi/sampler.ts";
 import type { ApiError } from "./api-error.ts";
+import { lmStudioV1ErrorBody } from "./lmstudio/v1-error.ts";
 
 export type ProfileName = "a" | "b" | "c";
 
@@ -75,8 +76,9 @@ export const profiles: Record<ProfileName, Profile> = {
     // LM Studio's default TTL for models loaded just in time.
     idleUnloadMs: 60 * 60_000,
     openAiErrorBody: (error) => ({ error: { message: error.message, type: openAiType(error.status), param: error.param, code: error.code } }),
-    errorBody(error) {
-      return this.openAiErrorBody(error);
+    // LM Studio's REST API v1 has its own error type words.
+    errorBody(error, path) {
+      return path.startsWith("/api/v1/") ? lmStudioV1ErrorBody(error) : this.openAiErrorBody(error);
     },
   },
 };

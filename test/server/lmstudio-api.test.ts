@@ -16,7 +16,9 @@ import { startServer, type RunningServer } from "./serve-fixture.ts";
 const CHAT = "llamux-test/Tiny-Chat-GGUF";
 const BERT = "llamux-test/Tiny-Bert-GGUF";
 const LFM2 = "llamux-test/Tiny-Lfm2-GGUF";
+const VISION = "llamux-test/Tiny-VL-GGUF";
 const CHAT_ID = `hf.co/${CHAT}:latest`;
+const VISION_ID = `hf.co/${VISION}:latest`;
 const BERT_ID = `hf.co/${BERT}:latest`;
 
 const dir = mkdtempSync(join(tmpdir(), "llamux-lmstudio-test-"));
@@ -52,10 +54,12 @@ beforeAll(async () => {
     [CHAT]: { files: [{ path: "tiny-chat-Q4_K_M.gguf", content: await gguf("tiny-llama") }] },
     [BERT]: { files: [{ path: "tiny-bert-F16.gguf", content: await gguf("tiny-bert") }] },
     [LFM2]: { files: [{ path: "tiny-lfm2-Q8_0.gguf", content: await gguf("tiny-lfm2") }] },
+    // The chat model's weights again, with a vision projector: one blob, two models.
+    [VISION]: { files: [{ path: "tiny-vl-Q4_K_M.gguf", content: await gguf("tiny-llama") }, { path: "mmproj-tiny-vl-F16.gguf", content: await gguf("tiny-mmproj") }] },
   });
   const storeDir = join(dir, "store");
   const store = new ModelStore(storeDir);
-  for (const repo of [CHAT, BERT]) await pullModel(store, `hf.co/${repo}`, { hub: { endpoint: hub.url } });
+  for (const repo of [CHAT, BERT, VISION]) await pullModel(store, `hf.co/${repo}`, { hub: { endpoint: hub.url } });
   server = await startServer(["--profile", "c", "--ctx-size", "512", "--parallel", "1"], { LLAMUX_MODELS: storeDir, HF_ENDPOINT: hub.url });
 }, 120_000);
 
@@ -89,6 +93,7 @@ describe("model selection", () => {
       object: "model", type: "llm", publisher: "llamux-test", arch: "llama", compatibility_type: "gguf", state: "not-loaded",
     });
     expect(byId.get(BERT_ID)).toMatchObject({ type: "embeddings", arch: "bert", state: "not-loaded" });
+    expect(byId.get(VISION_ID)).toMatchObject({ type: "vlm", arch: "llama", state: "not-loaded" });
     expect(byId.get(CHAT_ID)!.max_context_length).toBeGreaterThan(0);
     expect(typeof byId.get(CHAT_ID)!.quantization).toBe("string");
     expect((await call("GET", "/api/v0/models/nothing/here")).status).toBe(404);
@@ -116,14 +121,13 @@ describe("model selection", () => {
     expect(json.model).toBe(CHAT_ID);
   }, 60_000);
 
-  test("/api/v0/embeddings loads an embedding model just in time", async () => {
+  test("/api/v0/embeddings loads an embedding model just in time; Auto-Evict unloads the chat model loaded just in time", async () => {
     const { status, json } = await call("POST", "/api/v0/embeddings", { model: BERT_ID, input: ["one", "two"] });
     expect(status).toBe(200);
     expect(json.data).toHaveLength(2);
     expect(json.data[0].embedding.length).toBeGreaterThan(0);
     expect((await v0Model(BERT_ID)).state).toBe("loaded");
-    // The embedding model was used last, but an unknown name still gets the chat model.
-    expect((await chat("gpt-4o-mini")).json.model).toBe(CHAT_ID);
+    expect((await v0Model(CHAT_ID)).state).toBe("not-loaded");
   }, 60_000);
 
   test("max_tokens -1, as LM Studio's examples send it, means no limit", async () => {
@@ -162,17 +166,22 @@ describe("REST API v1", () => {
     expect(bert.type).toBe("embedding");
     expect(bert.architecture).toBeUndefined();
     expect(bert.capabilities).toBeUndefined();
-    expect(Object.keys(bert.loaded_instances[0].config)).toEqual(["context_length"]);
   });
 
   test("a second load with other options is a second instance, named key:2 (options nested in `config` as older docs show)", async () => {
+    expect((await call("POST", "/api/v1/models/load", { model: BERT_ID })).json.instance_id).toBe(BERT_ID);
     const loaded = await call("POST", "/api/v1/models/load", { model: BERT_ID, config: { context_length: 256 }, echo_load_config: true });
     expect(loaded.status).toBe(200);
     expect(loaded.json).toMatchObject({ type: "embedding", instance_id: `${BERT_ID}:2`, status: "loaded", load_config: { context_length: 256 } });
     const instances = async () => (await call("GET", "/api/v1/models")).json.models.find((m: Json) => m.key === BERT_ID).loaded_instances.map((i: Json) => i.id);
     expect((await instances()).sort()).toEqual([BERT_ID, `${BERT_ID}:2`]);
+    const listed = (await call("GET", "/api/v1/models")).json.models.find((m: Json) => m.key === BERT_ID);
+    expect(Object.keys(listed.loaded_instances[0].config)).toEqual(["context_length"]);
     expect((await call("POST", "/api/v1/models/unload", { instance_id: `${BERT_ID}:2` })).status).toBe(200);
     expect(await instances()).toEqual([BERT_ID]);
+    // A model's LM Studio key (as `lms unload <key>` sends it) unloads its instances.
+    expect((await call("POST", "/api/v1/models/unload", { instance_id: BERT })).json).toEqual({ instance_id: BERT_ID });
+    expect(await instances()).toEqual([]);
   }, 60_000);
 
   test("a background download is polled to completion, then loads, serves and unloads", async () => {
@@ -204,6 +213,12 @@ describe("REST API v1", () => {
     expect((await chat("some-other-name")).json.model).toBe(`hf.co/${LFM2}:Q8_0`);
     expect((await chat(CHAT_ID)).json.model).toBe(CHAT_ID);
     expect((await chat("some-other-name")).json.model).toBe(CHAT_ID);
+    // Auto-Evict unloads the chat model loaded just in time, never the one loaded on purpose.
+    expect((await call("POST", "/api/v0/embeddings", { model: BERT_ID, input: "one" })).status).toBe(200);
+    expect((await v0Model(CHAT_ID)).state).toBe("not-loaded");
+    expect((await v0Model(`hf.co/${LFM2}:Q8_0`)).state).toBe("loaded");
+    // The embedding model was used last, but an unknown name gets a generative model.
+    expect((await chat("some-other-name")).json.model).toBe(`hf.co/${LFM2}:Q8_0`);
 
     const instances = async () => (await call("GET", "/api/v1/models")).json.models.find((m: Json) => m.key === `hf.co/${LFM2}:Q8_0`).loaded_instances;
     expect(await instances()).toHaveLength(1);
@@ -225,7 +240,10 @@ describe("REST API v1", () => {
   test("bad requests are 400s naming the field", async () => {
     const load = await call("POST", "/api/v1/models/load", { model: CHAT_ID, context_length: "big" });
     expect(load.status).toBe(400);
+    expect(load.json.error).toMatchObject({ type: "invalid_request", param: "context_length" });
     expect(load.json.error.message).toContain("context_length");
+    expect((await call("GET", "/api/v1/models/download/status/job_0123456789")).json.error.type).toBe("job_not_found");
+    expect((await call("POST", "/api/v1/models/unload", { instance_id: "nothing" })).json.error.type).toBe("model_not_found");
     expect((await call("POST", "/api/v1/models/load", { model: "not/stored" })).status).toBe(404);
     expect((await call("POST", "/api/v1/models/download", { model: "http://huggingface.co/a/b" })).status).toBe(400);
   });
@@ -254,8 +272,26 @@ describe("REST API v1 chat", () => {
     const unstored = await v1Chat({ input: "Hello", store: false });
     expect(unstored.json.response_id).toBeUndefined();
     expect((await v1Chat({ input: "Hello", previous_response_id: "resp_unknown" })).status).toBe(404);
-    expect((await v1Chat({ input: "Hello", integrations: ["mcp/playwright"] })).status).toBe(501);
+    const mcp = await v1Chat({ input: "Hello", integrations: ["mcp/playwright"] });
+    expect(mcp.status).toBe(501);
+    expect(mcp.json.error.type).toBe("not_implemented");
     expect((await v1Chat({ input: [{ type: "image", data_url: "data:image/png;base64,AAAA" }] })).status).toBe(400);
+  }, 60_000);
+
+  test("takes an image for a vision model, whose instance is not the text model sharing its weights", async () => {
+    expect((await call("POST", "/api/v1/models/load", { model: CHAT_ID })).status).toBe(200); // kept through Auto-Evict
+    const jpeg = readFileSync(join(import.meta.dir, "..", "fixtures", "images", "python-16.jpg")).toString("base64");
+    const question = { type: "message", content: "What is in the picture?" };
+    const withImage = await v1Chat({ model: VISION, input: [question, { type: "image", data_url: `data:image/jpeg;base64,${jpeg}` }], store: false });
+    expect(withImage.status).toBe(200);
+    expect(withImage.json.model_instance_id).toBe(VISION_ID);
+    const textOnly = await v1Chat({ model: VISION, input: [question], store: false });
+    // The tiny projector makes 16 tokens of a 56x56 image.
+    expect(withImage.json.stats.input_tokens - textOnly.json.stats.input_tokens).toBeGreaterThanOrEqual(16);
+    const listed = (await call("GET", "/api/v1/models")).json.models.find((m: Json) => m.key === VISION_ID);
+    expect(listed.capabilities.vision).toBe(true);
+    expect(listed.loaded_instances.map((i: Json) => i.id)).toEqual([VISION_ID]);
+    expect((await v0Model(CHAT_ID)).state).toBe("loaded");
   }, 60_000);
 
   test("streams named events from chat.start to chat.end", async () => {

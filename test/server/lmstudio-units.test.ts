@@ -7,6 +7,7 @@ import { toSamplerSettings } from "../../src/server/openai/translate.ts";
 import { profiles } from "../../src/server/profiles.ts";
 import { ApiError } from "../../src/server/api-error.ts";
 import { requestedMaxTokens } from "../../src/server/openai/max-tokens.ts";
+import { jitAutoEvict } from "../../src/config.ts";
 
 const usage = (completionTokens: number) => ({ promptTokens: 5, cachedPromptTokens: 0, completionTokens, timeToFirstTokenMs: 1, promptMs: 1, decodeMs: 1, queueMs: 0 });
 
@@ -57,5 +58,14 @@ describe("requestedMaxTokens", () => {
     for (const [profile, value, min] of [[profiles.b, -1, 1], [profiles.a, -1, 0], [profiles.c, 0, 1], [profiles.c, -2, 0]] as const) {
       expect(() => requestedMaxTokens(profile, value, min)).toThrow(ApiError);
     }
+  });
+});
+
+describe("jitAutoEvict", () => {
+  test("on by default as in LM Studio; LLAMUX_JIT_AUTO_EVICT=0 turns it off; other values stop start-up", () => {
+    expect(jitAutoEvict({})).toBe(true);
+    expect(jitAutoEvict({ LLAMUX_JIT_AUTO_EVICT: "0" })).toBe(false);
+    expect(jitAutoEvict({ LLAMUX_JIT_AUTO_EVICT: "true" })).toBe(true);
+    expect(() => jitAutoEvict({ LLAMUX_JIT_AUTO_EVICT: "sometimes" })).toThrow("LLAMUX_JIT_AUTO_EVICT");
   });
 });

@@ -49,6 +49,9 @@ export function bytesPerSecond(job: DownloadJob, now = Date.now()): number {
   return seconds > 0 ? downloadedBytes(job) / seconds : 0;
 }
 
+/** Finished jobs kept for status reads before the oldest is forgotten. */
+const KEPT_FINISHED_JOBS = 100;
+
 export class DownloadJobs {
   private readonly jobs = new Map<string, DownloadJob>();
 
@@ -64,6 +67,7 @@ export class DownloadJobs {
     if (running) return running;
     let markSized!: () => void;
     const job: DownloadJob = { id: newJobId(), name, status: "downloading", startedAt: new Date(), blobs: new Map(), sized: new Promise((resolve) => (markSized = resolve)) };
+    this.forgetOldFinished();
     this.jobs.set(job.id, job);
     const onProgress = (event: PullProgress) => {
       if (event.digest === undefined || event.total === undefined) return;
@@ -89,6 +93,11 @@ export class DownloadJobs {
         markSized();
       });
     return job;
+  }
+
+  private forgetOldFinished(): void {
+    const finished = [...this.jobs.values()].filter((job) => job.status !== "downloading");
+    for (const job of finished.slice(0, Math.max(0, finished.length - KEPT_FINISHED_JOBS + 1))) this.jobs.delete(job.id);
   }
 }
 

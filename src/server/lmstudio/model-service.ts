@@ -5,7 +5,9 @@
 //   (a generative one before an embedding one), else with the model named on `llamux serve`;
 // - with nothing loaded and nothing matching, the error lists the models that can be named.
 // A model loaded with other options (context length, GPU layers, through /api/v1/models/load) is used
-// as it is: requests never load a second copy of a loaded model.
+// as it is: requests never load a second copy of a loaded model. With Auto-Evict (on by default, as in
+// LM Studio; LLAMUX_JIT_AUTO_EVICT=0 turns it off) at most one model loaded just in time stays loaded;
+// models named on `serve` or loaded through /api/v1/models/load are never evicted.
 import type { ModelManager } from "../../engine/model-manager.ts";
 import type { EngineProcess } from "../../engine/engine-process.ts";
 import type { EngineOptions } from "../../engine/types.ts";
@@ -13,10 +15,20 @@ import type { ModelStore } from "../../store/model-store.ts";
 import { ApiError } from "../api-error.ts";
 import { type KeepAliveRequest, type LoadedModel, ModelService, type ModelServiceOptions, type ServedModel } from "../model-service.ts";
 import { lmStudioStoreNames } from "./store-models.ts";
+import { jitAutoEvict } from "../../config.ts";
+import { logger } from "../../log.ts";
+
+const log = logger("models");
 
 export class LmStudioModelService extends ModelService {
-  constructor(manager: ModelManager, served: Array<{ path: string; name?: string }>, options: ModelServiceOptions & { store: ModelStore }) {
+  /** LM Studio's Auto-Evict: a just-in-time load first unloads the models loaded just in time before it. */
+  private readonly autoEvict: boolean;
+  /** Engines loaded just in time by a request (not named on `serve`, not loaded through /api/v1/models/load). */
+  private readonly jitLoaded = new WeakSet<EngineProcess>();
+
+  constructor(manager: ModelManager, served: ConstructorParameters<typeof ModelService>[1], options: ModelServiceOptions & { store: ModelStore; autoEvict?: boolean }) {
     super(manager, served, options);
+    this.autoEvict = options.autoEvict ?? jitAutoEvict();
   }
 
   /** Profile c always has a store (JIT loading and downloads need one). */
@@ -74,9 +86,15 @@ export class LmStudioModelService extends ModelService {
     return recentFirst.find((loaded) => !loaded.engine.info.embeddings) ?? recentFirst[0];
   }
 
-  /** The loaded engines of a model's file. */
+  /**
+   * The loaded instances of a model: engines of its weights with its projector and adapters (two stored
+   * models may share a weights blob, one with a projector and one without).
+   */
   loadedOf(model: ServedModel): LoadedModel[] {
-    return this.loaded().filter((loaded) => loaded.engine.options.modelPath === model.path);
+    const wanted = this.engineOptions(model);
+    const adapters = (options: EngineOptions) => JSON.stringify(options.loraAdapters ?? []);
+    return this.loaded().filter(({ engine: { options } }) =>
+      options.modelPath === wanted.modelPath && options.projectorPath === wanted.projectorPath && adapters(options) === adapters(wanted));
   }
 
   /**
@@ -88,12 +106,25 @@ export class LmStudioModelService extends ModelService {
     const keep = model.pinned || !keepAlive ? { ms: this.defaultKeepAliveMs(model), policy: "on-load" as const } : keepAlive;
     const loaded = this.loadedOf(model).sort((a, b) => b.lastUsed - a.lastUsed)[0];
     if (loaded) return this.manager.engine(loaded.engine.options, keep.ms, keep.policy);
-    return super.engine(model, overrides, keep);
+    if (model.pinned) return super.engine(model, overrides, keep);
+    if (this.autoEvict) await this.evictJitLoaded();
+    const engine = await super.engine(model, overrides, keep);
+    this.jitLoaded.add(engine);
+    return engine;
+  }
+
+  /** Unloads the models loaded just in time (a busy one once its requests end). */
+  private async evictJitLoaded(): Promise<void> {
+    const evicted = this.loaded().filter((loaded) => this.jitLoaded.has(loaded.engine));
+    for (const loaded of evicted) log.info(`auto-evict: unloading "${loaded.model.id}" (loaded just in time) before loading another`);
+    await Promise.all(evicted.map((loaded) => this.manager.unload(loaded.engine)));
   }
 
   /** Loads the model with exactly these options (a second instance when the options differ from a loaded one's). */
-  load(model: ServedModel, overrides: Partial<EngineOptions>, keepAlive: KeepAliveRequest): Promise<EngineProcess> {
-    return super.engine(model, overrides, keepAlive);
+  async load(model: ServedModel, overrides: Partial<EngineOptions>, keepAlive: KeepAliveRequest): Promise<EngineProcess> {
+    const engine = await super.engine(model, overrides, keepAlive);
+    this.jitLoaded.delete(engine); // loaded on purpose now: Auto-Evict leaves it alone
+    return engine;
   }
 
   /** Unloads one loaded instance (once its requests end, when it is busy). */

@@ -1,5 +1,7 @@
 // Profile c's own endpoints (the LM Studio personality), over the same /v1 handlers and model
-// manager as every profile. Errors are OpenAI-shaped: {"error": {message, type, param, code}}.
+// manager as every profile. Errors are OpenAI-shaped ({"error": {message, type, param, code}}) except
+// under /api/v1/, where they are LM Studio's ({"error": {type: invalid_request|model_not_found|
+// job_not_found|not_implemented|internal_error, message, code?, param?}}; v1-error.ts).
 //
 // GET  /lmstudio-greeting                  {"lmstudio": true, "version"}: how `lms` and SDKs recognise the server
 //
@@ -17,10 +19,10 @@
 // POST /api/v0/embeddings                  as /v1/embeddings
 //
 // REST API v1 (LM Studio 0.4+; what the web UI and `lms` build on)
-// POST /api/v1/chat                        {model, input: string | [{type: "message", content} | {type: "image", data_url}
-//                                          (refused)], system_prompt?, stream?, temperature?, top_p?, top_k?, min_p?,
+// POST /api/v1/chat                        {model, input: string | [{type: "message", content} | {type: "image", data_url}],
+//                                          system_prompt?, stream?, temperature?, top_p?, top_k?, min_p?,
 //                                          repeat_penalty?, max_output_tokens?, reasoning?: "off"|"low"|"medium"|"high"|"on",
-//                                          context_length?, store? (default true), previous_response_id?}; integrations
+//                                          context_length?, ttl?, store? (default true), previous_response_id?}; integrations
 //                                          (MCP) are a 501
 //                                          -> {model_instance_id, output: [{type: "reasoning", content}?, {type: "message",
 //                                          content}], stats: {input_tokens, total_output_tokens, reasoning_output_tokens,
@@ -29,7 +31,7 @@
 //                                          streamed: SSE `event: <type>` + `data: {type, ...}`: chat.start {model_instance_id},
 //                                          model_load.start/.end (when it loads), prompt_processing.start/.end,
 //                                          reasoning.start/.delta {content}/.end, message.start/.delta {content}/.end,
-//                                          error {error: {type, message}}, chat.end {result: the body above}
+//                                          error {error: {type, message, ...}}, chat.end {result: the body above}
 // GET  /api/v1/models                      {models: [{type: "llm"|"embedding", publisher, key, display_name, architecture,
 //                                          quantization: {name, bits_per_weight}, size_bytes, params_string,
 //                                          loaded_instances: [{id, config: {context_length, eval_batch_size, flash_attention,
@@ -42,7 +44,7 @@
 //                                          offload_kv_cache_to_gpu?, gpu_layers? (llamux), parallel?, ttl? (s; default
 //                                          never), echo_load_config?}; the options may also come nested in `config`
 //                                          -> {type, instance_id, load_time_seconds, status: "loaded", load_config?}
-// POST /api/v1/models/unload               {instance_id} -> {instance_id}
+// POST /api/v1/models/unload               {instance_id} -> {instance_id}; a model's name instead unloads all its instances
 // POST /api/v1/models/download             {model: "org/repo" | hub https URL | store name, quantization?}
 //                                          -> the job's status (below), once its size is known; the download goes on
 //                                          in the background. A model already stored: {status: "already_downloaded",

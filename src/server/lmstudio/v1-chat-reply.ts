@@ -44,10 +44,3 @@ export async function readReply(choice: ChatChoice, emit: (event: string, data: 
   }
   return { reasoning, content, usage: noUsage, error: new ApiError(500, "Generation ended without a result") };
 }
-
-/** LM Studio's error event types by HTTP status. */
-export function chatErrorType(status: number): string {
-  if (status === 400) return "invalid_request";
-  if (status === 404) return "model_not_found";
-  return status >= 500 ? "internal_error" : "unknown";
-}

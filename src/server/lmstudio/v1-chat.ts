@@ -2,7 +2,7 @@
 // messages) with an optional system prompt; the reply is a list of output items (reasoning, message)
 // with LM Studio's stats; conversations are stored unless `store` is false and continue from
 // `previous_response_id`. Streamed, it is named SSE events from chat.start to chat.end (shapes in routes.ts).
-// MCP integrations and image input are refused: llamux has neither here.
+// Images are read as on /v1 (a model without a projector refuses them); MCP integrations are refused.
 import type { Context } from "hono";
 import { streamSSE } from "hono/streaming";
 import { z } from "zod";
@@ -13,11 +13,14 @@ import { ApiError, badRequest } from "../api-error.ts";
 import type { ServerDeps } from "../deps.ts";
 import { observeChoices } from "../observe.ts";
 import { readJsonBody, validate } from "../validation.ts";
+import { imageUrlReader, type ImageUrlReader } from "../request-images.ts";
 import { checkContextLength } from "../openai/context-check.ts";
 import { modelDefaults, withModelStops } from "../openai/ollama-options.ts";
 import { generationFields, toSamplerSettings } from "../openai/translate.ts";
+import { ttlField, ttlKeepAlive } from "../openai/ttl.ts";
 import type { ChatThreads } from "./chat-threads.ts";
-import { chatErrorType, readReply, type Reply } from "./v1-chat-reply.ts";
+import { readReply, type Reply } from "./v1-chat-reply.ts";
+import { lmStudioV1ErrorBody } from "./v1-error.ts";
 import type { LmStudioModelService } from "./model-service.ts";
 
 const inputItem = z.union([
@@ -42,17 +45,24 @@ const chatSchema = z.object({
   context_length: z.number().int().min(16).optional().describe("context for a model this request loads"),
   store: z.boolean().optional().describe("keep the conversation and answer a response_id; default true"),
   previous_response_id: z.string().optional(),
+  ttl: ttlField,
 });
 
 type ChatRequest = z.infer<typeof chatSchema>;
 
-function userText(input: ChatRequest["input"]): string {
-  if (typeof input === "string") return input;
-  if (input.some((item) => item.type === "image")) throw badRequest("Image input is not supported by this server's /api/v1/chat", "input");
-  return input.map((item) => ("content" in item ? item.content : "")).join("\n");
+/** The user's message: text items joined, image items read (a model without vision refuses them). */
+async function userMessage(input: ChatRequest["input"], readImage: ImageUrlReader): Promise<ChatMessage> {
+  if (typeof input === "string") return { role: "user", content: input };
+  const texts: string[] = [];
+  const images: Uint8Array[] = [];
+  for (const [index, item] of input.entries()) {
+    if (item.type === "image") images.push(await readImage(item.data_url, `input[${index}].data_url`));
+    else texts.push(item.content);
+  }
+  return { role: "user", content: texts.join("\n"), ...(images.length ? { images } : {}) };
 }
 
-function conversation(body: ChatRequest, threads: ChatThreads): ChatMessage[] {
+function conversation(body: ChatRequest, threads: ChatThreads, user: ChatMessage): ChatMessage[] {
   let history: ChatMessage[] = [];
   if (body.previous_response_id !== undefined) {
     const previous = threads.get(body.previous_response_id);
@@ -62,7 +72,7 @@ function conversation(body: ChatRequest, threads: ChatThreads): ChatMessage[] {
   const system = body.system_prompt !== undefined ? [{ role: "system", content: body.system_prompt }] : [];
   // A new system prompt replaces the stored one.
   const kept = system.length ? history.filter((m) => m.role !== "system") : history;
-  return [...system, ...kept, { role: "user", content: userText(body.input) }];
+  return [...system, ...kept, user];
 }
 
 export function v1Chat(deps: ServerDeps, models: LmStudioModelService, threads: ChatThreads) {
@@ -70,14 +80,16 @@ export function v1Chat(deps: ServerDeps, models: LmStudioModelService, threads: 
     const arrived = performance.now();
     const body = validate(chatSchema, await readJsonBody(c));
     if (body.integrations?.length || body.mcp_servers?.length) throw new ApiError(501, "MCP integrations and plugins are not supported by this server", { param: "integrations" });
-    const messages = conversation(body, threads);
     const model = models.resolve(body.model);
     if (models.embeds(model)) throw badRequest(`Model "${model.id}" is an embedding model and does not support chat`, "model");
+    // Images are read (and refused) before the model loads.
+    const messages = conversation(body, threads, await userMessage(body.input, imageUrlReader(deps, model)));
 
     const defaults = modelDefaults(model);
     const wasLoaded = models.loadedOf(model).length > 0;
     const loadStarted = performance.now();
-    const engine = await models.engine(model, { ...defaults.load, ...(body.context_length !== undefined ? { contextPerSequence: body.context_length } : {}) });
+    const overrides = { ...defaults.load, ...(body.context_length !== undefined ? { contextPerSequence: body.context_length } : {}) };
+    const engine = await models.engine(model, overrides, ttlKeepAlive(deps.profile, body.ttl));
     const loadSeconds = wasLoaded ? undefined : (performance.now() - loadStarted) / 1000;
     const loaded = models.loaded().find((l) => l.engine === engine);
     const instanceId = loaded ? models.instanceId(loaded) : model.id;
@@ -134,7 +146,7 @@ export function v1Chat(deps: ServerDeps, models: LmStudioModelService, threads: 
       await emit("prompt_processing.end", {});
       const reply = await readReply(choice!, emit);
       // After an error, chat.end still carries what was generated, as LM Studio does.
-      if (reply.error) await emit("error", { error: { type: chatErrorType(reply.error.status), message: reply.error.message } });
+      if (reply.error) await emit("error", lmStudioV1ErrorBody(reply.error));
       await emit("chat.end", { result: await result(reply) });
     });
   };

@@ -115,9 +115,13 @@ export function v1LoadModel(models: LmStudioModelService) {
 export function v1UnloadModel(models: LmStudioModelService) {
   return async function v1UnloadModelHandler(c: Context) {
     const { instance_id: instanceId } = validate(unloadSchema, await readJsonBody(c));
-    const loaded = models.loaded().find((l) => models.instanceId(l) === instanceId);
-    if (!loaded) throw notFound(`No loaded model instance "${instanceId}"`, "instance_id");
-    await models.unloadInstance(loaded.engine);
-    return c.json({ instance_id: instanceId });
+    const exact = models.loaded().find((l) => models.instanceId(l) === instanceId);
+    // A model's name (as `lms unload <key>` passes it) unloads every instance of that model.
+    const named = models.find(instanceId);
+    const instances = exact ? [exact] : named ? models.loadedOf(named) : [];
+    if (instances.length === 0) throw notFound(`No loaded model instance "${instanceId}"`, "instance_id");
+    const ids = instances.map((loaded) => models.instanceId(loaded));
+    await Promise.all(instances.map((loaded) => models.unloadInstance(loaded.engine)));
+    return c.json({ instance_id: ids[0] });
   };
 }
