@@ -63,6 +63,18 @@ function layerCountOf(path: string): number {
   return ggufNumber(header, ggufArchKey(header, "block_count")) ?? 0;
 }
 
+/** The text of every control token (such as "<|im_start|>"), which only a chat template may produce. */
+function controlTokenTexts(model: LlamaModel): string[] {
+  const texts = new Set<string>();
+  const decoder = new TextDecoder();
+  for (let token = 0; token < model.vocab.size; token++) {
+    if (!model.vocab.isControl(token)) continue;
+    const text = decoder.decode(model.vocab.tokenToPiece(token, true));
+    if (text) texts.add(text);
+  }
+  return [...texts];
+}
+
 export class Engine {
   private readonly scheduler: Scheduler;
   private looping = false;
@@ -92,6 +104,7 @@ export class Engine {
       bosText: model.vocab.bos >= 0 ? new TextDecoder().decode(model.vocab.tokenToPiece(model.vocab.bos, true)) : "",
       eosText: model.vocab.eos >= 0 ? new TextDecoder().decode(model.vocab.tokenToPiece(model.vocab.eos, true)) : "",
       addsBos: model.vocab.addBos,
+      controlTokenTexts: controlTokenTexts(model),
       threads,
       embeddings: options.embeddings ?? false,
       compute: computeSummary(),

@@ -138,6 +138,8 @@ export interface ModelInfo {
   eosText: string;
   /** The vocabulary adds BOS when tokenizing a fresh prompt. */
   addsBos: boolean;
+  /** Texts of the control tokens: in message content they are plain text, never these tokens. */
+  controlTokenTexts: string[];
   threads: number;
   /** Loaded for embeddings rather than generation. */
   embeddings: boolean;

@@ -1,33 +1,13 @@
 // The prompt of a model with Modelfile layers: its Ollama TEMPLATE (a Go template) when it has one, else
-// the GGUF's chat template through renderChatPrompt; its seed messages and SYSTEM either way. Template text is tokenized with special tokens recognised;
+// the GGUF's chat template through renderChatPrompt; its seed messages and SYSTEM either way. A Go
+// template is tokenized part by part (go-template-prompt.ts): template text with special tokens recognised;
 // values from the conversation are tokenized as plain text, so "<|im_end|>" typed by a user stays
 // text. BOS is added only when the template did not write it.
-import { tokenizerAddsBos } from "../chat/template.ts";
-import { renderOllamaPromptParts, type OllamaPromptInput, type ThinkSetting } from "../chat/go-template/ollama-prompt.ts";
+import type { ThinkSetting } from "../chat/go-template/ollama-prompt.ts";
+import { renderGoTemplatePrompt } from "./go-template-prompt.ts";
 import type { ChatMessage, ToolDefinition } from "../chat/types.ts";
-import { renderChatPrompt, type RenderedPrompt } from "./chat.ts";
+import { renderChatPrompt, type ChatPrompt, type RenderedPrompt } from "./chat.ts";
 import type { EngineHandle } from "./engine-handle.ts";
-import { placeImages, withoutMediaMarkers } from "./prompt-images.ts";
-
-/**
- * Renders `input` with a Go template and tokenizes it part by part. Images become media markers in
- * their messages' text (the engine then tokenizes the whole text around them, as for Jinja templates).
- */
-export async function renderGoTemplatePrompt(engine: EngineHandle, template: string, input: OllamaPromptInput): Promise<RenderedPrompt> {
-  const { messages, images } = await placeImages(input.messages, engine.info);
-  const parts = renderOllamaPromptParts(template, { ...input, messages });
-  const text = parts.map((part) => part.text).join("");
-  const tokens: number[] = [];
-  let first = true;
-  for (const part of parts) {
-    const partText = withoutMediaMarkers(part.text, engine.info);
-    if (!partText) continue;
-    const addSpecial = first && tokenizerAddsBos(text, engine.info.bosText);
-    tokens.push(...(await engine.tokenize(partText, { addSpecial, parseSpecial: !part.fromData })));
-    first = false;
-  }
-  return { text, tokens, ...(images.length ? { images } : {}) };
-}
 
 export interface ModelPromptSource {
   /** the model's Go TEMPLATE, if it has one */
@@ -48,6 +28,8 @@ export interface ModelPromptInput {
   template?: string;
   /** Fill-in-the-middle: text after the insertion point (needs a TEMPLATE that reads .Suffix). */
   suffix?: string;
+  /** The call syntax the reply is read in, for assistant tool calls a chat template does not render. */
+  toolCallSyntax?: ChatPrompt["toolCallSyntax"];
 }
 
 /** The conversation with the system prompt in front, unless it has a system message of its own. */
@@ -71,6 +53,7 @@ export function renderModelPrompt(engine: EngineHandle, model: ModelPromptSource
       messages: withSystem(messages, system),
       ...(input.tools?.length ? { tools: input.tools } : {}),
       ...(input.think !== undefined ? { templateVariables: { enable_thinking: input.think !== false } } : {}),
+      ...(input.toolCallSyntax ? { toolCallSyntax: input.toolCallSyntax } : {}),
     });
   }
   return renderGoTemplatePrompt(engine, template, {

@@ -13,7 +13,7 @@ import { modelDetails, type ModelDetails } from "../model-details.ts";
 import { openStore } from "../model-store-access.ts";
 import { pullWithProgress } from "../pull.ts";
 import type { ChatBackend, ChatStreamEvent, ChatTurn } from "./backend.ts";
-import { JSON_OBJECT_GRAMMAR } from "./json-grammar.ts";
+import { jsonObjectGbnf } from "../../chat/structured/index.ts";
 import { siblingProjector } from "../../vision/projector-file.ts";
 import { imageFromBase64 } from "../../vision/image-source.ts";
 
@@ -86,13 +86,12 @@ export class LocalChatBackend implements ChatBackend {
     const started = performance.now();
     const { engine, options } = await this.engine(turn.options, turn.keepAlive);
     const loaded = performance.now();
-    // the model's seed conversation (MESSAGE lines) comes after any system message and before the chat
     // the model's seed messages and SYSTEM come from its layers
     // the turn's images belong to its last (user) message
     const images = turn.images.map(imageFromBase64);
     const messages = images.length ? turn.messages.map((m, i) => (i === turn.messages.length - 1 ? { ...m, images } : m)) : turn.messages;
     const prompt = await renderModelPrompt(engine, this.resolved, { messages });
-    const sampling = { ...samplerSettings(options), ...(turn.format === "json" ? { grammar: JSON_OBJECT_GRAMMAR } : {}) };
+    const sampling = { ...samplerSettings(options), ...(turn.format === "json" ? { grammar: jsonObjectGbnf() } : {}) };
     const [choice] = await startChat(engine, prompt, { sampling, ...generationLimits(options) }, { signal });
     for await (const event of choice!.events()) {
       if (event.type === "content") yield { type: "content", text: event.text };

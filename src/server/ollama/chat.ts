@@ -65,7 +65,9 @@ export function chat(deps: ServerDeps) {
       ...(toolChoice ? { toolChoice } : {}), ...(constraint ? { constraint } : {}),
     }, engine.info.chatTemplate, deps.toolCallParser);
     const prompt = await fitMessages(
-      chatMessages, (kept) => renderModelPrompt(engine, model.stored ?? {}, { messages: kept, tools: plan.tools, ...thinkSetting(body.think) }), engine.info.contextPerSequence, body.truncate !== false,
+      chatMessages, (kept) => renderModelPrompt(engine, model.stored ?? {}, {
+        messages: kept, tools: plan.tools, ...thinkSetting(body.think), ...(plan.syntax ? { toolCallSyntax: plan.syntax } : {}),
+      }), engine.info.contextPerSequence, body.truncate !== false,
     );
     const withLogprobs = body.logprobs === true;
     const sampling = samplerSettings(options);

@@ -15,6 +15,7 @@ import { openAiEventStream } from "./sse.ts";
 import { streamChatChoices } from "./chat-stream.ts";
 import { loadOverrides, modelDefaults, withModelStops } from "./ollama-options.ts";
 import { ttlKeepAlive } from "./ttl.ts";
+import { requestedMaxTokens } from "./max-tokens.ts";
 import type { ResponseExtension } from "./response-extension.ts";
 import { chatCompletionBody, checkChoiceOptions, completionId, generationFields, toChatMessages, toSamplerSettings, toUsage } from "./translate.ts";
 
@@ -47,10 +48,12 @@ export function chatCompletions(deps: ServerDeps, extension?: ResponseExtension)
     const prompt = await renderChatPrompt(engine, {
       messages,
       tools: plan.tools,
+      ...optional("toolCallSyntax", plan.syntax),
       addGenerationPrompt: body.add_generation_prompt ?? true,
       ...(body.chat_template_kwargs ? { templateVariables: body.chat_template_kwargs } : {}),
     });
-    const maxTokens = body.max_completion_tokens ?? body.max_tokens ?? defaults.maxTokens;
+    const requested = requestedMaxTokens(deps.profile, body.max_tokens, 1);
+    const maxTokens = body.max_completion_tokens ?? (requested === "unlimited" ? undefined : requested ?? defaults.maxTokens);
     checkContextLength(deps.profile, prompt.tokens.length, maxTokens, engine.info.contextPerSequence);
 
     const logprobs = body.logprobs ? body.top_logprobs ?? 0 : undefined;
