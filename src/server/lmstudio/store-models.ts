@@ -29,9 +29,10 @@ export function publisherOf(model: ServedModel): string {
   return slash > 0 ? model.id.slice(0, slash) : "local";
 }
 
-/** The model's files: its weights and, for a stored vision model, its projector. */
+/** The model's files: its weights and, for a vision model, its projector. */
 export function modelFiles(model: ServedModel): { path: string; projectorPath?: string } {
-  const projectorPath = model.stored?.projectorPath;
+  // a stored model's projector layer, or the mmproj file next to (or given with --mmproj for) a served file
+  const projectorPath = model.projectorPath ?? model.stored?.projectorPath;
   return { path: model.path, ...(projectorPath ? { projectorPath } : {}) };
 }
 
