@@ -5,7 +5,7 @@ import { mkdtempSync, rmSync, symlinkSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { ensureModel } from "../../scripts/gen-models.ts";
-import { ChatMessage, ChatMessageContent, Complete, GenerationError, ModelRunner, type MessageResponse } from "../../src/sdk/index.ts";
+import { ChatMessage, ChatMessageContent, Complete, GenerationError, LLM, ModelRunner, SamplingParams, UnsupportedContentError, type MessageResponse } from "../../src/sdk/index.ts";
 
 const IMAGE_TOKENS = 16;
 const fixture = (name: string) => join(import.meta.dir, "..", "fixtures", "images", name);
@@ -52,4 +52,15 @@ test("a model without a projector answers an image with an error response naming
   const error = responses.at(-1);
   expect(error).toBeInstanceOf(GenerationError);
   expect((error as GenerationError).message).toContain("no vision projector");
+});
+
+test("LLM.chat takes OpenAI image_url parts (data URIs) and refuses a loopback URL", async () => {
+  await using llm = new LLM({ model: join(dir, "tiny-chat.gguf"), max_model_len: 256, max_num_seqs: 1, threads: 2 });
+  const jpeg = Buffer.from(await Bun.file(fixture("python-16.jpg")).arrayBuffer()).toString("base64");
+  const params = new SamplingParams({ temperature: 0, max_tokens: 3, ignore_eos: true });
+  const [result] = await llm.chat([{ role: "user", content: [{ type: "image_url", image_url: { url: `data:image/jpeg;base64,${jpeg}` } }, { type: "text", text: "What is it?" }] }], params);
+  expect(result!.outputs[0]!.token_ids).toHaveLength(3);
+  const refused = await llm.chat([{ role: "user", content: [{ type: "image_url", image_url: { url: "http://127.0.0.1:9/a.jpg" } }] }], params).catch((e) => e);
+  expect(refused).toBeInstanceOf(UnsupportedContentError);
+  expect(refused.message).toContain("loopback, private or link-local");
 });
