@@ -30,7 +30,7 @@ export function engineMessageHandler(send: (message: ChildMessage) => void, exit
       case "load":
         try {
           engine = Engine.load(message.options);
-          log.info(`loaded ${engine.info.architecture} model "${message.options.modelPath}": ${engine.info.sequences} sequences × ${engine.info.contextPerSequence} tokens, ${engine.info.threads} threads, ${engine.info.compute}`);
+          log.info(`loaded ${engine.info.architecture} model "${message.options.modelPath}": ${engine.info.sequences} sequences × ${engine.info.contextPerSequence} tokens, ${engine.info.threads} threads, ${engine.info.compute}${engine.info.vision ? `, vision projector "${engine.info.vision.projectorPath}"` : ""}`);
           send({ type: "loaded", info: engine.info });
         } catch (error) {
           send({ type: "load_failed", message: (error as Error).message });

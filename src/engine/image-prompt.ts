@@ -22,9 +22,13 @@ export interface ImagePrompt {
   images: ImageSpan[];
 }
 
-/** A negative id from a hex content hash: the same image always gets the same id. */
+/**
+ * A negative id from a hex content hash: the same image always gets the same id. An image without a
+ * hash gets a random one, so that it never matches another image in a cache.
+ */
 export function imageMarker(hashHex: string): number {
-  return -1 - (Number.parseInt(hashHex.slice(0, 8) || "0", 16) >>> 1);
+  const bits = hashHex ? Number.parseInt(hashHex.slice(0, 8), 16) : crypto.getRandomValues(new Uint32Array(1))[0]!;
+  return -1 - (bits >>> 1);
 }
 
 function sha256Hex(bytes: Uint8Array): string {

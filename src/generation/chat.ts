@@ -183,15 +183,17 @@ export class ChatChoice {
   }
 }
 
+/** The prompt fields of an engine request for a rendered prompt: its tokens, or with images its text and images (the engine places each at its marker). */
+export function promptInput(engine: EngineHandle, prompt: RenderedPrompt): Pick<GenerateRequest, "prompt" | "images" | "addSpecial" | "parseSpecial"> {
+  if (!prompt.images?.length) return { prompt: prompt.tokens };
+  return { prompt: prompt.text, images: prompt.images, addSpecial: tokenizerAddsBos(prompt.text, engine.info.bosText), parseSpecial: true };
+}
+
 /** Starts n choices of a rendered prompt; a refused request throws an EngineError before anything streams. */
 export async function startChat(
   engine: EngineHandle, prompt: RenderedPrompt, request: Omit<GenerateRequest, "id" | "prompt">, options: ChatRunOptions = {},
 ): Promise<ChatChoice[]> {
-  // With images the engine tokenizes the text itself, placing each image at its marker.
-  const input = prompt.images?.length
-    ? { prompt: prompt.text, images: prompt.images, addSpecial: tokenizerAddsBos(prompt.text, engine.info.bosText), parseSpecial: true }
-    : { prompt: prompt.tokens };
-  const streams = await startChoices(engine, [{ ...request, ...input }], options.n ?? 1, options.signal, options.onDone);
+  const streams = await startChoices(engine, [{ ...request, ...promptInput(engine, prompt) }], options.n ?? 1, options.signal, options.onDone);
   const parser = options.parser ?? (() => new PlainTextOutput());
   return streams.map((stream) => new ChatChoice(stream, parser()));
 }

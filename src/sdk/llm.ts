@@ -4,6 +4,7 @@
 import type { ChatMessage as TemplateMessage, ToolDefinition } from "../chat/types.ts";
 import { startChoices } from "../generation/choices.ts";
 import type { EngineHandle } from "../generation/engine-handle.ts";
+import { promptInput, type RenderedPrompt } from "../generation/chat.ts";
 import { toTemplateMessages, type ChatInputMessage } from "./chat-input.ts";
 import { LocalModel } from "./local-model.ts";
 import { ProgressBar } from "./progress-bar.ts";
@@ -71,9 +72,7 @@ const DEFAULT_SEQUENCES = 8;
 
 let nextRequestId = 0;
 
-interface PreparedPrompt {
-  text: string;
-  tokens: number[];
+interface PreparedPrompt extends RenderedPrompt {
   params: SamplingParams;
 }
 
@@ -110,7 +109,7 @@ export class LLM {
   /** Applies the chat template to each conversation, then generates as `generate` does. */
   async chat(input: ChatInput, params?: ParamsInput, options: ChatOptions = {}): Promise<RequestOutput[]> {
     const engine = await this.loaded.engine();
-    const conversations = toConversations(input);
+    const conversations = await toConversations(input);
     const paramsList = paramsFor(params, conversations.length);
     const prepared = await Promise.all(conversations.map(async (messages, i): Promise<PreparedPrompt> => {
       const rendered = await this.loaded.renderPrompt(engine, {
@@ -145,12 +144,12 @@ function paramsFor(params: ParamsInput | undefined, count: number): SamplingPara
 }
 
 /** One prompt string, a list of them, one conversation, or a list of conversations. */
-function toConversations(input: ChatInput): TemplateMessage[][] {
+async function toConversations(input: ChatInput): Promise<TemplateMessage[][]> {
   if (typeof input === "string") return [[{ role: "user", content: input }]];
   if (input.length === 0) return [];
   if (input.every((item) => typeof item === "string")) return (input as string[]).map((text) => [{ role: "user", content: text }]);
-  if (input.every((item) => Array.isArray(item))) return (input as ChatInputMessage[][]).map(toTemplateMessages);
-  if (input.every((item) => typeof item === "object" && item !== null && !Array.isArray(item))) return [toTemplateMessages(input as ChatInputMessage[])];
+  if (input.every((item) => Array.isArray(item))) return Promise.all((input as ChatInputMessage[][]).map(toTemplateMessages));
+  if (input.every((item) => typeof item === "object" && item !== null && !Array.isArray(item))) return [await toTemplateMessages(input as ChatInputMessage[])];
   throw new TypeError("Cannot read chat input: give a prompt string, a list of prompt strings, or a list of conversations (lists of messages)");
 }
 
@@ -176,7 +175,7 @@ async function runBatch(engine: EngineHandle, prompts: PreparedPrompt[], options
 
 async function runPrompt(engine: EngineHandle, prompt: PreparedPrompt): Promise<RequestOutput> {
   const request_id = String(nextRequestId++);
-  const streams = await startChoices(engine, [{ ...prompt.params.toRequest(), prompt: prompt.tokens }], prompt.params.n);
+  const streams = await startChoices(engine, [{ ...prompt.params.toRequest(), ...promptInput(engine, prompt) }], prompt.params.n);
   const outputs = await Promise.all(streams.map(async (stream, index): Promise<CompletionOutput> => {
     let text = "";
     const token_ids: number[] = [];

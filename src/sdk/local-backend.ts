@@ -19,15 +19,23 @@ import type { GenerationOptions } from "./generation-options.ts";
 import type { LocalModel } from "./local-model.ts";
 import { Chunk, Complete, FunctionCalls, GenerationError, ReasoningChunk, type MessageResponse } from "./message-response.ts";
 
-/** SDK messages as the chat template takes them; image and audio parts are refused by name. */
-export function toTemplateMessages(messages: ChatMessage[], model: string): TemplateMessage[] {
+/**
+ * SDK messages as the chat template takes them: image parts become the message's images (a model with
+ * `vision` only); audio parts, and images without vision, are refused by name.
+ */
+export function toTemplateMessages(messages: ChatMessage[], model: string, vision = false): TemplateMessage[] {
   return messages.map((message) => {
+    const images: Uint8Array[] = [];
     for (const part of message.content) {
       if (part instanceof AudioContent) throw new UnsupportedContentError(`Cannot use audio content with model "${model}": audio input is not supported yet`);
-      if (part instanceof ImageContent) throw new UnsupportedContentError(`Cannot use image content with model "${model}": it has no vision projector loaded`);
+      if (part instanceof ImageContent) {
+        if (!vision) throw new UnsupportedContentError(`Cannot use image content with model "${model}": it has no vision projector loaded`);
+        images.push(part.data);
+      }
     }
     const hasText = message.content.some((part) => part instanceof TextContent);
     const out: TemplateMessage = { role: message.role, content: hasText || !message.functionCalls?.length ? message.text : null };
+    if (images.length) out.images = images;
     if (message.functionCalls?.length) {
       out.tool_calls = message.functionCalls.map((call) => ({ ...(call.id ? { id: call.id } : {}), type: "function", function: { name: call.name, arguments: call.arguments } }));
     }
@@ -59,7 +67,7 @@ export class LocalBackend implements ConversationBackend {
     const template = engine.info.chatTemplate;
     const syntax = toolCallSyntaxOfTemplate(template) ?? options.functionCallParser?.format.syntax ?? TOOL_CALL_FORMATS.lfm2.syntax;
     const plan = planChatOutput({ tools: functions.map((fn) => fn.toToolDefinition()), toolChoice: choice, parallelToolCalls: options.parallelToolCalls }, template, syntax);
-    const prompt = await this.model.renderPrompt(engine, { messages: toTemplateMessages(messages, this.model.model), ...(plan.tools.length ? { tools: plan.tools } : {}) });
+    const prompt = await this.model.renderPrompt(engine, { messages: toTemplateMessages(messages, this.model.model, engine.info.vision !== undefined), ...(plan.tools.length ? { tools: plan.tools } : {}) });
     const parser = choice === "none" ? null : options.functionCallParser;
     const request: Omit<GenerateRequest, "id" | "prompt"> = { sampling: { ...samplingOf(options), ...(plan.grammar ? { grammar: plan.grammar } : {}) } };
     if (options.maxTokens !== undefined) request.maxTokens = options.maxTokens;

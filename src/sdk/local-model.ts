@@ -24,7 +24,10 @@ export class LocalModel {
   private load(): Promise<{ engine: WorkerEngine; source: ModelSource }> {
     if (this.disposed) return Promise.reject(new DisposedError(`model "${this.model}"`));
     this.loading ??= resolveModel(this.model, this.sourceOptions).then(async (source) => ({
-      source, engine: await WorkerEngine.start({ ...this.engineOptions, modelPath: source.modelPath }),
+      source,
+      engine: await WorkerEngine.start({
+        ...(source.projectorPath ? { projectorPath: source.projectorPath } : {}), ...this.engineOptions, modelPath: source.modelPath,
+      }),
     }));
     return this.loading;
   }

@@ -3,6 +3,7 @@
 // reads WebP only through ffmpeg.
 import type { EngineImage } from "../engine/types.ts";
 import { ImageInputError } from "./image-input-error.ts";
+import { imageSize, MAX_IMAGE_PIXELS } from "./image-size.ts";
 import webpWasmPath from "@jsquash/webp/codec/dec/webp_dec.wasm" with { type: "file" };
 
 export type ImageFormat = "jpeg" | "png" | "gif" | "bmp" | "webp";
@@ -61,6 +62,10 @@ async function decodeWebp(bytes: Uint8Array): Promise<EngineImage> {
 export async function toEngineImage(bytes: Uint8Array): Promise<EngineImage> {
   const format = sniffImageFormat(bytes);
   if (!format) throw new ImageInputError("Cannot use image: the data is not a JPEG, PNG, GIF, BMP or WebP image");
+  const size = imageSize(bytes, format);
+  if (size && size.width * size.height > MAX_IMAGE_PIXELS) {
+    throw new ImageInputError(`Cannot use image: ${size.width}x${size.height} pixels is more than the ${MAX_IMAGE_PIXELS} allowed`);
+  }
   if (format === "webp") return decodeWebp(bytes);
   return { kind: "file", bytes };
 }

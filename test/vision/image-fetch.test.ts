@@ -156,6 +156,12 @@ describe("image data", () => {
     expect(image).toMatchObject({ kind: "rgb", width: 16, height: 16 });
     expect(image.kind === "rgb" && image.pixels.length).toBe(16 * 16 * 3);
     expect(await toEngineImage(jpeg)).toEqual({ kind: "file", bytes: jpeg });
+    // A PNG header declaring 100000 x 100000 pixels: refused before anything decodes it.
+    const bomb = new Uint8Array(33);
+    bomb.set([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a, 0, 0, 0, 13, 0x49, 0x48, 0x44, 0x52]);
+    new DataView(bomb.buffer).setUint32(16, 100_000);
+    new DataView(bomb.buffer).setUint32(20, 100_000);
+    await expect(toEngineImage(bomb)).rejects.toThrow("100000x100000 pixels is more than");
     const brokenWebp = webp.slice(0, 40);
     await expect(toEngineImage(brokenWebp)).rejects.toThrow("Cannot decode WebP image");
   });

@@ -127,7 +127,7 @@ describe("/v1/chat/completions with image_url parts", () => {
     const badBase64 = await refusal(ask("a", [image("data:image/png;base64,@@@not-base64@@@"), text("hi")]));
     expect(badBase64).toMatchObject({ status: 400 });
     // PNG's signature on bytes that are not a PNG: only the decoder can tell.
-    const corrupt = new Uint8Array([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a, ...new Array(64).fill(7)]);
+    const corrupt = new Uint8Array([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a, 0, 0, 0, 13, 0x49, 0x48, 0x44, 0x52, 0, 0, 0, 16, 0, 0, 0, 16, ...new Array(64).fill(7)]);
     const undecodable = await refusal(ask("a", [image(dataUri(corrupt, "image/png")), text("hi")]));
     expect(undecodable).toMatchObject({ status: 400 });
     expect(undecodable.message).toContain("Cannot use image 1");

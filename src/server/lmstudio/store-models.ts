@@ -31,6 +31,7 @@ export function publisherOf(model: ServedModel): string {
 
 /** The model's files: its weights and, for a vision model, its projector. */
 export function modelFiles(model: ServedModel): { path: string; projectorPath?: string } {
+  // a stored model's projector layer, or the mmproj file next to (or given with --mmproj for) a served file
   const projectorPath = model.projectorPath ?? model.stored?.projectorPath;
   return { path: model.path, ...(projectorPath ? { projectorPath } : {}) };
 }

@@ -78,9 +78,12 @@ async function toChatMessage(m: ChatCompletionRequest["messages"][number], index
     const texts: string[] = [];
     for (const [partIndex, part] of m.content.entries()) {
       if (part.type === "text" && "text" in part && typeof part.text === "string") texts.push(part.text);
-      else if (part.type === "image_url" && "image_url" in part) {
-        const url = typeof part.image_url === "string" ? part.image_url : (part.image_url as { url: string }).url;
-        images.push(await readImage(url, `messages[${index}].content[${partIndex}].image_url`));
+      else if (part.type === "image_url") {
+        const param = `messages[${index}].content[${partIndex}].image_url`;
+        const value = (part as { image_url?: unknown }).image_url;
+        const url = typeof value === "string" ? value : (value as { url?: unknown } | undefined)?.url;
+        if (typeof url !== "string") throw badRequest('An image_url part needs {"url": "data:image/...;base64,..." or "https://..."}', param);
+        images.push(await readImage(url, param));
       } else throw badRequest(`Unsupported content part type "${part.type}"`, `messages[${index}].content`);
     }
     content = texts.join("\n");
