@@ -18,8 +18,8 @@ const ARTIFACTS = join(import.meta.dir, "..", "..", "test-artifacts", "webui");
 // The hub fixture keeps repository ids in lower case.
 const REPO = "llamux-test/tiny-llama-gguf";
 const MODEL_KEY = `hf.co/${REPO}:Q4_K_M`;
-// A 1×1 PNG, as a user would upload it.
-const PNG = Buffer.from("iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg==", "base64");
+// A real PNG, as a user would upload it.
+const PNG = readFileSync(join(import.meta.dir, "..", "fixtures", "images", "llama1-icon.png"));
 
 const THINKING_KEY = "thinker:latest";
 // Its chat template leaves the reply inside <think>: a random-weight reply of a few tokens is all reasoning.
@@ -72,6 +72,8 @@ beforeAll(async () => {
         { path: "README.md", content: new TextEncoder().encode("# Tiny Llama\n") },
         { path: "tiny-llama-Q8_0.gguf", content: tinyLfm2 },
         { path: "tiny-llama-Q4_K_M.gguf", content: tinyLlama },
+        // its vision projector: the download makes a vision model
+        { path: "mmproj-tiny-llama-F16.gguf", content: readFileSync(await ensureModel("tiny-mmproj")) },
       ],
     },
   });
@@ -121,6 +123,7 @@ describe("web UI", () => {
     await expect(rows.first().innerText()).resolves.toContain("Q4_K_M");
     await expect(rows.first().innerText()).resolves.toContain("Recommended");
     await expect(rows.nth(1).innerText()).resolves.toContain("Q8_0");
+    expect(await page.locator("#panel-search").innerText()).toContain("Includes a vision projector");
     await shot("search");
 
     await page.getByRole("button", { name: "Download Q4_K_M" }).click();
@@ -146,6 +149,7 @@ describe("web UI", () => {
     expect(text).toContain("Q4_K_M");
     expect(text).toContain("llama");
     expect(text).toContain("Not loaded");
+    expect(text).toContain("vision");
     expect(text).toMatch(/\d+(\.\d+)? (KB|MB)/);
     await shot("models");
   });
@@ -193,8 +197,12 @@ describe("web UI", () => {
     const withImage = JSON.parse((await imageRequest).postData() ?? "{}") as { messages: Array<{ content: unknown }> };
     const parts = withImage.messages.at(-1)!.content as Array<{ type: string; image_url?: { url: string } }>;
     expect(parts.find((p) => p.type === "image_url")?.image_url?.url).toStartWith("data:image/png;base64,");
-    // The tiny text model has no projector: the reply ends either way (a reply or the server's error), never hangs.
-    await page.locator("article.msg.assistant").nth(1).locator(".note, .error").first().waitFor();
+    // The model came with its projector: the image is read and a reply streams back.
+    const imageReply = page.locator("article.msg.assistant").nth(1);
+    await imageReply.locator(".note, .error").first().waitFor();
+    expect(await imageReply.locator(".error").count()).toBe(0);
+    expect(await imageReply.locator(".note").innerText()).toMatch(/^\d+ tokens/);
+    await shot("chat-vision");
 
     // Images also come by URL and by drag and drop onto the composer.
     await page.locator("#chat-image-url").fill(`data:image/png;base64,${PNG.toString("base64")}`);
