@@ -55,6 +55,7 @@ llama-tools: node_modules/.installed
 
 typecheck: setup
 	node_modules/.bin/tsc --noEmit -p .
+	node_modules/.bin/tsc --noEmit -p src/webui
 
 run: setup
 	$(BUN) scripts/make-run.ts

@@ -92,6 +92,7 @@ export function ChatTab(props: { models: ModelsState }) {
     event?.preventDefault();
     if (!model || streamingId || (!draft.trim() && images.length === 0)) return;
     setError(undefined);
+    setModelKey(model.key);
     let conversation = current;
     if (!conversation) {
       conversation = newConversation(model.key);

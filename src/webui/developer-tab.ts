@@ -114,6 +114,8 @@ export function DeveloperTab(props: { models: ModelsState; active: boolean }) {
 
   const toggle = async () => {
     if (!model) return;
+    // Keep this model chosen: the default choice (the first loaded) would move once it is unloaded.
+    setSelected(model.key);
     setBusy(true);
     setError(undefined);
     try {

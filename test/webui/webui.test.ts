@@ -10,13 +10,42 @@ import { ensureModel } from "../../scripts/gen-models.ts";
 import { startHubServer, type HubServer } from "../fixtures/hub-server.ts";
 import { startServer, type RunningServer } from "../server/serve-fixture.ts";
 import { launchChromium } from "./browser.ts";
+import { ggufKv, readGgufHeaderSync, readGgufTensorBytes, writeGguf } from "../../src/store/gguf.ts";
+import { modelConfigFromHeader } from "../../src/store/model-config.ts";
+import { CONFIG_MEDIA_TYPE, MANIFEST_MEDIA_TYPE, ModelStore, layerMediaType } from "../../src/store/model-store.ts";
 
 const ARTIFACTS = join(import.meta.dir, "..", "..", "test-artifacts", "webui");
 // The hub fixture keeps repository ids in lower case.
 const REPO = "llamux-test/tiny-llama-gguf";
 const MODEL_KEY = `hf.co/${REPO}:Q4_K_M`;
-// A 1×1 PNG, as a user would upload it.
-const PNG = Buffer.from("iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg==", "base64");
+// A real PNG, as a user would upload it.
+const PNG = readFileSync(join(import.meta.dir, "..", "fixtures", "images", "llama1-icon.png"));
+
+const THINKING_KEY = "thinker:latest";
+// Its chat template leaves the reply inside <think>: a random-weight reply of a few tokens is all reasoning.
+const THINKING_TEMPLATE = "{% for m in messages %}<|im_start|>{{ m.role }}\n{{ m.content }}<|im_end|>\n{% endfor %}<|im_start|>assistant\n<think>\n";
+
+/** Stores a copy of a GGUF whose chat template is THINKING_TEMPLATE under THINKING_KEY, as `llamux create` would. */
+async function storeThinkingModel(root: string, source: string): Promise<void> {
+  const header = readGgufHeaderSync(source);
+  const metadata = new Map(header.metadata);
+  metadata.set("tokenizer.chat_template", ggufKv.string(THINKING_TEMPLATE));
+  const copy = join(root, "thinker.gguf");
+  await writeGguf(copy, {
+    metadata,
+    tensors: [...header.tensors].sort((a, b) => a.offset - b.offset).map((t) => ({ name: t.name, shape: t.shape, type: t.type, data: readGgufTensorBytes(source, t) })),
+  });
+  const store = new ModelStore(root);
+  const model = await store.importBlob(readFileSync(copy));
+  rmSync(copy);
+  const config = await store.importBlob(new TextEncoder().encode(JSON.stringify(modelConfigFromHeader(readGgufHeaderSync(source, { maxArrayLength: 0 })))));
+  await store.writeManifest(THINKING_KEY, {
+    schemaVersion: 2,
+    mediaType: MANIFEST_MEDIA_TYPE,
+    config: { mediaType: CONFIG_MEDIA_TYPE, ...config },
+    layers: [{ mediaType: layerMediaType.model, ...model }],
+  });
+}
 
 let hub: HubServer;
 let server: RunningServer;
@@ -43,10 +72,13 @@ beforeAll(async () => {
         { path: "README.md", content: new TextEncoder().encode("# Tiny Llama\n") },
         { path: "tiny-llama-Q8_0.gguf", content: tinyLfm2 },
         { path: "tiny-llama-Q4_K_M.gguf", content: tinyLlama },
+        // its vision projector: the download makes a vision model
+        { path: "mmproj-tiny-llama-F16.gguf", content: readFileSync(await ensureModel("tiny-mmproj")) },
       ],
     },
   });
   storeDir = mkdtempSync(join(tmpdir(), "llamux-webui-"));
+  await storeThinkingModel(storeDir, await ensureModel("tiny-lfm2"));
   server = await startServer(["--profile", "c", "--parallel", "1", "--threads", "2"], {
     HF_ENDPOINT: hub.url, LLAMUX_MODELS: storeDir, ...(process.env.WEBUI_TEST_DEBUG ? { LLAMUX_LOG_LEVEL: "debug" } : {}),
   });
@@ -84,13 +116,14 @@ describe("web UI", () => {
     await page.getByLabel("Model name").fill("tiny-llama");
     await page.getByRole("button", { name: "Search", exact: true }).click();
     await page.getByRole("button", { name: REPO }).click();
-    const rows = page.locator("tbody tr");
+    const rows = page.locator("#panel-search tbody tr");
     await rows.first().waitFor();
     expect(await rows.count()).toBe(2);
     // Q4_K_M first and recommended, with its size
     await expect(rows.first().innerText()).resolves.toContain("Q4_K_M");
     await expect(rows.first().innerText()).resolves.toContain("Recommended");
     await expect(rows.nth(1).innerText()).resolves.toContain("Q8_0");
+    expect(await page.locator("#panel-search").innerText()).toContain("Includes a vision projector");
     await shot("search");
 
     await page.getByRole("button", { name: "Download Q4_K_M" }).click();
@@ -116,6 +149,7 @@ describe("web UI", () => {
     expect(text).toContain("Q4_K_M");
     expect(text).toContain("llama");
     expect(text).toContain("Not loaded");
+    expect(text).toContain("vision");
     expect(text).toMatch(/\d+(\.\d+)? (KB|MB)/);
     await shot("models");
   });
@@ -163,8 +197,12 @@ describe("web UI", () => {
     const withImage = JSON.parse((await imageRequest).postData() ?? "{}") as { messages: Array<{ content: unknown }> };
     const parts = withImage.messages.at(-1)!.content as Array<{ type: string; image_url?: { url: string } }>;
     expect(parts.find((p) => p.type === "image_url")?.image_url?.url).toStartWith("data:image/png;base64,");
-    // The tiny text model has no projector: the reply ends either way (a reply or the server's error), never hangs.
-    await page.locator("article.msg.assistant").nth(1).locator(".note, .error").first().waitFor();
+    // The model came with its projector: the image is read and a reply streams back.
+    const imageReply = page.locator("article.msg.assistant").nth(1);
+    await imageReply.locator(".note, .error").first().waitFor();
+    expect(await imageReply.locator(".error").count()).toBe(0);
+    expect(await imageReply.locator(".note").innerText()).toMatch(/^\d+ tokens/);
+    await shot("chat-vision");
 
     // Images also come by URL and by drag and drop onto the composer.
     await page.locator("#chat-image-url").fill(`data:image/png;base64,${PNG.toString("base64")}`);
@@ -182,8 +220,23 @@ describe("web UI", () => {
     expect(await page.locator(".composer .attachments").count()).toBe(0);
   });
 
+  test("Chat shows a reply's reasoning apart from its answer", async () => {
+    await page.getByRole("button", { name: "New chat" }).click();
+    await page.locator("#chat-model").selectOption(THINKING_KEY);
+    await page.getByLabel("Max tokens").fill("6");
+    await page.locator("#chat-input").fill("Think first");
+    await page.getByRole("button", { name: "Send" }).click();
+    const reply = page.locator("article.msg.assistant").last();
+    await reply.locator(".note").waitFor();
+    // Shown folded once the reply is done: the text sits in the <details>, the answer stays empty.
+    expect(((await reply.locator("details.reasoning").textContent()) ?? "").replace(/^Reasoning/, "").trim().length).toBeGreaterThan(0);
+    expect(await reply.locator(".content").innerText()).toBe("");
+    await shot("chat-reasoning");
+  });
+
   test("Stop ends a streaming reply", async () => {
     await page.getByRole("button", { name: "New chat" }).click();
+    await page.locator("#chat-model").selectOption(MODEL_KEY);
     await page.getByLabel("Max tokens").fill("1900");
     // Random weights may end early at EOS: the test asks the server to ignore it (a field the UI does not send).
     await page.route("**/v1/chat/completions", async (route) => {
