@@ -184,7 +184,8 @@ export function findLibrary(dir: string, base: string): string {
   if (!existsSync(dir)) throw new Error(`Cannot load llama.cpp: library directory "${dir}" does not exist (run "make", or check LLAMUX_LIB_DIR)`);
   const exact = join(dir, `${base}.so`);
   if (existsSync(exact)) return exact;
-  const versioned = readdirSync(dir).find((f) => f.startsWith(`${base}.v`) && f.endsWith(".so"));
+  // libllama.v0.5.0.so on the CPU build; GPU builds name their variant: libllama.cuda.v0.5.0.so
+  const versioned = readdirSync(dir).find((f) => f.startsWith(`${base}.`) && /^\.(?:[a-z0-9]+\.)?v[\d.]+\.so$/.test(f.slice(base.length)));
   if (versioned) return join(dir, versioned);
   throw new Error(`Cannot find library "${base}" in "${dir}": run "make" to set up the native libraries`);
 }

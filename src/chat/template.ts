@@ -80,6 +80,30 @@ export function tokenizerAddsBos(prompt: string, bosText: string): boolean {
   return !(bosText && prompt.startsWith(bosText));
 }
 
+const rendersCalls = new Map<string, boolean>();
+
+/**
+ * Whether a template writes an assistant message's `tool_calls` (many only write its content). Found by
+ * rendering a probe call once per template.
+ */
+export function templateRendersToolCalls(source: string): boolean {
+  let known = rendersCalls.get(source);
+  if (known === undefined) {
+    const probe = "llamux_probe_tool_7f3a";
+    try {
+      known = renderChatTemplate(source, [
+        { role: "user", content: "hi" },
+        { role: "assistant", content: "", tool_calls: [{ id: "call_1", type: "function", function: { name: probe, arguments: { a: 1 } } }] },
+      ], { addGenerationPrompt: false }).includes(probe);
+    } catch {
+      known = false;
+    }
+    if (rendersCalls.size > 32) rendersCalls.clear();
+    rendersCalls.set(source, known);
+  }
+  return known;
+}
+
 /** For models that ship no chat template: plain ChatML, the most common convention. */
 export const CHATML_TEMPLATE =
   "{% for message in messages %}{{ '<|im_start|>' + message.role + '\\n' + (message.content or '') + '<|im_end|>\\n' }}{% endfor %}" +

@@ -3,12 +3,15 @@
 import { parseArgs } from "node:util";
 import { pullModel } from "../store/pull.ts";
 import { openStore } from "./model-store-access.ts";
+import { ServerClient } from "./server-client.ts";
+import type { PullProgress } from "../store/pull-progress.ts";
 import { terminalProgress } from "./terminal/progress-bar.ts";
 import { UsageError } from "./usage-error.ts";
 
 export const pullHelp = `Usage: llamux pull NAME
 
-Downloads a model into the store, resuming an interrupted download and checking its sha256.
+Downloads a model into the store, resuming an interrupted download and checking its sha256. When a
+server answers at LLAMUX_HOST (or OLLAMA_HOST), the server pulls it into its own store.
 
   hf.co/ORG/REPO[:QUANT]       a GGUF repository on the Hugging Face hub (also huggingface.co/...);
                                QUANT picks the file (Q4_K_M by default, else the closest), or names it
@@ -41,6 +44,16 @@ export async function pullCommand(args: string[]): Promise<number> {
     return 0;
   }
   if (positionals.length !== 1) throw new UsageError("pull needs one model name");
-  await pullWithProgress(positionals[0]!);
+  const client = await ServerClient.connect();
+  if (!client) {
+    await pullWithProgress(positionals[0]!);
+    return 0;
+  }
+  const progress = terminalProgress();
+  try {
+    for await (const event of client.stream<PullProgress>("/api/pull", { model: positionals[0], stream: true })) progress.onProgress(event);
+  } finally {
+    progress.finish();
+  }
   return 0;
 }

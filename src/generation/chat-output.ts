@@ -32,6 +32,8 @@ export interface ChatOutputPlan {
   tools: ToolDefinition[];
   /** Grammar for the sampler, when the reply is constrained. */
   grammar?: string;
+  /** The call syntax replies are read in (undefined when no calls are read). */
+  syntax?: ToolCallSyntax;
   /** Tool calls are read from the reply: their markers are special tokens, so the output must keep them. */
   readsToolCalls: boolean;
   /** A fresh parser per choice, given the rendered prompt (which may leave the reply inside `<think>`). */
@@ -83,6 +85,7 @@ export function planChatOutput(request: ChatOutputRequest, template: string | un
   return {
     tools,
     ...(grammar !== undefined ? { grammar } : {}),
+    ...(syntax !== undefined ? { syntax } : {}),
     readsToolCalls,
     parser(promptText: string): OutputParser {
       const calls = readsToolCalls ? new ToolCallOutput(TOOL_CALL_FORMATS[syntax!], { single }) : undefined;

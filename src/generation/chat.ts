@@ -1,11 +1,16 @@
 // The one path of a chat request, shared by every profile and the SDK: render the model's chat
 // template, tokenize, run n choices, and read each choice's text into ChatEvents.
-import { ChatTemplateError, renderChatTemplate, tokenizerAddsBos, CHATML_TEMPLATE } from "../chat/template.ts";
+import { ChatTemplateError, renderChatTemplate, templateRendersToolCalls, tokenizerAddsBos, CHATML_TEMPLATE } from "../chat/template.ts";
+import { TOOL_CALL_FORMATS, type ToolCallSyntax } from "../chat/tool-calls/formats.ts";
+import { nativeCallText } from "../chat/tool-calls/native-text.ts";
+import { toolCallSyntax } from "./chat-output.ts";
 import type { ChatMessage, ToolDefinition } from "../chat/types.ts";
-import { EngineError, type GenerateRequest, type TokenLogprobs } from "../engine/types.ts";
+import { SpecialTextShield } from "../chat/special-text.ts";
+import { EngineError, type EngineImage, type GenerateRequest, type TokenLogprobs } from "../engine/types.ts";
 import { ChoiceStream, doneFields, startChoices, type DoneEvent } from "./choices.ts";
 import { PlainTextOutput, type ChatEvent, type ChatFinishReason, type OutputParser, type ParsedToolCall } from "./chat-events.ts";
 import type { EngineHandle } from "./engine-handle.ts";
+import { placeImages, withoutMediaMarkers } from "./prompt-images.ts";
 
 /** What the chat template gets. */
 export interface ChatPrompt {
@@ -17,32 +22,69 @@ export interface ChatPrompt {
   templateVariables?: Record<string, unknown>;
   /** Leave the final (assistant) message open so generation continues it (vLLM continue_final_message). */
   continueFinalMessage?: boolean;
+  /** How the model writes calls, for templates that do not render `tool_calls`. Default: the template's, else hermes. */
+  toolCallSyntax?: ToolCallSyntax;
+}
+
+/**
+ * For a template that ignores an assistant message's `tool_calls`, the calls go into its content in the
+ * model's own syntax, so the model still sees what it called.
+ */
+function withNativeCallText(messages: ChatMessage[], template: string, syntax: ToolCallSyntax | undefined): ChatMessage[] {
+  if (!messages.some((m) => m.tool_calls?.length) || templateRendersToolCalls(template)) return messages;
+  const format = TOOL_CALL_FORMATS[syntax ?? toolCallSyntax(template, undefined) ?? "hermes"];
+  return messages.map((message) => {
+    if (!message.tool_calls?.length) return message;
+    const { tool_calls: calls, ...rest } = message;
+    const native = nativeCallText(format, calls.map((call) => ({ name: call.function.name, arguments: call.function.arguments })));
+    return { ...rest, content: message.content ? `${message.content}${native}` : native };
+  });
 }
 
 export interface RenderedPrompt {
+  /** The prompt text; with images, one media marker stands for each. */
   text: string;
+  /**
+   * The tokens. With images these are the text's tokens only (the engine counts each image's tokens
+   * when it places the image), so their number is a lower bound of the prompt's length.
+   */
   tokens: number[];
+  /** The images in marker order, when the conversation has any. */
+  images?: EngineImage[];
 }
 
 /**
  * Renders the model's template (ChatML when it has none) and tokenizes the result. BOS is added only
- * when the template did not write it, unless `addSpecial` says otherwise.
+ * when the template did not write it, unless `addSpecial` says otherwise. Control-token text inside the
+ * messages or tools is tokenized as plain text: only the template's own text yields control tokens.
  */
 export async function renderChatPrompt(engine: EngineHandle, prompt: ChatPrompt, options: { addSpecial?: boolean } = {}): Promise<RenderedPrompt> {
   const info = engine.info;
+  const placed = await placeImages(prompt.messages, info);
+  const images = placed.images;
   const continueFinal = prompt.continueFinalMessage ?? false;
   if (continueFinal && prompt.addGenerationPrompt) throw new ChatTemplateError("Cannot set both `continue_final_message` and `add_generation_prompt` to True.");
-  let text = renderChatTemplate(info.chatTemplate ?? CHATML_TEMPLATE, prompt.messages, {
-    ...(prompt.tools?.length ? { tools: prompt.tools } : {}),
+  const template = info.chatTemplate ?? CHATML_TEMPLATE;
+  const shield = new SpecialTextShield(info.controlTokenTexts ?? []);
+  const messages = shield.protect(withNativeCallText(placed.messages, template, prompt.toolCallSyntax));
+  const tools = prompt.tools?.length ? shield.protect(prompt.tools) : undefined;
+  let rendered = renderChatTemplate(template, messages, {
+    ...(tools ? { tools } : {}),
     addGenerationPrompt: continueFinal ? false : prompt.addGenerationPrompt ?? true,
     bosToken: info.bosText,
     eosToken: info.eosText,
     ...(prompt.templateVariables ? { variables: prompt.templateVariables } : {}),
   });
-  if (continueFinal) text = cutAfterFinalMessage(text, prompt.messages);
+  if (continueFinal) rendered = cutAfterFinalMessage(rendered, messages);
+  const text = shield.used ? shield.restore(rendered) : rendered;
   const addSpecial = options.addSpecial ?? tokenizerAddsBos(text, info.bosText);
-  const tokens = await engine.tokenize(text, { addSpecial, parseSpecial: true });
-  return { text, tokens };
+  const withImages = images.length ? { images } : {};
+  if (!shield.used) return { text, tokens: await engine.tokenize(withoutMediaMarkers(text, info), { addSpecial, parseSpecial: true }), ...withImages };
+  const tokens: number[] = [];
+  for (const [index, segment] of shield.segments(rendered).entries()) {
+    tokens.push(...await engine.tokenize(withoutMediaMarkers(segment.text, info), { addSpecial: addSpecial && index === 0, parseSpecial: !segment.plain }));
+  }
+  return { text, tokens, ...withImages };
 }
 
 /** As Hugging Face's apply_chat_template: the prompt ends right after the final message's text. */
@@ -145,7 +187,11 @@ export class ChatChoice {
 export async function startChat(
   engine: EngineHandle, prompt: RenderedPrompt, request: Omit<GenerateRequest, "id" | "prompt">, options: ChatRunOptions = {},
 ): Promise<ChatChoice[]> {
-  const streams = await startChoices(engine, [{ ...request, prompt: prompt.tokens }], options.n ?? 1, options.signal, options.onDone);
+  // With images the engine tokenizes the text itself, placing each image at its marker.
+  const input = prompt.images?.length
+    ? { prompt: prompt.text, images: prompt.images, addSpecial: tokenizerAddsBos(prompt.text, engine.info.bosText), parseSpecial: true }
+    : { prompt: prompt.tokens };
+  const streams = await startChoices(engine, [{ ...request, ...input }], options.n ?? 1, options.signal, options.onDone);
   const parser = options.parser ?? (() => new PlainTextOutput());
   return streams.map((stream) => new ChatChoice(stream, parser()));
 }

@@ -2,6 +2,7 @@
 import { ChatTemplateError } from "../chat/template.ts";
 import { StructuredOutputError } from "../chat/structured/errors.ts";
 import { EngineError } from "../engine/types.ts";
+import { ImageInputError } from "../vision/image-input-error.ts";
 
 export class ApiError extends Error {
   readonly status: number;
@@ -42,5 +43,6 @@ export function toApiError(error: unknown): ApiError {
   if (error instanceof ChatTemplateError) return new ApiError(400, error.message, { cause: error });
   // So is an output constraint (schema, regex, tool_choice) that cannot be enforced.
   if (error instanceof StructuredOutputError) return new ApiError(400, error.message, { cause: error });
+  if (error instanceof ImageInputError) return new ApiError(400, error.message, { cause: error });
   return new ApiError(500, error instanceof Error ? error.message : String(error), { cause: error });
 }

@@ -9,6 +9,7 @@ import type { EngineOptions } from "../engine/types.ts";
 import { readGgufHeaderSync, ggufString, ggufArchKey } from "../store/gguf.ts";
 import type { ModelStore, ResolvedModel, StoredModel } from "../store/model-store.ts";
 import { ApiError, notFound } from "./api-error.ts";
+import { siblingProjector } from "../vision/projector-file.ts";
 
 /** Architectures that only embed (no generation); others embed only when their file says how to pool. */
 const embeddingArchitectures = new Set(["bert", "nomic-bert", "nomic-bert-moe", "jina-bert-v2", "jina-bert-v3", "modern-bert", "neo-bert", "t5encoder"]);
@@ -33,6 +34,8 @@ export interface ServedModel {
    * options), seed messages, projector and adapters, which routes apply.
    */
   stored?: ResolvedModel;
+  /** The vision projector loaded with the model (a sibling mmproj-*.gguf, or the store's projector layer). */
+  projectorPath?: string;
 }
 
 /** How long a model a request loads or uses may stay idle, and how that combines with its current keep-alive. */
@@ -69,15 +72,25 @@ export interface ModelServiceOptions {
   store?: ModelStore;
 }
 
+/** A model given by path gets the projector lying next to it. */
+function withProjector(model: ServedModel): ServedModel {
+  if (model.projectorPath) return model;
+  const projectorPath = siblingProjector(model.path);
+  return projectorPath ? { ...model, projectorPath } : model;
+}
+
 export class ModelService {
   private readonly served: ServedModel[];
 
-  constructor(protected readonly manager: ModelManager, served: Array<{ path: string; name?: string }>, private readonly options: ModelServiceOptions) {
-    this.served = served.map(({ path, name }) => ({
+  constructor(
+    protected readonly manager: ModelManager, served: Array<{ path: string; name?: string; projectorPath?: string }>, private readonly options: ModelServiceOptions,
+  ) {
+    this.served = served.map(({ path, name, projectorPath }) => withProjector({
       id: name ?? path,
       path,
       created: Math.floor((existsSync(path) ? statSync(path).mtimeMs : Date.now()) / 1000),
       pinned: true,
+      ...(projectorPath ? { projectorPath } : {}),
     }));
   }
 
@@ -94,7 +107,7 @@ export class ModelService {
     }
     const served = this.served.find((m) => m.id === name || m.path === name || basename(m.path) === name);
     if (served) return served;
-    if (name.endsWith(".gguf") && existsSync(name)) return { id: name, path: name, created: Math.floor(statSync(name).mtimeMs / 1000), pinned: false };
+    if (name.endsWith(".gguf") && existsSync(name)) return withProjector({ id: name, path: name, created: Math.floor(statSync(name).mtimeMs / 1000), pinned: false });
     const stored = this.resolveStored(name);
     if (stored) return stored;
     throw notFound(`The model \`${name}\` does not exist.`, "model");
@@ -120,7 +133,10 @@ export class ModelService {
       throw new ApiError(500, (error as Error).message, { cause: error });
     }
     if (!resolved) return undefined;
-    return { id: resolved.name, path: resolved.modelPath, created: Math.floor(resolved.modifiedAt.getTime() / 1000), pinned: false, stored: resolved };
+    return {
+      id: resolved.name, path: resolved.modelPath, created: Math.floor(resolved.modifiedAt.getTime() / 1000), pinned: false, stored: resolved,
+      ...(resolved.projectorPath ? { projectorPath: resolved.projectorPath } : {}),
+    };
   }
 
   /** Whether an engine for the model's file is loaded now. */
@@ -140,6 +156,11 @@ export class ModelService {
     return embeds;
   }
 
+  /** Whether requests to the model may carry images. */
+  hasVision(model: ServedModel): boolean {
+    return model.projectorPath !== undefined;
+  }
+
   engineOptions(model: ServedModel, overrides: Partial<EngineOptions> = {}): EngineOptions {
     // Embedding models take one input at a time and their trained context (often 512 positions).
     if (this.embeds(model)) {
@@ -147,6 +168,7 @@ export class ModelService {
     }
     return {
       modelPath: model.path,
+      ...(model.projectorPath ? { projectorPath: model.projectorPath } : {}),
       parallel: this.options.parallel,
       ...(this.options.contextPerSequence !== undefined ? { contextPerSequence: this.options.contextPerSequence } : {}),
       ...(this.options.threads !== undefined ? { threads: this.options.threads } : {}),

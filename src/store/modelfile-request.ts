@@ -2,14 +2,14 @@
 // projector) and ADAPTER files are imported as blobs (paths relative to the Modelfile); the text
 // directives become the request's fields. createModel (create-model.ts) then builds the model, so the
 // CLI and the server create models one way.
-import { existsSync, statSync } from "node:fs";
+import { createReadStream, existsSync, statSync } from "node:fs";
 import { homedir } from "node:os";
 import { basename, isAbsolute, join, resolve } from "node:path";
 import { type GgufHeader, ggufString, readGgufHeaderSync } from "./gguf.ts";
 import { CreateModelError, type CreateModelRequest } from "./create-model.ts";
 import type { ModelStore } from "./model-store.ts";
 import type { ModelDefinition } from "./modelfile/index.ts";
-import type { ProgressHandler } from "./pull-progress.ts";
+import { throttledProgress, type ProgressHandler } from "./pull-progress.ts";
 
 /** A FROM or ADAPTER value as a file path, `~` expanded and relative to the Modelfile; undefined when no such file exists. */
 function localFile(value: string, baseDir: string): string | undefined {
@@ -28,9 +28,21 @@ function readHeader(path: string, what: string): GgufHeader {
 
 const isProjector = (header: GgufHeader) => ggufString(header, "general.architecture") === "clip" || ggufString(header, "general.type") === "mmproj";
 
+/** Copies a file into the store as a blob, reporting the bytes copied (model files can be many GB). */
 async function importFile(store: ModelStore, path: string, onProgress: ProgressHandler): Promise<string> {
-  onProgress({ status: `copying file ${path}` });
-  return (await store.importBlob(path)).digest;
+  const status = `copying file ${basename(path)}`;
+  const total = statSync(path).size;
+  const report = throttledProgress(onProgress);
+  let completed = 0;
+  async function* chunks(): AsyncGenerator<Uint8Array> {
+    report({ status, total, completed });
+    for await (const chunk of createReadStream(path, { highWaterMark: 1 << 20 })) {
+      completed += (chunk as Buffer).byteLength;
+      report({ status, total, completed });
+      yield chunk as Buffer;
+    }
+  }
+  return (await store.importBlob(chunks())).digest;
 }
 
 export async function modelfileRequest(
@@ -40,8 +52,10 @@ export async function modelfileRequest(
   if (base === undefined) throw new CreateModelError("Cannot create a model without FROM");
   const request: CreateModelRequest = {};
   const basePath = localFile(base, baseDir);
-  if (basePath) readHeader(basePath, "FROM file");
-  request.from = basePath ?? base;
+  if (basePath) {
+    readHeader(basePath, "FROM file");
+    request.files = { [basename(basePath)]: await importFile(store, basePath, onProgress) };
+  } else request.from = base;
 
   for (const extra of extraFroms) {
     const path = localFile(extra, baseDir);

@@ -80,16 +80,33 @@ test("with a server: run goes through it, ps lists the model, stop unloads it", 
   const server = await startServer(["--profile", "a"], env);
   try {
     const serverEnv = { ...env, LLAMUX_HOST: `127.0.0.1:${server.port}` };
-    const answer = await llamux(["run", tinyLlama, "Hello", "-n", "3", "--keepalive", "10m"], serverEnv);
+    const answer = await llamux(["run", "spec", "Hello", "-n", "3", "--keepalive", "10m", "--verbose"], serverEnv);
     expect(answer.exitCode).toBe(0);
+    expect(answer.stderr).toMatch(/eval count: +3 token\(s\)/);
+    const byPath = await llamux(["run", tinyLlama, "Hello", "-n", "2", "--keepalive", "10m"], serverEnv);
+    expect(byPath.exitCode).toBe(0);
     const ps = await llamux(["ps"], serverEnv);
-    const [header, row] = ps.stdout.trimEnd().split("\n");
+    const [header, ...rows] = ps.stdout.trimEnd().split("\n");
     expect(header).toMatch(/^NAME {4,}ID {4,}SIZE {4,}PROCESSOR {4,}CONTEXT {4,}UNTIL$/);
-    expect(row).toContain(tinyLlama);
-    expect(row).toMatch(/100% (CPU|GPU) {4,}\d+ {4,}(9|10) minutes from now$/);
-    const stopped = await llamux(["stop", tinyLlama], serverEnv);
-    expect(stopped.exitCode).toBe(0);
+    const specRow = rows.find((row) => row.startsWith("spec:latest"));
+    expect(specRow).toBeDefined();
+    expect(specRow).toContain(new ModelStore(env.LLAMUX_MODELS!).find("spec")!.id);
+    expect(specRow).toMatch(/100% (CPU|GPU) {4,}\d+ {4,}(9|10) minutes from now$/);
+    expect((await llamux(["stop", "spec"], serverEnv)).exitCode).toBe(0);
+    expect((await llamux(["stop", tinyLlama], serverEnv)).exitCode).toBe(0);
     expect((await llamux(["ps"], serverEnv)).stdout.trimEnd().split("\n")).toHaveLength(1);
+
+    // store commands go through the server too: cp, list (/api/tags), rm
+    expect((await llamux(["cp", "spec", "served-copy"], serverEnv)).exitCode).toBe(0);
+    const listed = await llamux(["list"], { ...serverEnv, LLAMUX_MODELS: join(dir, "elsewhere") });
+    const id = new ModelStore(env.LLAMUX_MODELS!).find("spec")!.id;
+    expect(listed.stdout).toMatch(new RegExp(`\\nserved-copy:latest {4,}${id} {4,}`));
+    expect(listed.stdout).toMatch(new RegExp(`\\nspec:latest {4,}${id} {4,}`));
+    expect((await llamux(["rm", "served-copy"], serverEnv)).stdout).toBe("deleted 'served-copy'\n");
+    expect(new ModelStore(env.LLAMUX_MODELS!).find("served-copy")).toBeUndefined();
+    const missing = await llamux(["rm", "served-copy"], serverEnv);
+    expect(missing.exitCode).toBe(1);
+    expect(missing.stderr).toContain("not found");
   } finally {
     await server.stop();
   }

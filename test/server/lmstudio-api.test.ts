@@ -126,6 +126,18 @@ describe("model selection", () => {
     expect((await chat("gpt-4o-mini")).json.model).toBe(CHAT_ID);
   }, 60_000);
 
+  test("max_tokens -1, as LM Studio's examples send it, means no limit", async () => {
+    // Token 1000 is forced and ends generation, so "no limit" finishes at once.
+    const forcedStop = { max_tokens: -1, ignore_eos: false, logit_bias: { "1000": 100 }, stop_token_ids: [1000] };
+    const { status, json } = await chat(CHAT_ID, forcedStop);
+    expect(status).toBe(200);
+    expect(json.stats.stop_reason).toBe("eosFound");
+    const text = await call("POST", "/api/v0/completions", { model: CHAT_ID, prompt: "Once", ...forcedStop });
+    expect(text.status).toBe(200);
+    expect(text.json.stats.stop_reason).toBe("eosFound");
+    expect((await chat(CHAT_ID, { max_tokens: 0 })).status).toBe(400);
+  }, 60_000);
+
   test("/api/v0/completions adds stats", async () => {
     const { status, json } = await call("POST", "/api/v0/completions", { model: CHAT_ID, prompt: "Once", max_tokens: 3, temperature: 0, ignore_eos: true });
     expect(status).toBe(200);
@@ -146,8 +158,22 @@ describe("REST API v1", () => {
     expect(chatModel.capabilities).toMatchObject({ vision: false });
     expect(chatModel.loaded_instances).toHaveLength(1);
     expect(chatModel.loaded_instances[0].id).toBe(CHAT_ID);
-    expect(json.models.find((m: Json) => m.key === BERT_ID).type).toBe("embedding");
+    const bert = json.models.find((m: Json) => m.key === BERT_ID);
+    expect(bert.type).toBe("embedding");
+    expect(bert.architecture).toBeUndefined();
+    expect(bert.capabilities).toBeUndefined();
+    expect(Object.keys(bert.loaded_instances[0].config)).toEqual(["context_length"]);
   });
+
+  test("a second load with other options is a second instance, named key:2 (options nested in `config` as older docs show)", async () => {
+    const loaded = await call("POST", "/api/v1/models/load", { model: BERT_ID, config: { context_length: 256 }, echo_load_config: true });
+    expect(loaded.status).toBe(200);
+    expect(loaded.json).toMatchObject({ type: "embedding", instance_id: `${BERT_ID}:2`, status: "loaded", load_config: { context_length: 256 } });
+    const instances = async () => (await call("GET", "/api/v1/models")).json.models.find((m: Json) => m.key === BERT_ID).loaded_instances.map((i: Json) => i.id);
+    expect((await instances()).sort()).toEqual([BERT_ID, `${BERT_ID}:2`]);
+    expect((await call("POST", "/api/v1/models/unload", { instance_id: `${BERT_ID}:2` })).status).toBe(200);
+    expect(await instances()).toEqual([BERT_ID]);
+  }, 60_000);
 
   test("a background download is polled to completion, then loads, serves and unloads", async () => {
     const started = await call("POST", "/api/v1/models/download", { model: `https://huggingface.co/${LFM2}`, quantization: "Q8_0" });
@@ -163,7 +189,7 @@ describe("REST API v1", () => {
     expect(done.completed_at).toBeString();
 
     const again = await call("POST", "/api/v1/models/download", { model: LFM2, quantization: "Q8_0" });
-    expect(again.json.status).toBe("already_downloaded");
+    expect(again.json).toEqual({ status: "already_downloaded", model: `hf.co/${LFM2}:Q8_0` });
     expect((await call("GET", "/api/v1/models/download/status/job_0000000000")).status).toBe(404);
 
     const loaded = await call("POST", "/api/v1/models/load", { model: `${LFM2}@Q8_0`, context_length: 256, echo_load_config: true });
@@ -203,6 +229,57 @@ describe("REST API v1", () => {
     expect((await call("POST", "/api/v1/models/load", { model: "not/stored" })).status).toBe(404);
     expect((await call("POST", "/api/v1/models/download", { model: "http://huggingface.co/a/b" })).status).toBe(400);
   });
+});
+
+describe("REST API v1 chat", () => {
+  const v1Chat = (body: Json) => call("POST", "/api/v1/chat", { model: CHAT_ID, max_output_tokens: 3, temperature: 0, ...body });
+
+  test("answers output items and stats, and continues a stored conversation", async () => {
+    const first = await v1Chat({ input: "My favourite colour is blue.", system_prompt: "Be brief." });
+    expect(first.status).toBe(200);
+    expect(first.json.model_instance_id).toBe(CHAT_ID);
+    expect(first.json.output.at(-1).type).toBe("message");
+    expect(first.json.output.at(-1).content).toBeString();
+    expect(first.json.stats.input_tokens).toBeGreaterThan(0);
+    expect(first.json.stats.total_output_tokens).toBeLessThanOrEqual(3);
+    for (const field of ["reasoning_output_tokens", "tokens_per_second", "time_to_first_token_seconds"]) expect(first.json.stats[field]).toBeNumber();
+    expect(first.json.response_id).toMatch(/^resp_[0-9a-f]{48}$/);
+
+    // The stored conversation (system prompt, question, reply) comes before the new input.
+    const next = await v1Chat({ input: "Which colour?", previous_response_id: first.json.response_id });
+    expect(next.status).toBe(200);
+    expect(next.json.stats.input_tokens).toBeGreaterThan(first.json.stats.input_tokens);
+    expect(next.json.response_id).not.toBe(first.json.response_id);
+
+    const unstored = await v1Chat({ input: "Hello", store: false });
+    expect(unstored.json.response_id).toBeUndefined();
+    expect((await v1Chat({ input: "Hello", previous_response_id: "resp_unknown" })).status).toBe(404);
+    expect((await v1Chat({ input: "Hello", integrations: ["mcp/playwright"] })).status).toBe(501);
+    expect((await v1Chat({ input: [{ type: "image", data_url: "data:image/png;base64,AAAA" }] })).status).toBe(400);
+  }, 60_000);
+
+  test("streams named events from chat.start to chat.end", async () => {
+    const response = await fetch(`${server.baseUrl}/api/v1/chat`, {
+      method: "POST", headers: { "content-type": "application/json" },
+      body: JSON.stringify({ model: CHAT_ID, input: "Tell me a story", max_output_tokens: 4, stream: true }),
+    });
+    expect(response.headers.get("content-type")).toContain("text/event-stream");
+    const events = (await response.text()).trim().split("\n\n").map((block) => {
+      const event = /^event: (.+)$/m.exec(block)![1]!;
+      const data = JSON.parse(/^data: (.+)$/m.exec(block)![1]!) as Json;
+      expect(data.type).toBe(event);
+      return data;
+    });
+    expect(events[0]).toEqual({ type: "chat.start", model_instance_id: CHAT_ID });
+    const end = events.at(-1)!;
+    expect(end.type).toBe("chat.end");
+    const streamed = events.filter((e) => e.type === "message.delta").map((e) => e.content).join("");
+    expect(streamed).toBe(end.result.output.at(-1).content);
+    const types = events.map((e) => e.type);
+    if (streamed) expect(types.indexOf("message.start")).toBeLessThan(types.indexOf("message.delta"));
+    if (streamed) expect(types.indexOf("message.end")).toBeGreaterThan(types.lastIndexOf("message.delta"));
+    expect(end.result.stats.total_output_tokens).toBeLessThanOrEqual(4);
+  }, 60_000);
 });
 
 describe("the openai client against profile c", () => {

@@ -6,6 +6,7 @@ import { lmStudioStopReason } from "../../src/server/lmstudio/v0-stats.ts";
 import { toSamplerSettings } from "../../src/server/openai/translate.ts";
 import { profiles } from "../../src/server/profiles.ts";
 import { ApiError } from "../../src/server/api-error.ts";
+import { requestedMaxTokens } from "../../src/server/openai/max-tokens.ts";
 
 const usage = (completionTokens: number) => ({ promptTokens: 5, cachedPromptTokens: 0, completionTokens, timeToFirstTokenMs: 1, promptMs: 1, decodeMs: 1, queueMs: 0 });
 
@@ -43,5 +44,18 @@ describe("profile c sampling defaults", () => {
   test("server C's column: temperature 1, top_p 1, top_k 40, repeat_penalty 1; request fields win", () => {
     expect(toSamplerSettings({}, profiles.c)).toMatchObject({ temperature: 1, topP: 1, topK: 40, repeatPenalty: 1 });
     expect(toSamplerSettings({ top_k: 5, repeat_penalty: 1.3, temperature: 0.2 }, profiles.c)).toMatchObject({ topK: 5, repeatPenalty: 1.3, temperature: 0.2 });
+  });
+});
+
+describe("requestedMaxTokens", () => {
+  test("-1 is no limit on profile c only; below the route's minimum is a 400", () => {
+    expect(requestedMaxTokens(profiles.c, -1, 1)).toBe("unlimited");
+    expect(requestedMaxTokens(profiles.c, 7, 1)).toBe(7);
+    expect(requestedMaxTokens(profiles.c, undefined, 1)).toBeUndefined();
+    expect(requestedMaxTokens(profiles.c, null, 1)).toBeUndefined();
+    expect(requestedMaxTokens(profiles.a, 0, 0)).toBe(0);
+    for (const [profile, value, min] of [[profiles.b, -1, 1], [profiles.a, -1, 0], [profiles.c, 0, 1], [profiles.c, -2, 0]] as const) {
+      expect(() => requestedMaxTokens(profile, value, min)).toThrow(ApiError);
+    }
   });
 });

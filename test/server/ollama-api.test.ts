@@ -27,7 +27,9 @@ beforeAll(async () => {
   lfm2 = await ensureModel("tiny-lfm2");
   bert = await ensureModel("tiny-bert");
   storeDir = mkdtempSync(join(tmpdir(), "llamux-ollama-api-"));
-  server = await startServer([llama, "--served-model-name", MODEL, "--profile", "a", "--ctx-size", "256", "--parallel", "2"], { OLLAMA_MODELS: storeDir, LLAMUX_MODELS: "" });
+  server = await startServer([llama, "--served-model-name", MODEL, "--profile", "a", "--ctx-size", "256", "--parallel", "2"], {
+    OLLAMA_MODELS: storeDir, LLAMUX_MODELS: "", OLLAMA_MAX_QUEUE: "2",
+  });
   ollama = new Ollama({ host: server.baseUrl });
 }, 120_000);
 
@@ -41,6 +43,23 @@ describe("probes", () => {
     const root = await fetch(server.baseUrl);
     expect(await root.text()).toBe("Ollama is running");
     expect((await ollama.version()).version).toMatch(/^\d+\.\d+\.\d+/);
+  });
+
+  test("/api/tags lists the model named on serve", async () => {
+    const { models } = await ollama.list();
+    expect(models.find((m) => m.name === MODEL)?.details.family).toBe("llama");
+    expect((await fetch(`${server.baseUrl}/api/tags`, { method: "HEAD" })).status).toBe(200);
+  });
+
+  test("/api/show describes a served model from its GGUF: template, details, capabilities", async () => {
+    const shown = await ollama.show({ model: MODEL });
+    expect(shown.template).toContain("<|im_start|>");
+    expect(shown.capabilities).toEqual(["completion", "tools"]);
+    expect(shown.details.family).toBe("llama");
+    const lfm = await ollama.show({ model: lfm2 });
+    expect(lfm.capabilities).toContain("thinking");
+    const embedding = await ollama.show({ model: bert });
+    expect(embedding.capabilities).toEqual(["embedding"]);
   });
 });
 
@@ -189,12 +208,35 @@ describe("errors", () => {
   });
 });
 
+describe("busy", () => {
+  test("with both sequences busy and OLLAMA_MAX_QUEUE=2 waiting, one more request is a 503 in Ollama's words", async () => {
+    const holders = [new AbortController(), new AbortController()];
+    const readers = await Promise.all(holders.map(async (abort) => {
+      const response = await fetch(`${server.baseUrl}/api/generate`, {
+        method: "POST", signal: abort.signal,
+        body: JSON.stringify({ model: MODEL, prompt: "Write a long story", options: { num_predict: 240, temperature: 1 } }),
+      });
+      const reader = response.body!.getReader();
+      await reader.read(); // the first chunk: this request holds a sequence
+      return reader;
+    }));
+    // two of these can wait in the queue; the third cannot
+    const extra = await Promise.all([1, 2, 3].map(() => post("/api/generate", { model: MODEL, prompt: "hi", stream: false, options: { num_predict: 1 } })
+      .then(async (response) => ({ status: response.status, body: await response.text() }))
+      .finally(() => holders.forEach((abort) => abort.abort()))));
+    await Promise.all(readers.map((reader) => reader.cancel().catch(() => undefined)));
+    const refused = extra.filter((r) => r.status === 503);
+    expect(refused.length).toBeGreaterThanOrEqual(1);
+    expect(JSON.parse(refused[0]!.body)).toEqual({ error: "server busy, please try again.  maximum pending requests exceeded" });
+  });
+});
+
 describe("parallel requests", () => {
   test("two streamed requests to an lfm2 model run at the same time", async () => {
     await post("/api/generate", { model: lfm2, prompt: "" }).then(json);
     const run = async (prompt: string) => {
       let first = 0;
-      const stream = await ollama.generate({ model: lfm2, prompt, stream: true, options: { num_predict: 48, temperature: 0 } });
+      const stream = await ollama.generate({ model: lfm2, prompt, stream: true, options: { num_predict: 24, temperature: 0 } });
       for await (const chunk of stream) {
         if (!first) first = performance.now();
         if (chunk.done) return { first, done: performance.now(), tokens: chunk.eval_count };

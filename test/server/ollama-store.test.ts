@@ -145,6 +145,21 @@ describe("create, list, show, generate", () => {
     expect(raw.prompt_eval_count).toBe(noTemplate);
   });
 
+  test("/v1 requests get the Modelfile's parameters as defaults too", async () => {
+    const body = { model: "tiny-chat:custom", messages: [{ role: "user", content: "Hi" }] };
+    const completion = await post("/v1/chat/completions", body).then((r) => r.json() as Promise<{ usage: { completion_tokens: number } }>);
+    expect(completion.usage.completion_tokens).toBeLessThanOrEqual(3);
+    const longer = await post("/v1/chat/completions", { ...body, max_tokens: 1 }).then((r) => r.json() as Promise<{ usage: { completion_tokens: number } }>);
+    expect(longer.usage.completion_tokens).toBe(1);
+  });
+
+  test("the Modelfile's MESSAGE lines come before the conversation", async () => {
+    await ollama.create({ model: "tiny-seeded", from: "Tiny-Chat", messages: [{ role: "user", content: "My name is Ada." }, { role: "assistant", content: "Hello Ada." }] });
+    const chat = (model: string) => ollama.chat({ model, messages: [{ role: "user", content: "Hi" }], options: { num_predict: 1 } }).then((r) => r.prompt_eval_count);
+    expect(await chat("tiny-seeded")).toBeGreaterThan(await chat("Tiny-Chat"));
+    expect((await ollama.show({ model: "tiny-seeded" })).messages).toHaveLength(2);
+  });
+
   test("chat uses the store model, streamed and not", async () => {
     const whole = await ollama.chat({ model: "tiny-chat:custom", messages: [{ role: "user", content: "Hi" }], options: { num_predict: 2 } });
     expect(whole.message.role).toBe("assistant");
@@ -174,6 +189,13 @@ describe("quantize", () => {
     expect(quantized.size).toBeLessThan(models.find((m) => m.name === "Tiny-Chat:latest")!.size);
     const result = await ollama.generate({ model: "tiny-q8", prompt: "Hi", options: { num_predict: 2 } });
     expect(result.done).toBe(true);
+  });
+
+  test("deleting a loaded model unloads it", async () => {
+    expect((await ollama.ps()).models.map((m) => m.name)).toContain("tiny-q8:latest");
+    await ollama.delete({ model: "tiny-q8" });
+    expect((await ollama.ps()).models.map((m) => m.name)).not.toContain("tiny-q8:latest");
+    expect((await ollama.list()).models.map((m) => m.name)).not.toContain("tiny-q8:latest");
   });
 
   test("an unknown type is a 400 before anything is written", async () => {

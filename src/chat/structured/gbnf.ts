@@ -7,6 +7,8 @@ function escapeChar(char: string, specials: string): string {
   if (char === "\r") return "\\r";
   if (char === "\t") return "\\t";
   if (code < 0x20 || code === 0x7f) return `\\x${code.toString(16).padStart(2, "0")}`;
+  if (code >= 0xd800 && code <= 0xdfff) return `\\u${code.toString(16)}`;
+  if (code > 0xffff) return `\\U${code.toString(16).padStart(8, "0")}`;
   return specials.includes(char) ? `\\${char}` : char;
 }
 
@@ -22,9 +24,9 @@ export function classChar(char: string): string {
   return escapeChar(char, "]\\-^[");
 }
 
-/** A GBNF character class of ranges [from, to] (inclusive), negated when asked. */
-export function charClass(ranges: Array<[string, string]>, negated = false): string {
-  const body = ranges.map(([from, to]) => (from === to ? classChar(from) : `${classChar(from)}-${classChar(to)}`)).join("");
+/** A GBNF character class of ranges [from, to] (inclusive), negated when asked; `raw` is appended as written. */
+export function charClass(ranges: Array<[string, string]>, negated = false, raw = ""): string {
+  const body = ranges.map(([from, to]) => (from === to ? classChar(from) : `${classChar(from)}-${classChar(to)}`)).join("") + raw;
   return `[${negated ? "^" : ""}${body}]`;
 }
 

@@ -59,6 +59,10 @@ export class JsonSchemaGrammar {
       const keyword = schema.anyOf !== undefined ? "anyOf" : "oneOf";
       if (!Array.isArray(union) || union.length === 0) throw new StructuredOutputError(`Cannot enforce JSON schema: ${path}.${keyword} must be a non-empty list`, keyword);
       const { anyOf: _a, oneOf: _o, ...rest } = schema;
+      // Object keywords beside a union do not combine by merging (additionalProperties sees only its siblings).
+      for (const key of ["properties", "required", "additionalProperties"]) {
+        if (rest[key] !== undefined) throw new StructuredOutputError(`Unsupported JSON schema keyword "${key}" beside ${keyword} at ${path}: move it into each branch`, key);
+      }
       // Sibling keywords apply to every branch.
       return alternatives(union.map((branch, i) => this.rule(`${path}-${keyword}-${i}`, this.value(isObject(branch) ? { ...rest, ...branch } : branch, `${path}/${keyword}/${i}`))));
     }
@@ -297,7 +301,9 @@ export class JsonSchemaGrammar {
       if (!this.rules.has(name)) this.rules.define(name, body);
     };
     define("space", '" "?');
-    define("char", '[^"\\\\\\x00-\\x1f] | "\\\\" (["\\\\bfnrt] | "u" [0-9a-fA-F]{4})');
+    // llama.cpp decodes malformed UTF-8 (a 0xF8-0xFF lead byte) to surrogates or code points past
+    // U+10FFFF (up to 22 bits): keep them out, since they come out as U+FFFD per byte.
+    define("char", '[^"\\\\\\x00-\\x1f\\uD800-\\uDFFF\\U00110000-\\U003FFFFF] | "\\\\" (["\\\\bfnrt] | "u" [0-9a-fA-F]{4})');
     define("string", '"\\"" char* "\\"" space');
     define("number", `${ANY_NUMBER} space`);
     define("integer", `${integerRange(undefined, undefined)} space`);

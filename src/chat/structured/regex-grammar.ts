@@ -13,6 +13,10 @@ export type RegexTarget = "text" | "json-string";
 const DIGIT: Range[] = [["0", "9"]];
 const WORD: Range[] = [["a", "z"], ["A", "Z"], ["0", "9"], ["_", "_"]];
 const SPACE: Range[] = [[" ", " "], ["\t", "\r"]];
+/** Code points llama.cpp decodes from malformed UTF-8 (see the `char` rule of json-schema-grammar.ts). */
+const MALFORMED: Range[] = [["\uD800", "\uDFFF"]];
+/** …and past U+10FFFF, which no JS string can hold: written straight into negated classes. */
+const BEYOND_UNICODE = "\\U00110000-\\U003FFFFF";
 /** Characters a JSON string cannot hold raw. */
 const JSON_RAW_EXCLUDED: Range[] = [["\x00", "\x1f"], ['"', '"'], ["\\", "\\"]];
 
@@ -210,9 +214,9 @@ class RegexReader {
 
   /** A set of characters; inside a JSON string, quotes, backslashes and control characters go escaped. */
   private set({ ranges, negated }: { ranges: Range[]; negated: boolean }): string {
-    if (this.target === "text") return charClass(ranges, negated);
+    if (this.target === "text") return negated ? charClass([...ranges, ...MALFORMED], true, BEYOND_UNICODE) : charClass(ranges);
     if (negated) {
-      const set = charClass([...ranges, ...JSON_RAW_EXCLUDED], true);
+      const set = charClass([...ranges, ...JSON_RAW_EXCLUDED, ...MALFORMED], true, BEYOND_UNICODE);
       const escaped = ['"', "\\"].filter((c) => !ranges.some(([from, to]) => from <= c && c <= to)).map((c) => literal(JSON.stringify(c).slice(1, -1)));
       return escaped.length ? alternatives([set, ...escaped]) : set;
     }

@@ -13,13 +13,16 @@ import { modelDetails, type ModelDetails } from "../model-details.ts";
 import { openStore } from "../model-store-access.ts";
 import { pullWithProgress } from "../pull.ts";
 import type { ChatBackend, ChatStreamEvent, ChatTurn } from "./backend.ts";
-import { JSON_OBJECT_GRAMMAR } from "./json-grammar.ts";
+import { jsonObjectGbnf } from "../../chat/structured/index.ts";
+import { siblingProjector } from "../../vision/projector-file.ts";
+import { imageFromBase64 } from "../../vision/image-source.ts";
 
 type RunnableModel = Pick<ResolvedModel, "name" | "modelPath" | "projectorPath" | "adapterPaths" | "template" | "system" | "parameters" | "messages" | "license" | "config">;
 
-/** A GGUF path as a model with no layers of its own. */
+/** A GGUF path as a model with no layers of its own (and the mmproj-*.gguf beside it, if any). */
 function fileModel(path: string): RunnableModel {
-  return { name: path, modelPath: path, adapterPaths: [], parameters: {}, messages: [], config: {} };
+  const projectorPath = siblingProjector(path);
+  return { name: path, modelPath: path, ...(projectorPath ? { projectorPath } : {}), adapterPaths: [], parameters: {}, messages: [], config: {} };
 }
 
 /** A path to a file, a stored model, or a name to pull first. */
@@ -68,6 +71,7 @@ export class LocalChatBackend implements ChatBackend {
         parallel: 1,
         contextPerSequence: 4096,
         ...(this.resolved.adapterPaths.length ? { loraAdapters: this.resolved.adapterPaths } : {}),
+        ...(this.resolved.projectorPath ? { projectorPath: this.resolved.projectorPath } : {}),
         ...this.options.engine,
         ...loadOverrides(options),
       }, ms <= 0 ? Infinity : ms),
@@ -80,15 +84,14 @@ export class LocalChatBackend implements ChatBackend {
 
   async *chat(turn: ChatTurn, signal: AbortSignal): AsyncGenerator<ChatStreamEvent> {
     const started = performance.now();
-    if (turn.images.length > 0) throw new Error("Images need a vision model served by `llamux serve`; this run has no image path");
     const { engine, options } = await this.engine(turn.options, turn.keepAlive);
     const loaded = performance.now();
-    // the model's seed conversation (MESSAGE lines) comes after any system message and before the chat
-    const systems = turn.messages.filter((message) => message.role === "system");
-    const rest = turn.messages.filter((message) => message.role !== "system");
-    const messages = [...systems, ...this.resolved.messages, ...rest];
+    // the model's seed messages and SYSTEM come from its layers
+    // the turn's images belong to its last (user) message
+    const images = turn.images.map(imageFromBase64);
+    const messages = images.length ? turn.messages.map((m, i) => (i === turn.messages.length - 1 ? { ...m, images } : m)) : turn.messages;
     const prompt = await renderModelPrompt(engine, this.resolved, { messages });
-    const sampling = { ...samplerSettings(options), ...(turn.format === "json" ? { grammar: JSON_OBJECT_GRAMMAR } : {}) };
+    const sampling = { ...samplerSettings(options), ...(turn.format === "json" ? { grammar: jsonObjectGbnf() } : {}) };
     const [choice] = await startChat(engine, prompt, { sampling, ...generationLimits(options) }, { signal });
     for await (const event of choice!.events()) {
       if (event.type === "content") yield { type: "content", text: event.text };

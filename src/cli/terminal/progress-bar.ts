@@ -64,7 +64,7 @@ export class ProgressView {
   }
 
   private draw(line: string): void {
-    const width = this.out.columns ?? 120;
+    const width = this.out.columns && this.out.columns >= 40 ? this.out.columns : 120;
     const shown = line.length > width - 1 ? line.slice(0, width - 1) : line;
     this.out.write(`\r\x1b[K${shown}`);
     this.lastLine = shown;

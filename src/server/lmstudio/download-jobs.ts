@@ -9,7 +9,8 @@ import { logger } from "../../log.ts";
 
 const log = logger("download");
 
-export type DownloadStatus = "downloading" | "paused" | "completed" | "failed" | "already_downloaded";
+/** LM Studio also has "paused" (never reached here) and "already_downloaded" (answered without a job). */
+export type DownloadStatus = "downloading" | "completed" | "failed";
 
 export interface DownloadJob {
   id: string;
@@ -55,14 +56,6 @@ export class DownloadJobs {
 
   get(id: string): DownloadJob | undefined {
     return this.jobs.get(id);
-  }
-
-  /** A job that records a model already in the store (nothing to download). */
-  alreadyDownloaded(name: string, storedName: string): DownloadJob {
-    const now = new Date();
-    const job: DownloadJob = { id: newJobId(), name, status: "already_downloaded", startedAt: now, completedAt: now, storedName, blobs: new Map(), sized: Promise.resolve() };
-    this.jobs.set(job.id, job);
-    return job;
   }
 
   /** Starts pulling `name` in the background; a pull of the same name already running is that job. */

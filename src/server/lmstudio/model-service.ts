@@ -12,7 +12,7 @@ import type { EngineOptions } from "../../engine/types.ts";
 import type { ModelStore } from "../../store/model-store.ts";
 import { ApiError } from "../api-error.ts";
 import { type KeepAliveRequest, type LoadedModel, ModelService, type ModelServiceOptions, type ServedModel } from "../model-service.ts";
-import { findStoreModel, storeServedModels, type StoreServedModel } from "./store-models.ts";
+import { lmStudioStoreNames } from "./store-models.ts";
 
 export class LmStudioModelService extends ModelService {
   constructor(manager: ModelManager, served: Array<{ path: string; name?: string }>, options: ModelServiceOptions & { store: ModelStore }) {
@@ -25,20 +25,31 @@ export class LmStudioModelService extends ModelService {
   }
 
   /** Models named on `serve`, then the store's (newest first); a stored file already served is listed once. */
-  override list(): Array<ServedModel | StoreServedModel> {
+  override list(): ServedModel[] {
     const served = super.list();
     const paths = new Set(served.map((m) => m.path));
-    return [...served, ...storeServedModels(this.store).filter((m) => !paths.has(m.path))];
+    const stored = this.listStored().flatMap((m) => this.storedOrNothing(m.name) ?? []);
+    return [...served, ...stored.filter((m) => !paths.has(m.path))];
   }
 
-  /** The served or stored model `name` means, without falling back to a loaded one. */
-  find(name: string): ServedModel | StoreServedModel | undefined {
-    const served = super.list().find((m) => m.id === name || m.path === name);
-    if (served) return served;
-    const stored = findStoreModel(this.store, name);
-    if (stored) return stored;
+  /** The model `name` means (served, a GGUF path, a store name or LM Studio's `org/repo[@quant]`), without falling back to a loaded one. */
+  find(name: string): ServedModel | undefined {
     try {
-      return super.resolve(name); // a GGUF path, or a served model by file name
+      return super.resolve(name);
+    } catch (error) {
+      if (!(error instanceof ApiError) || error.status !== 404) throw error;
+    }
+    for (const storeName of lmStudioStoreNames(name, () => this.listStored())) {
+      const stored = this.resolveStored(storeName);
+      if (stored) return stored;
+    }
+    return undefined;
+  }
+
+  /** A stored model that can be served, or undefined when its blobs are damaged (it is left out of listings). */
+  private storedOrNothing(name: string): ServedModel | undefined {
+    try {
+      return this.resolveStored(name);
     } catch {
       return undefined;
     }
@@ -71,10 +82,10 @@ export class LmStudioModelService extends ModelService {
   /**
    * A loaded engine of the model when there is one (whatever options it was loaded with: `overrides`
    * apply only to a load), else a new one. Without a request keep-alive, a model loaded just in time
-   * gets the profile's TTL.
+   * gets the profile's TTL; a model named on `serve` stays loaded whatever a request's `ttl` says.
    */
   override async engine(model: ServedModel, overrides: Partial<EngineOptions> = {}, keepAlive?: KeepAliveRequest): Promise<EngineProcess> {
-    const keep = keepAlive ?? { ms: this.defaultKeepAliveMs(model), policy: "on-load" as const };
+    const keep = model.pinned || !keepAlive ? { ms: this.defaultKeepAliveMs(model), policy: "on-load" as const } : keepAlive;
     const loaded = this.loadedOf(model).sort((a, b) => b.lastUsed - a.lastUsed)[0];
     if (loaded) return this.manager.engine(loaded.engine.options, keep.ms, keep.policy);
     return super.engine(model, overrides, keep);

@@ -5,17 +5,10 @@ import { notFound } from "../api-error.ts";
 import type { ServedModel } from "../model-service.ts";
 import type { LmStudioModelService } from "./model-service.ts";
 import { modelFacts } from "./model-facts.ts";
-import type { StoreServedModel } from "./store-models.ts";
+import { modelFiles, publisherOf } from "./store-models.ts";
 
-/** The store's publisher (hub organisation, registry namespace), else the first part of an `org/name` id. */
-export function publisherOf(model: ServedModel | StoreServedModel): string {
-  if ("publisher" in model) return model.publisher;
-  const slash = model.id.indexOf("/");
-  return slash > 0 && !model.id.startsWith("/") ? model.id.slice(0, slash) : "local";
-}
-
-export function v0Model(models: LmStudioModelService, model: ServedModel | StoreServedModel) {
-  const facts = modelFacts(model);
+export function v0Model(models: LmStudioModelService, model: ServedModel) {
+  const facts = modelFacts(modelFiles(model));
   return {
     id: model.id,
     object: "model",

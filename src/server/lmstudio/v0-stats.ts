@@ -30,7 +30,7 @@ export const runtimeInfo = {
 export const lmStudioStats: ResponseExtension = ({ engine, choices, maxTokens }) => {
   const first = choices[0]!;
   const generationSeconds = first.usage.decodeMs / 1000;
-  const facts = modelFacts({ path: engine.info.path });
+  const facts = modelFacts({ path: engine.info.path, ...(engine.info.vision ? { projectorPath: engine.info.vision.projectorPath } : {}) });
   return {
     stats: {
       tokens_per_second: generationSeconds > 0 ? first.usage.completionTokens / generationSeconds : 0,

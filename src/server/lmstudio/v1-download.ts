@@ -58,11 +58,12 @@ export function v1Download(models: LmStudioModelService, jobs: DownloadJobs) {
   return async function v1DownloadHandler(c: Context) {
     const body = validate(downloadSchema, await readJsonBody(c));
     const name = pullNameOf(body.model, body.quantization);
+    // A model already in the store is answered without a job, as LM Studio does.
     const stored = models.store.find(name);
-    const job = stored ? jobs.alreadyDownloaded(name, stored.name) : jobs.start(name);
+    if (stored) return c.json({ status: "already_downloaded", model: stored.name });
+    const job = jobs.start(name);
     await Promise.race([job.sized, Bun.sleep(SIZE_WAIT_MS)]);
-    const { job_id, status, total_size_bytes, started_at } = statusBody(job);
-    return c.json({ job_id, status, total_size_bytes, started_at });
+    return c.json(statusBody(job));
   };
 }
 

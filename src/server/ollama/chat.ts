@@ -9,12 +9,13 @@ import { badRequest } from "../api-error.ts";
 import type { ServerDeps } from "../deps.ts";
 import { observeChoices } from "../observe.ts";
 import { readJsonBody, validate } from "../validation.ts";
+import { base64Images } from "../request-images.ts";
 import { nativeToolCall, toChatMessages, toToolDefinitions } from "./chat-messages.ts";
 import { fitMessages } from "./fit-context.ts";
 import { metricsFields, type RequestTiming } from "./metrics.ts";
 import { doesNotSupport, findModel, keepAliveOf, loadOrUnload } from "./model-request.ts";
 import { generationLimits, loadOverrides, modelOptions, samplerSettings } from "./options.ts";
-import { renderModelPrompt, thinkSetting } from "./model-prompt.ts";
+import { renderModelPrompt, thinkSetting } from "../../generation/model-prompt.ts";
 import { checkCapabilities, thinkingParser } from "./capability-checks.ts";
 import { nativeLogprobs, respondNative, type NativeShape, type ResponsePiece } from "./respond.ts";
 import { chatSchema } from "./schemas.ts";
@@ -52,7 +53,7 @@ export function chat(deps: ServerDeps) {
       const doneReason = await loadOrUnload(deps, model, overrides, keepAlive);
       return c.json({ model: body.model, created_at: new Date().toISOString(), message: { role: "assistant", content: "" }, done_reason: doneReason, done: true });
     }
-    const chatMessages = toChatMessages(model, messages);
+    const chatMessages = toChatMessages(messages, (images) => base64Images(deps, model, images, () => doesNotSupport(model, "vision")));
     const constraint = formatConstraint(body.format);
     const toolChoice = parseToolChoice(body.tool_choice);
     const requestedTools = toToolDefinitions(body.tools);
@@ -64,7 +65,9 @@ export function chat(deps: ServerDeps) {
       ...(toolChoice ? { toolChoice } : {}), ...(constraint ? { constraint } : {}),
     }, engine.info.chatTemplate, deps.toolCallParser);
     const prompt = await fitMessages(
-      chatMessages, (kept) => renderModelPrompt(engine, model, { messages: kept, tools: plan.tools, ...thinkSetting(body.think) }), engine.info.contextPerSequence, body.truncate !== false,
+      chatMessages, (kept) => renderModelPrompt(engine, model.stored ?? {}, {
+        messages: kept, tools: plan.tools, ...thinkSetting(body.think), ...(plan.syntax ? { toolCallSyntax: plan.syntax } : {}),
+      }), engine.info.contextPerSequence, body.truncate !== false,
     );
     const withLogprobs = body.logprobs === true;
     const sampling = samplerSettings(options);

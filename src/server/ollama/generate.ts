@@ -7,6 +7,9 @@ import { startChat, type RenderedPrompt } from "../../generation/chat.ts";
 import { constraintGrammar } from "../../chat/structured/constraint.ts";
 import { formatConstraint } from "./format.ts";
 import type { EngineHandle } from "../../generation/engine-handle.ts";
+import { placeImages, withoutMediaMarkers } from "../../generation/prompt-images.ts";
+import type { EngineImage } from "../../engine/types.ts";
+import { base64Images } from "../request-images.ts";
 import { badRequest } from "../api-error.ts";
 import type { ServerDeps } from "../deps.ts";
 import { observeChoices } from "../observe.ts";
@@ -15,31 +18,37 @@ import { cutPromptTokens, PROMPT_TOO_LONG } from "./fit-context.ts";
 import { metricsFields } from "./metrics.ts";
 import { doesNotSupport, findModel, keepAliveOf, loadOrUnload } from "./model-request.ts";
 import { generationLimits, loadOverrides, modelOptions, numKeep, samplerSettings } from "./options.ts";
-import { renderModelPrompt, thinkSetting } from "./model-prompt.ts";
+import { renderModelPrompt, thinkSetting } from "../../generation/model-prompt.ts";
 import { checkCapabilities, thinkingParser } from "./capability-checks.ts";
 import type { ServedModel } from "../model-service.ts";
 import { nativeLogprobs, respondNative, type NativeShape } from "./respond.ts";
 import { generateSchema, type GenerateRequestBody } from "./schemas.ts";
 
 /**
- * The prompt as the model sees it: the template around system + prompt (with the model's seed messages
- * unless the request carries an old context), or the raw text, after any old context.
+ * The prompt as the model sees it: the template around system + prompt (+ images; with the model's seed
+ * messages unless the request carries an old context), or the raw text, after any old context.
  */
-async function buildPrompt(engine: EngineHandle, model: ServedModel, body: GenerateRequestBody): Promise<RenderedPrompt> {
+async function buildPrompt(engine: EngineHandle, model: ServedModel, body: GenerateRequestBody, images: Uint8Array[]): Promise<RenderedPrompt> {
   let text = body.prompt ?? "";
+  let engineImages: EngineImage[] = [];
+  const user: ChatMessage = { role: "user", content: text, ...(images.length ? { images } : {}) };
   if (!body.raw) {
-    const messages: ChatMessage[] = [{ role: "user", content: text }];
-    const forPrompt = body.context?.length && model.stored ? { ...model, stored: { ...model.stored, messages: [] } } : model;
-    const rendered = await renderModelPrompt(engine, forPrompt, {
-      messages, ...(body.system ? { system: body.system } : {}), ...(body.template ? { template: body.template } : {}), ...thinkSetting(body.think),
+    const source = body.context?.length ? { ...model.stored, messages: [] } : model.stored ?? {};
+    const rendered = await renderModelPrompt(engine, source, {
+      messages: [user], ...(body.system ? { system: body.system } : {}), ...(body.template ? { template: body.template } : {}), ...thinkSetting(body.think),
       ...(body.suffix ? { suffix: body.suffix } : {}),
     });
     if (!body.context?.length) return rendered;
     text = rendered.text;
+    engineImages = rendered.images ?? [];
+  } else if (images.length) {
+    const placed = await placeImages([user], engine.info);
+    text = placed.messages[0]!.content ?? "";
+    engineImages = placed.images;
   }
   if (body.context?.length) text = (await engine.detokenize(body.context)) + text;
-  const tokens = await engine.tokenize(text, { addSpecial: tokenizerAddsBos(text, engine.info.bosText) });
-  return { text, tokens };
+  const tokens = await engine.tokenize(withoutMediaMarkers(text, engine.info), { addSpecial: tokenizerAddsBos(text, engine.info.bosText) });
+  return { text, tokens, ...(engineImages.length ? { images: engineImages } : {}) };
 }
 
 function generateShape(model: string, prompt: RenderedPrompt, engine: EngineHandle, raw: boolean, withLogprobs: boolean, timing: { arrived: number; loaded: number }): NativeShape {
@@ -52,7 +61,7 @@ function generateShape(model: string, prompt: RenderedPrompt, engine: EngineHand
     chunk: (piece) => ({ ...head(), ...output(piece), done: false, ...logprobs(piece) }),
     async final(piece, finished) {
       // The whole exchange as token ids, for a client to send back as `context` (not in raw mode).
-      const text = prompt.text + finished.content;
+      const text = withoutMediaMarkers(prompt.text, engine.info) + finished.content;
       const context = raw ? undefined : await engine.tokenize(text, { addSpecial: tokenizerAddsBos(text, engine.info.bosText) });
       return {
         ...head(), ...output(piece), done: true, done_reason: finished.doneReason,
@@ -73,7 +82,7 @@ export function generate(deps: ServerDeps) {
     const keepAlive = keepAliveOf(deps, model, body.keep_alive);
     const options = modelOptions(model, body.options);
     const overrides = loadOverrides(options);
-    if (body.images?.length) throw doesNotSupport(model, "images");
+    const images = base64Images(deps, model, body.images ?? [], () => doesNotSupport(model, "vision"));
     const capabilities = checkCapabilities(model, { suffix: Boolean(body.suffix), think: body.think });
 
     if (!body.prompt) {
@@ -82,9 +91,10 @@ export function generate(deps: ServerDeps) {
     }
     const engine = await deps.models.engine(model, overrides, keepAlive);
     const loaded = performance.now();
-    let prompt = await buildPrompt(engine, model, body);
+    let prompt = await buildPrompt(engine, model, body, images);
     const contextLength = engine.info.contextPerSequence;
-    if (prompt.tokens.length >= contextLength) {
+    // A prompt with images is not cut (an image cannot be cut); the engine refuses one that does not fit.
+    if (prompt.tokens.length >= contextLength && !prompt.images) {
       if (body.truncate === false) throw badRequest(PROMPT_TOO_LONG);
       prompt = { ...prompt, tokens: cutPromptTokens(prompt.tokens, contextLength, numKeep(options)) };
     }

@@ -36,7 +36,7 @@ export function show(deps: ServerDeps) {
       details: storedDetails(model),
       ...(stored?.messages.length ? { messages: stored.messages } : {}),
       model_info: modelInfo(model, body.verbose === true),
-      ...(stored?.projectorPath ? { projector_info: modelInfo({ ...model, path: stored.projectorPath }, body.verbose === true) } : {}),
+      ...(model.projectorPath ? { projector_info: modelInfo({ ...model, path: model.projectorPath }, body.verbose === true) } : {}),
       capabilities: capabilitiesOf(model),
       modified_at: new Date(model.created * 1000).toISOString(),
     });

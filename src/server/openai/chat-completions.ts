@@ -8,12 +8,14 @@ import { badRequest } from "../api-error.ts";
 import { readJsonBody, validate } from "../validation.ts";
 import type { ServerDeps } from "../deps.ts";
 import { observeChoices } from "../observe.ts";
+import { imageUrlReader } from "../request-images.ts";
 import { chatCompletionSchema } from "./schemas.ts";
 import { checkContextLength } from "./context-check.ts";
 import { openAiEventStream } from "./sse.ts";
 import { streamChatChoices } from "./chat-stream.ts";
 import { loadOverrides, modelDefaults, withModelStops } from "./ollama-options.ts";
 import { ttlKeepAlive } from "./ttl.ts";
+import { requestedMaxTokens } from "./max-tokens.ts";
 import type { ResponseExtension } from "./response-extension.ts";
 import { chatCompletionBody, checkChoiceOptions, completionId, generationFields, toChatMessages, toSamplerSettings, toUsage } from "./translate.ts";
 
@@ -35,6 +37,8 @@ export function chatCompletions(deps: ServerDeps, extension?: ResponseExtension)
     if (body.top_logprobs && !body.logprobs) throw badRequest("when using `top_logprobs`, `logprobs` must be set to true.", "top_logprobs");
 
     if (deps.models.embeds(model)) throw badRequest(`Model "${model.id}" is an embedding model and does not support chat`, "model");
+    // Images are read (and refused) before the model loads.
+    const messages = await toChatMessages(body.messages, imageUrlReader(deps, model));
     const engine = await deps.models.engine(model, { ...defaults.load, ...loadOverrides(deps.profile, body) }, ttlKeepAlive(deps.profile, body.ttl));
     const constraint = outputConstraintOf(body);
     const plan = planChatOutput({
@@ -42,12 +46,14 @@ export function chatCompletions(deps: ServerDeps, extension?: ResponseExtension)
       ...optional("toolChoice", parseToolChoice(body.tool_choice)), ...optional("constraint", constraint),
     }, engine.info.chatTemplate, deps.toolCallParser);
     const prompt = await renderChatPrompt(engine, {
-      messages: toChatMessages(body.messages),
+      messages,
       tools: plan.tools,
+      ...optional("toolCallSyntax", plan.syntax),
       addGenerationPrompt: body.add_generation_prompt ?? true,
       ...(body.chat_template_kwargs ? { templateVariables: body.chat_template_kwargs } : {}),
     });
-    const maxTokens = body.max_completion_tokens ?? body.max_tokens ?? defaults.maxTokens;
+    const requested = requestedMaxTokens(deps.profile, body.max_tokens, 1);
+    const maxTokens = body.max_completion_tokens ?? (requested === "unlimited" ? undefined : requested ?? defaults.maxTokens);
     checkContextLength(deps.profile, prompt.tokens.length, maxTokens, engine.info.contextPerSequence);
 
     const logprobs = body.logprobs ? body.top_logprobs ?? 0 : undefined;
@@ -64,7 +70,8 @@ export function chatCompletions(deps: ServerDeps, extension?: ResponseExtension)
 
     if (!body.stream) {
       const results = await Promise.all(choices.map((choice) => choice.collect()));
-      const usage = toUsage(prompt.tokens.length, results.map((r) => r.usage));
+      // The engine's count: with images, it includes each image's tokens.
+      const usage = toUsage(results[0]!.usage.promptTokens, results.map((r) => r.usage));
       reportUsage(usage);
       const extra = extension?.({ engine, choices: results, maxTokens }) ?? {};
       return c.json({ ...chatCompletionBody(id, created, model.id, results, usage, logprobs !== undefined), ...extra });
@@ -72,7 +79,7 @@ export function chatCompletions(deps: ServerDeps, extension?: ResponseExtension)
     return openAiEventStream(c, async (send) => {
       const usages = await streamChatChoices(choices, { id, created, model: model.id, profile: deps.profile, withLogprobs: logprobs !== undefined }, send);
       if (!usages) return;
-      const usage = toUsage(prompt.tokens.length, usages);
+      const usage = toUsage(usages[0]?.promptTokens ?? prompt.tokens.length, usages);
       reportUsage(usage);
       if (body.stream_options?.include_usage) await send({ id, object: "chat.completion.chunk", created, model: model.id, choices: [], usage });
     });

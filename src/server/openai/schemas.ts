@@ -69,7 +69,7 @@ export type SamplingRequest = z.infer<typeof samplingSchema>;
 export const chatCompletionSchema = z.object({
   model: z.string().optional(),
   messages: z.array(chatMessageSchema).min(1, "at least one message is required"),
-  max_tokens: z.number().int().min(1).nullable().optional(),
+  max_tokens: z.number().int().min(-1).nullable().optional().describe("at least 1; -1 is no limit on profile c"),
   max_completion_tokens: z.number().int().min(1).nullable().optional(),
   logprobs: z.boolean().nullable().optional(),
   top_logprobs: z.number().int().min(0).max(20).nullable().optional(),

@@ -7,6 +7,7 @@ import { finishReasonOf, stopReasonOf } from "./stream-choices.ts";
 import { badRequest } from "../api-error.ts";
 import type { Profile } from "../profiles.ts";
 import type { ChatCompletionRequest, SamplingRequest } from "./schemas.ts";
+import type { ImageUrlReader } from "../request-images.ts";
 
 /** Merges, lowest first: the profile's defaults, the model's own (Modelfile parameters), then the fields the request sets. */
 export function toSamplerSettings(b: SamplingRequest, profile: Profile, modelDefaults: Partial<SamplerSettings> = {}): Partial<SamplerSettings> {
@@ -58,28 +59,40 @@ export function stopStrings(stop: string | string[] | null | undefined): string[
   return list;
 }
 
-/** Chat messages with content parts flattened to text. */
-export function toChatMessages(messages: ChatCompletionRequest["messages"]): ChatMessage[] {
-  return messages.map((m, index) => {
-    let content: string | null = null;
-    if (typeof m.content === "string") content = m.content;
-    else if (Array.isArray(m.content)) {
-      const texts: string[] = [];
-      for (const part of m.content) {
-        if (part.type === "text" && "text" in part && typeof part.text === "string") texts.push(part.text);
-        else if (part.type === "image_url") throw badRequest("Image input is not supported by this model", `messages[${index}].content`);
-        else throw badRequest(`Unsupported content part type "${part.type}"`, `messages[${index}].content`);
-      }
-      content = texts.join("\n");
+const refuseImages: ImageUrlReader = async (_url, param) => {
+  throw badRequest("Image input is not supported here", param);
+};
+
+/** Chat messages with text parts joined and image parts read into the message's images. */
+export async function toChatMessages(messages: ChatCompletionRequest["messages"], readImage: ImageUrlReader = refuseImages): Promise<ChatMessage[]> {
+  const out: ChatMessage[] = [];
+  for (const [index, m] of messages.entries()) out.push(await toChatMessage(m, index, readImage));
+  return out;
+}
+
+async function toChatMessage(m: ChatCompletionRequest["messages"][number], index: number, readImage: ImageUrlReader): Promise<ChatMessage> {
+  let content: string | null = null;
+  const images: Uint8Array[] = [];
+  if (typeof m.content === "string") content = m.content;
+  else if (Array.isArray(m.content)) {
+    const texts: string[] = [];
+    for (const [partIndex, part] of m.content.entries()) {
+      if (part.type === "text" && "text" in part && typeof part.text === "string") texts.push(part.text);
+      else if (part.type === "image_url" && "image_url" in part) {
+        const url = typeof part.image_url === "string" ? part.image_url : (part.image_url as { url: string }).url;
+        images.push(await readImage(url, `messages[${index}].content[${partIndex}].image_url`));
+      } else throw badRequest(`Unsupported content part type "${part.type}"`, `messages[${index}].content`);
     }
-    const out: ChatMessage = { role: m.role, content };
-    if (m.name) out.name = m.name;
-    if (m.tool_calls) out.tool_calls = m.tool_calls;
-    if (m.tool_call_id) out.tool_call_id = m.tool_call_id;
-    const reasoning = m.reasoning_content ?? m.reasoning;
-    if (reasoning) out.reasoning_content = reasoning;
-    return out;
-  });
+    content = texts.join("\n");
+  }
+  const out: ChatMessage = { role: m.role, content };
+  if (images.length) out.images = images;
+  if (m.name) out.name = m.name;
+  if (m.tool_calls) out.tool_calls = m.tool_calls;
+  if (m.tool_call_id) out.tool_call_id = m.tool_call_id;
+  const reasoning = m.reasoning_content ?? m.reasoning;
+  if (reasoning) out.reasoning_content = reasoning;
+  return out;
 }
 
 export function completionId(prefix: "chatcmpl" | "cmpl"): string {
