@@ -19,12 +19,17 @@ import type { GenerationOptions } from "./generation-options.ts";
 import type { LocalModel } from "./local-model.ts";
 import { Chunk, Complete, FunctionCalls, GenerationError, ReasoningChunk, type MessageResponse } from "./message-response.ts";
 
-/** SDK messages as the chat template takes them; image and audio parts are refused by name. */
-export function toTemplateMessages(messages: ChatMessage[], model: string): TemplateMessage[] {
+/** SDK messages as the chat template takes them; images need a vision model, audio is refused. */
+export function toTemplateMessages(messages: ChatMessage[], model: string, vision: boolean): TemplateMessage[] {
   return messages.map((message) => {
+    const images: Uint8Array[] = [];
     for (const part of message.content) {
       if (part instanceof AudioContent) throw new UnsupportedContentError(`Cannot use audio content with model "${model}": audio input is not supported yet`);
-      if (part instanceof ImageContent) throw new UnsupportedContentError(`Cannot use image content with model "${model}": it has no vision projector loaded`);
+      if (part instanceof ImageContent) {
+        if (!vision) throw new UnsupportedContentError(`Cannot use image content with model "${model}": it has no vision projector (put an mmproj-*.gguf next to it or pass projectorPath)`);
+        if (message.role !== "user" && message.role !== "tool") throw new UnsupportedContentError(`Cannot use image content in ${message.role} messages: images go in user and tool messages`);
+        images.push(part.data);
+      }
     }
     const hasText = message.content.some((part) => part instanceof TextContent);
     const out: TemplateMessage = { role: message.role, content: hasText || !message.functionCalls?.length ? message.text : null };
@@ -33,6 +38,7 @@ export function toTemplateMessages(messages: ChatMessage[], model: string): Temp
     }
     if (message.reasoningContent) out.reasoning_content = message.reasoningContent;
     if (message.toolCallId) out.tool_call_id = message.toolCallId;
+    if (images.length) out.images = images;
     return out;
   });
 }
@@ -59,7 +65,7 @@ export class LocalBackend implements ConversationBackend {
     const template = engine.info.chatTemplate;
     const syntax = toolCallSyntaxOfTemplate(template) ?? options.functionCallParser?.format.syntax ?? TOOL_CALL_FORMATS.lfm2.syntax;
     const plan = planChatOutput({ tools: functions.map((fn) => fn.toToolDefinition()), toolChoice: choice, parallelToolCalls: options.parallelToolCalls }, template, syntax);
-    const prompt = await this.model.renderPrompt(engine, { messages: toTemplateMessages(messages, this.model.model), ...(plan.tools.length ? { tools: plan.tools } : {}) });
+    const prompt = await this.model.renderPrompt(engine, { messages: toTemplateMessages(messages, this.model.model, engine.info.vision !== undefined), ...(plan.tools.length ? { tools: plan.tools } : {}) });
     const parser = choice === "none" ? null : options.functionCallParser;
     const request: Omit<GenerateRequest, "id" | "prompt"> = { sampling: { ...samplingOf(options), ...(plan.grammar ? { grammar: plan.grammar } : {}) } };
     if (options.maxTokens !== undefined) request.maxTokens = options.maxTokens;

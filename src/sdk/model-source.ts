@@ -4,6 +4,7 @@ import { existsSync, statSync } from "node:fs";
 import { ModelStore } from "../store/model-store.ts";
 import { pullModel } from "../store/pull.ts";
 import { logger } from "../log.ts";
+import { siblingProjector } from "../vision/projector-file.ts";
 
 const log = logger("sdk");
 
@@ -22,6 +23,8 @@ function isHubId(name: string): boolean {
 /** A model's GGUF file and, for a stored model, the prompt layers of its manifest (Ollama TEMPLATE and SYSTEM). */
 export interface ModelSource {
   modelPath: string;
+  /** The vision projector: a sibling mmproj-*.gguf of a path, or a stored model's projector layer. */
+  projectorPath?: string;
   template?: string;
   system?: string;
 }
@@ -31,7 +34,8 @@ export async function resolveModel(model: string, options: ModelSourceOptions = 
   if (!model) throw new TypeError("Cannot load model: no model was named");
   if (existsSync(model)) {
     if (!statSync(model).isFile()) throw new Error(`Cannot load model "${model}": not a file`);
-    return { modelPath: model };
+    const projectorPath = siblingProjector(model);
+    return { modelPath: model, ...(projectorPath ? { projectorPath } : {}) };
   }
   const store = ModelStore.open(options.storeRoot ? { root: options.storeRoot } : {});
   const stored = safeResolve(store, model);
@@ -52,6 +56,7 @@ function safeResolve(store: ModelStore, name: string): ModelSource | undefined {
     if (!resolved) return undefined;
     return {
       modelPath: resolved.modelPath,
+      ...(resolved.projectorPath !== undefined ? { projectorPath: resolved.projectorPath } : {}),
       ...(resolved.template !== undefined ? { template: resolved.template } : {}),
       ...(resolved.system !== undefined ? { system: resolved.system } : {}),
     };
