@@ -115,3 +115,17 @@ test("leaving the stream early cancels generation and the conversation can go on
   expect(responses.at(-1)).toBeInstanceOf(Complete);
   expect(conversation.history.map((m) => m.role)).toEqual(["system", "user", "assistant"]);
 });
+
+test("aborting the signal ends the stream with an Error and leaves the history as it was", async () => {
+  const conversation = lfm2.createConversation("sys");
+  const controller = new AbortController();
+  const responses = [];
+  for await (const response of conversation.generateResponse("Tell me a long story", { maxTokens: 2000, seed: 6 }, { signal: controller.signal })) {
+    responses.push(response);
+    if (responses.length === 2) controller.abort();
+  }
+  expect(responses.at(-1)).toBeInstanceOf(GenerationError);
+  expect((responses.at(-1) as GenerationError).message).toBe("Generation was aborted");
+  expect(responses.length).toBeLessThan(10);
+  expect(conversation.history).toHaveLength(1);
+});
