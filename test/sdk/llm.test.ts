@@ -112,3 +112,29 @@ describe("LLM", () => {
     await expect(other.generate("x")).rejects.toBeInstanceOf(DisposedError);
   });
 });
+
+describe("models by store name", () => {
+  test("a stored model loads by name and its Ollama TEMPLATE and SYSTEM write the chat prompt", async () => {
+    const { mkdtempSync, rmSync } = await import("node:fs");
+    const { tmpdir } = await import("node:os");
+    const { join } = await import("node:path");
+    const { ModelStore } = await import("../../src/store/model-store.ts");
+    const { createModel } = await import("../../src/store/create-model.ts");
+    const root = mkdtempSync(join(tmpdir(), "llamux-sdk-store-"));
+    try {
+      await createModel(ModelStore.open({ root }), "tiny-chat", { from: modelPath, template: "[{{ .System }}] Q: {{ .Prompt }} A:", system: "Be terse." });
+      const stored = new LLM({ model: "tiny-chat", store_root: root, max_model_len: 128, max_num_seqs: 1 });
+      try {
+        const [result] = await stored.chat("hello", { max_tokens: 2 });
+        expect(result!.prompt).toBe("[Be terse.] Q: hello A:");
+        expect(result!.outputs[0]!.token_ids.length).toBeGreaterThan(0);
+      } finally {
+        await stored.dispose();
+      }
+      const missing = new LLM({ model: "not-there", store_root: root });
+      await expect(missing.generate("x")).rejects.toThrow('Cannot load model "not-there": no such file, and no model of that name in the store');
+    } finally {
+      rmSync(root, { recursive: true, force: true });
+    }
+  });
+});
