@@ -16,7 +16,7 @@ afterAll(async () => {
   await llm.dispose();
 });
 
-const greedy = new SamplingParams({ temperature: 0, max_tokens: 6 });
+const greedy = new SamplingParams({ temperature: 0, max_tokens: 4 });
 
 describe("SamplingParams", () => {
   test("has vLLM's defaults", () => {
@@ -52,12 +52,12 @@ describe("LLM", () => {
       expect(result.outputs[0]!.finish_reason).toBeOneOf(["stop", "length"]);
     }
     // Greedy decoding is deterministic: each batched answer equals the one the prompt gets on its own.
-    for (const i of [0, 7, 15]) {
+    for (const i of [0, 15]) {
       const [alone] = await llm.chat(prompts[i]!, greedy);
       expect(alone!.outputs[0]!.token_ids).toEqual(batch[i]!.outputs[0]!.token_ids);
       expect(alone!.outputs[0]!.text).toBe(batch[i]!.outputs[0]!.text);
     }
-  });
+  }, 240_000);
 
   test("chat takes conversations and applies the template to each", async () => {
     const results = await llm.chat([
