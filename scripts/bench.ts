@@ -12,6 +12,7 @@ import {
   type BatchedBenchShape, batchedBenchArgs, ensureTools, llamaBenchArgs, runBatchedBench, runLlamaBench, toolsBuildInfo,
 } from "./bench/llama-tools.ts";
 import { waitForQuietCpu } from "./bench/cpu-load.ts";
+import { runSdkBatch, sdkBatchNote } from "./bench/sdk.ts";
 import { machineInfo } from "./bench/machine.ts";
 import { measureStartup, startupSummary } from "./bench/startup.ts";
 import { type BenchReport, type Metric, SampleBook, TOOL_SOURCE, buildRows, markdownTable, writeReport } from "./bench/report.ts";
@@ -269,6 +270,16 @@ async function main(): Promise<void> {
       ];
       if (round % 2 === 0) steps.reverse();
       for (const step of steps) await step();
+    }
+  }
+
+  // The SDK's batch API against one call at a time (issue 7): reported as notes, once per model.
+  if (!engineMissing) {
+    for (const [model, path] of models) {
+      await m.measure(`${model} SDK llm.chat batch`, async () => {
+        const r = await runSdkBatch(path, options.threads);
+        return { foreignCpuShare: r.foreignCpuShare, record: () => m.notes.push(sdkBatchNote(model, r)), summary: sdkBatchNote(model, r) };
+      });
     }
   }
 

@@ -86,6 +86,10 @@ export class Conversation {
             return;
           }
           if (next.done) return;
+          if (extras.signal?.aborted) {
+            yield new GenerationError("Generation was aborted", extras.signal.reason);
+            return;
+          }
           const response = next.value;
           if (response instanceof Complete) {
             if (added) this.messages.push(added);

@@ -19,17 +19,15 @@ import type { GenerationOptions } from "./generation-options.ts";
 import type { LocalModel } from "./local-model.ts";
 import { Chunk, Complete, FunctionCalls, GenerationError, ReasoningChunk, type MessageResponse } from "./message-response.ts";
 
-/**
- * SDK messages as the chat template takes them: image parts become the message's images (a model with
- * `vision` only); audio parts, and images without vision, are refused by name.
- */
-export function toTemplateMessages(messages: ChatMessage[], model: string, vision = false): TemplateMessage[] {
+/** SDK messages as the chat template takes them; images need a vision model, audio is refused. */
+export function toTemplateMessages(messages: ChatMessage[], model: string, vision: boolean): TemplateMessage[] {
   return messages.map((message) => {
     const images: Uint8Array[] = [];
     for (const part of message.content) {
       if (part instanceof AudioContent) throw new UnsupportedContentError(`Cannot use audio content with model "${model}": audio input is not supported yet`);
       if (part instanceof ImageContent) {
-        if (!vision) throw new UnsupportedContentError(`Cannot use image content with model "${model}": it has no vision projector loaded`);
+        if (!vision) throw new UnsupportedContentError(`Cannot use image content with model "${model}": it has no vision projector (put an mmproj-*.gguf next to it or pass projectorPath)`);
+        if (message.role !== "user" && message.role !== "tool") throw new UnsupportedContentError(`Cannot use image content in ${message.role} messages: images go in user and tool messages`);
         images.push(part.data);
       }
     }
@@ -41,6 +39,7 @@ export function toTemplateMessages(messages: ChatMessage[], model: string, visio
     }
     if (message.reasoningContent) out.reasoning_content = message.reasoningContent;
     if (message.toolCallId) out.tool_call_id = message.toolCallId;
+    if (images.length) out.images = images;
     return out;
   });
 }

@@ -15,6 +15,8 @@ export class DisposedError extends Error {
 
 export type LocalEngineOptions = Omit<EngineOptions, "modelPath">;
 
+const withProjector = (source: ModelSource) => (source.projectorPath ? { projectorPath: source.projectorPath } : {});
+
 export class LocalModel {
   private loading: Promise<{ engine: WorkerEngine; source: ModelSource }> | undefined;
   private disposed = false;
@@ -24,10 +26,7 @@ export class LocalModel {
   private load(): Promise<{ engine: WorkerEngine; source: ModelSource }> {
     if (this.disposed) return Promise.reject(new DisposedError(`model "${this.model}"`));
     this.loading ??= resolveModel(this.model, this.sourceOptions).then(async (source) => ({
-      source,
-      engine: await WorkerEngine.start({
-        ...(source.projectorPath ? { projectorPath: source.projectorPath } : {}), ...this.engineOptions, modelPath: source.modelPath,
-      }),
+      source, engine: await WorkerEngine.start({ ...withProjector(source), ...this.engineOptions, modelPath: source.modelPath }),
     }));
     return this.loading;
   }

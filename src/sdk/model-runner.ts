@@ -16,6 +16,8 @@ export interface ModelRunnerOptions {
   chatTemplate?: string;
   /** Model store root for store names and pulls. */
   storeRoot?: string;
+  /** A vision projector (mmproj GGUF); default: a sibling mmproj-*.gguf, or the stored model's. */
+  projectorPath?: string;
 }
 
 export class ModelRunner {
@@ -33,6 +35,7 @@ export class ModelRunner {
       ...(options.threads !== undefined ? { threads: options.threads } : {}),
       ...(options.gpuLayers !== undefined ? { gpuLayers: options.gpuLayers } : {}),
       ...(options.chatTemplate !== undefined ? { chatTemplate: options.chatTemplate } : {}),
+      ...(options.projectorPath !== undefined ? { projectorPath: options.projectorPath } : {}),
     }, options.storeRoot ? { storeRoot: options.storeRoot } : {});
     await loaded.engine();
     return new ModelRunner(loaded);

@@ -23,7 +23,7 @@ function isHubId(name: string): boolean {
 /** A model's GGUF file and, for a stored model, the prompt layers of its manifest (Ollama TEMPLATE and SYSTEM). */
 export interface ModelSource {
   modelPath: string;
-  /** The vision projector: a sibling mmproj-*.gguf of a file, or a stored model's projector layer. */
+  /** The vision projector: a sibling mmproj-*.gguf of a path, or a stored model's projector layer. */
   projectorPath?: string;
   template?: string;
   system?: string;

@@ -44,18 +44,18 @@ describe("tool-call flow in process", () => {
   test("DefaultFunctionCallParser reads the model's pythonic calls", async () => {
     const first = await runToolFlow(factory(() => lfm2), { functionCallParser: new DefaultFunctionCallParser() });
     expect(first.filter((r) => r instanceof Chunk).map((r) => (r as Chunk).text).join("")).toBe("");
-  });
+  }, 240_000);
 
   test("AlternateFunctionCallParser reads Hermes JSON calls of a model whose template teaches them", async () => {
     await runToolFlow(factory(() => hermes), { functionCallParser: new AlternateFunctionCallParser() }, zoneFunction);
-  });
+  }, 240_000);
 
   test("with parsing off the raw call text arrives as Chunks and no FunctionCalls is emitted", async () => {
     const first = await runToolFlow(factory(() => lfm2), { functionCallParser: null }, zoneFunction);
     const text = first.filter((r) => r instanceof Chunk).map((r) => (r as Chunk).text).join("");
     expect(text).toMatch(/^<\|tool_call_start\|>\[get_time\(zone="(utc|cet)"\s*\)\]<\|tool_call_end\|>$/);
     expect((first.at(-1) as Complete).fullMessage.text).toBe(text);
-  });
+  }, 240_000);
 
   test("the grammar follows the model's syntax whatever parser reads: the Alternate parser sees no calls in LFM2 output", async () => {
     const conversation = lfm2.createConversation("sys");
@@ -72,7 +72,7 @@ describe("tool-call flow in process", () => {
     const responses = await collect(conversation.generateResponse("hi", { toolChoice: { name: "get_time" }, maxTokens: 32, seed: 3 }));
     const calls = responses.find((r) => r instanceof FunctionCalls) as FunctionCalls;
     expect(calls.functionCalls.map((c) => [c.name, c.arguments])).toEqual([["get_time", {}]]);
-  });
+  }, 240_000);
 });
 
 describe("errors arrive as MessageResponse.Error", () => {
@@ -114,4 +114,18 @@ test("leaving the stream early cancels generation and the conversation can go on
   const responses = await collect(conversation.generateResponse({ role: "user", content: "Short one" }, { maxTokens: 4 }));
   expect(responses.at(-1)).toBeInstanceOf(Complete);
   expect(conversation.history.map((m) => m.role)).toEqual(["system", "user", "assistant"]);
+});
+
+test("aborting the signal ends the stream with an Error and leaves the history as it was", async () => {
+  const conversation = lfm2.createConversation("sys");
+  const controller = new AbortController();
+  const responses = [];
+  for await (const response of conversation.generateResponse("Tell me a long story", { maxTokens: 2000, seed: 6 }, { signal: controller.signal })) {
+    responses.push(response);
+    if (responses.length === 2) controller.abort();
+  }
+  expect(responses.at(-1)).toBeInstanceOf(GenerationError);
+  expect((responses.at(-1) as GenerationError).message).toBe("Generation was aborted");
+  expect(responses.length).toBeLessThan(10);
+  expect(conversation.history).toHaveLength(1);
 });

@@ -26,7 +26,7 @@ test("examples/batch.ts prints one answer per prompt, in order, and a progress b
   for (const line of lines) expect(line).toMatch(/ -> ".*" \(\d+ tokens, (stop|length)\)$/);
   expect(stderr).toContain("Processed prompts: 100%");
   expect(stderr).toContain("3/3");
-});
+}, 240_000);
 
 test("examples/tool-calling.ts makes a valid call, answers it and gets a reply (model from LLAMUX_MODEL)", async () => {
   const { stdout, stderr, code } = await runExample("tool-calling.ts", [], { LLAMUX_MODEL: model });
@@ -35,7 +35,7 @@ test("examples/tool-calling.ts makes a valid call, answers it and gets a reply (
   const lines = stdout.trim().split("\n");
   expect(lines[0]).toMatch(/^call get_weather\(\{"city":"(Paris|London|Tokyo)","unit":"(celsius|fahrenheit)"\}\)$/);
   expect(lines.at(-1)).toStartWith("reply: ");
-});
+}, 240_000);
 
 test("an example without a model says how to run it", async () => {
   const { stderr, code } = await runExample("batch.ts", []);

@@ -16,7 +16,7 @@ afterAll(async () => {
   await llm.dispose();
 });
 
-const greedy = new SamplingParams({ temperature: 0, max_tokens: 6 });
+const greedy = new SamplingParams({ temperature: 0, max_tokens: 4 });
 
 describe("SamplingParams", () => {
   test("has vLLM's defaults", () => {
@@ -52,12 +52,12 @@ describe("LLM", () => {
       expect(result.outputs[0]!.finish_reason).toBeOneOf(["stop", "length"]);
     }
     // Greedy decoding is deterministic: each batched answer equals the one the prompt gets on its own.
-    for (const i of [0, 7, 15]) {
+    for (const i of [0, 15]) {
       const [alone] = await llm.chat(prompts[i]!, greedy);
       expect(alone!.outputs[0]!.token_ids).toEqual(batch[i]!.outputs[0]!.token_ids);
       expect(alone!.outputs[0]!.text).toBe(batch[i]!.outputs[0]!.text);
     }
-  });
+  }, 240_000);
 
   test("chat takes conversations and applies the template to each", async () => {
     const results = await llm.chat([
@@ -110,5 +110,31 @@ describe("LLM", () => {
     await other.generate("x", { max_tokens: 1 });
     await other.dispose();
     await expect(other.generate("x")).rejects.toBeInstanceOf(DisposedError);
+  });
+});
+
+describe("models by store name", () => {
+  test("a stored model loads by name and its Ollama TEMPLATE and SYSTEM write the chat prompt", async () => {
+    const { mkdtempSync, rmSync } = await import("node:fs");
+    const { tmpdir } = await import("node:os");
+    const { join } = await import("node:path");
+    const { ModelStore } = await import("../../src/store/model-store.ts");
+    const { createModel } = await import("../../src/store/create-model.ts");
+    const root = mkdtempSync(join(tmpdir(), "llamux-sdk-store-"));
+    try {
+      await createModel(ModelStore.open({ root }), "tiny-chat", { from: modelPath, template: "[{{ .System }}] Q: {{ .Prompt }} A:", system: "Be terse." });
+      const stored = new LLM({ model: "tiny-chat", store_root: root, max_model_len: 128, max_num_seqs: 1 });
+      try {
+        const [result] = await stored.chat("hello", { max_tokens: 2 });
+        expect(result!.prompt).toBe("[Be terse.] Q: hello A:");
+        expect(result!.outputs[0]!.token_ids.length).toBeGreaterThan(0);
+      } finally {
+        await stored.dispose();
+      }
+      const missing = new LLM({ model: "not-there", store_root: root });
+      await expect(missing.generate("x")).rejects.toThrow('Cannot load model "not-there": no such file, and no model of that name in the store');
+    } finally {
+      rmSync(root, { recursive: true, force: true });
+    }
   });
 });

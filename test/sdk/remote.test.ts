@@ -1,10 +1,10 @@
 // The Conversation API through RemoteModelRunner against a real `llamux serve` on loopback (profile b,
 // vLLM's), with the tiny LFM2 model: the same flow as in process, the server reading the calls.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { Chunk, Complete, GenerationError, RemoteModelRunner } from "llamux";
+import { AlternateFunctionCallParser, Chunk, Complete, DefaultFunctionCallParser, GenerationError, RemoteModelRunner } from "llamux";
 import { ensureModel } from "../../scripts/gen-models.ts";
 import { startServer, type RunningServer } from "../server/serve-fixture.ts";
-import { collect, weatherFunction } from "./tool-flow.ts";
+import { collect, runToolFlow, weatherFunction, zoneFunction, type ConversationFactory } from "./tool-flow.ts";
 
 let server: RunningServer;
 let runner: RemoteModelRunner;
@@ -69,4 +69,24 @@ describe("RemoteModelRunner", () => {
     const [response] = await collect(conversation.generateResponse("Hello", { toolChoice: { name: "nope" } }));
     expect((response as GenerationError).message).toBe('Cannot force a call of "nope": no function of that name is registered');
   });
+});
+
+describe("tool-call flow through the server (tool_choice required; the server reads the calls)", () => {
+  const remote: ConversationFactory = {
+    create: (systemPrompt) => runner.createConversation(systemPrompt),
+    fromHistory: (history) => runner.createConversationFromHistory(history),
+  };
+
+  test("with DefaultFunctionCallParser", async () => {
+    await runToolFlow(remote, { functionCallParser: new DefaultFunctionCallParser() }, weatherFunction, true);
+  }, 240_000);
+
+  test("with AlternateFunctionCallParser the server still reads the model's own syntax", async () => {
+    await runToolFlow(remote, { functionCallParser: new AlternateFunctionCallParser() }, zoneFunction, true);
+  }, 240_000);
+
+  test("with parsing off the option has no effect: the server's calls still arrive", async () => {
+    const first = await runToolFlow(remote, { functionCallParser: null }, zoneFunction, true);
+    expect(first.filter((r) => r instanceof Chunk)).toEqual([]);
+  }, 240_000);
 });
