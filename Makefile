@@ -8,7 +8,7 @@ LIB        := $(NATIVE)/lib
 LLAMA_SRC  := $(NATIVE)/llama.cpp
 CC         ?= cc
 
-.PHONY: all setup native run test test-unit test-e2e binary bench models clean llama-from-source typecheck
+.PHONY: all setup native run test test-unit test-e2e binary release bench models clean llama-from-source typecheck
 
 all: setup
 
@@ -21,7 +21,7 @@ node_modules/.installed: package.json package-lock.json
 
 # Prebuilt libraries + source bundle; redone when the pins or the GPU variant change.
 $(LIB)/VARIANT: scripts/native-packages.json scripts/fetch-native.sh
-	bash scripts/fetch-native.sh $(LLAMUX_GPU)
+	LIB=$(LIB) bash scripts/fetch-native.sh $(LLAMUX_GPU)
 
 native: node_modules/.installed
 	@if [ ! -f $(LIB)/VARIANT ] || ! grep -q -- "-$(LLAMUX_GPU)$$" $(LIB)/VARIANT; then bash scripts/fetch-native.sh $(LLAMUX_GPU); fi
@@ -29,7 +29,7 @@ native: node_modules/.installed
 
 $(LIB)/libllamux-shim.so: ffi/shim.c $(LIB)/VARIANT
 	$(CC) -O2 -shared -fPIC -std=c11 -Wall -Werror -I$(LLAMA_SRC)/include -I$(LLAMA_SRC)/ggml/include \
-	  ffi/shim.c -o $@ -L$(LIB) -l:$(notdir $(firstword $(wildcard $(LIB)/libllama.v*.so) $(LIB)/libllama.so)) -Wl,-rpath,'$$ORIGIN'
+	  ffi/shim.c -o $@ -L$(LIB) -l:$(notdir $(firstword $(wildcard $(LIB)/libllama.v*.so $(LIB)/libllama.*.v*.so) $(LIB)/libllama.so)) -Wl,-rpath,'$$ORIGIN'
 
 $(LIB)/libmtmd.so: scripts/mtmd.mk $(LIB)/VARIANT
 	$(MAKE) --no-print-directory -f scripts/mtmd.mk SRC=$(LLAMA_SRC) LIB=$(LIB) OBJ=$(NATIVE)/obj/mtmd
@@ -64,6 +64,12 @@ test: setup
 
 binary: setup
 	$(BUN) scripts/build-binary.ts
+
+# dist/llamux-<version>-linux-x64 (CPU), plus -cuda / -vulkan with RELEASE_VARIANTS="cpu cuda vulkan"
+# (each from its own .native/variants/<gpu>/lib), and dist/SHA256SUMS.
+RELEASE_VARIANTS ?= cpu
+release: setup
+	RELEASE_VARIANTS="$(RELEASE_VARIANTS)" $(BUN) scripts/release.ts
 
 bench: setup
 	$(BUN) scripts/bench.ts

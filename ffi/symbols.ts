@@ -46,6 +46,11 @@ const llamaSymbols = {
   llama_model_is_hybrid: { args: [ptr], returns: bool },
   llama_model_quantize: { args: [ptr, ptr, ptr], returns: u32 },
 
+  // LoRA adapters (owned by their model; applied per context)
+  llama_adapter_lora_init: { args: [ptr, ptr], returns: ptr },
+  llama_adapter_lora_free: { args: [ptr], returns: none },
+  llama_set_adapters_lora: { args: [ptr, ptr, usize, ptr], returns: i32 },
+
   // context
   llama_free: { args: [ptr], returns: none },
   llama_n_ctx: { args: [ptr], returns: u32 },
@@ -179,7 +184,8 @@ export function findLibrary(dir: string, base: string): string {
   if (!existsSync(dir)) throw new Error(`Cannot load llama.cpp: library directory "${dir}" does not exist (run "make", or check LLAMUX_LIB_DIR)`);
   const exact = join(dir, `${base}.so`);
   if (existsSync(exact)) return exact;
-  const versioned = readdirSync(dir).find((f) => f.startsWith(`${base}.v`) && f.endsWith(".so"));
+  // libllama.v0.5.0.so on the CPU build; GPU builds name their variant: libllama.cuda.v0.5.0.so
+  const versioned = readdirSync(dir).find((f) => f.startsWith(`${base}.`) && /^\.(?:[a-z0-9]+\.)?v[\d.]+\.so$/.test(f.slice(base.length)));
   if (versioned) return join(dir, versioned);
   throw new Error(`Cannot find library "${base}" in "${dir}": run "make" to set up the native libraries`);
 }

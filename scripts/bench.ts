@@ -1,7 +1,8 @@
 // `make bench`: llamux's engine against llama.cpp's own llama-bench and llama-batched-bench on the
 // benchmark-shaped models, interleaved, median of several runs, with the issue's targets:
 // decode ≥ 95% of tg128, prompt ≥ 95% of pp512, batched decode ≥ 90% of batched-bench at 1/4/8 sequences.
-// Writes bench-results/<date>.md and .json and prints the table.
+// Also times the executable's start-up to a listening server (dist/llamux, built first when missing or stale);
+// `--only startup` measures just that. Writes bench-results/<date>.md and .json and prints the table.
 import { basename, relative } from "node:path";
 import { parseArgs } from "node:util";
 import { ensureModel } from "./gen-models.ts";
@@ -12,6 +13,7 @@ import {
 } from "./bench/llama-tools.ts";
 import { waitForQuietCpu } from "./bench/cpu-load.ts";
 import { machineInfo } from "./bench/machine.ts";
+import { measureStartup, startupSummary } from "./bench/startup.ts";
 import { type BenchReport, type Metric, SampleBook, TOOL_SOURCE, buildRows, markdownTable, writeReport } from "./bench/report.ts";
 
 const REPO_ROOT = `${import.meta.dir}/..`;
@@ -44,7 +46,9 @@ const help = `Usage: bun scripts/bench.ts [options]     (make bench)
                         measured again; each measurement also waits for such a quiet machine (default 0.1)
   --retries N           re-measurements of a sample disturbed by other processes (default 2)
   --settle-timeout S    longest wait in seconds for a quiet machine before measuring anyway (default 300)
-  --strict              exit with status 1 if any row FAILs`;
+  --strict              exit with status 1 if any row FAILs
+  --only startup        only the executable's start-up to a listening server (no model)
+  --binary PATH         the executable whose start-up is timed (default dist/llamux, rebuilt by make binary)`;
 
 interface Options {
   runs: number;
@@ -57,6 +61,8 @@ interface Options {
   maxForeignCpuShare: number;
   retries: number;
   settleTimeoutMs: number;
+  onlyStartup: boolean;
+  binary: string | undefined;
 }
 
 function parseOptions(): Options {
@@ -66,6 +72,7 @@ function parseOptions(): Options {
       "model-lfm2": { type: "string" }, "model-llama": { type: "string" }, libs: { type: "string" },
       threads: { type: "string" }, out: { type: "string" }, strict: { type: "boolean" }, help: { type: "boolean", short: "h" },
       "max-foreign-cpu": { type: "string" }, retries: { type: "string" }, "settle-timeout": { type: "string" },
+      only: { type: "string" }, binary: { type: "string" },
     },
   });
   if (values.help) {
@@ -88,6 +95,7 @@ function parseOptions(): Options {
     !(settleTimeoutSeconds >= 0) && "--settle-timeout must be a number of seconds",
     ...modelKeys.filter((k) => !BENCH_MODELS.some((m) => m.key === k)).map((k) => `unknown model "${k}" (lfm2, llama)`),
     ...(libraryKinds ?? []).filter((k) => k !== "prebuilt" && k !== "source").map((k) => `unknown library build "${k}" (prebuilt, source)`),
+    values.only !== undefined && values.only !== "startup" && `--only takes "startup", got "${values.only}"`,
   ].filter(Boolean);
   if (problems.length > 0) {
     console.error(`${problems.join("\n")}\n\n${help}`);
@@ -98,6 +106,8 @@ function parseOptions(): Options {
     modelOverrides: { lfm2: values["model-lfm2"], llama: values["model-llama"] },
     libraryKinds: libraryKinds as LibraryKind[] | undefined,
     outputDir: values.out ?? `${REPO_ROOT}/bench-results`,
+    onlyStartup: values.only === "startup",
+    binary: values.binary,
   };
 }
 
@@ -219,8 +229,20 @@ function commandLines(models: Map<string, string>, threads: number, libraries: L
   return lines;
 }
 
+/** The executable to time: --binary, else dist/llamux built (or rebuilt) by scripts/build-binary.ts. */
+function startupBinary(options: Options): string {
+  if (options.binary) return options.binary;
+  const build = Bun.spawnSync([process.execPath, `${REPO_ROOT}/scripts/build-binary.ts`], { stdio: ["ignore", "inherit", "inherit"] });
+  if (build.exitCode !== 0) throw new Error(`make binary failed with exit code ${build.exitCode}`);
+  return `${REPO_ROOT}/dist/llamux`;
+}
+
 async function main(): Promise<void> {
   const options = parseOptions();
+  if (options.onlyStartup) {
+    console.log(startupSummary(await measureStartup(startupBinary(options), options.runs)));
+    return;
+  }
   const started = performance.now();
   const date = new Date().toISOString();
   const machine = machineInfo();
@@ -248,6 +270,12 @@ async function main(): Promise<void> {
       if (round % 2 === 0) steps.reverse();
       for (const step of steps) await step();
     }
+  }
+
+  try {
+    m.notes.push(startupSummary(await measureStartup(startupBinary(options), options.runs)));
+  } catch (error) {
+    m.notes.push(`start-up not measured: ${(error as Error).message}`);
   }
 
   const report: BenchReport = {

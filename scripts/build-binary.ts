@@ -1,16 +1,20 @@
 // `make binary`: compiles llamux into one executable, dist/llamux, that carries llama.cpp's libraries.
 // It generates an entry module that embeds every library of .native/lib (`with { type: "file" }`) and
 // hands them to src/binary/entry.ts, which extracts them at first start; then runs `bun build --compile`.
+// make release builds one executable per GPU variant: --lib-dir DIR --output PATH pick the libraries and the file.
 import { createHash } from "node:crypto";
 import { existsSync, lstatSync, mkdirSync, readFileSync, readdirSync, readlinkSync, renameSync, statSync, writeFileSync } from "node:fs";
-import { dirname, join, relative } from "node:path";
+import { basename, dirname, join, relative, resolve } from "node:path";
+import { parseArgs } from "node:util";
 import packageJson from "../package.json" with { type: "json" };
 import type { EmbeddedLibrary } from "../src/binary/extract-libraries.ts";
 
 const root = join(import.meta.dir, "..");
-const libDir = join(root, ".native", "lib");
-const buildDir = join(root, "dist", ".build");
-const output = join(root, "dist", "llamux");
+const { values: flags } = parseArgs({ options: { "lib-dir": { type: "string" }, output: { type: "string" } } });
+const libDir = flags["lib-dir"] ? resolve(flags["lib-dir"]) : join(root, ".native", "lib");
+const output = flags.output ? resolve(flags.output) : join(root, "dist", "llamux");
+// One build directory per output, so variants built one after another never share a generated entry.
+const buildDir = join(root, "dist", ".build", basename(output));
 
 // Built from the same source bundle for llama.cpp's own tools; nothing llamux loads needs it (checked below).
 const excluded = new Set(["libllama-common.so"]);
@@ -23,8 +27,10 @@ function fail(message: string): never {
 
 if (!existsSync(join(libDir, "VARIANT"))) fail(`no native libraries in ${relative(root, libDir)}: run "make" first`);
 
-const names = readdirSync(libDir).filter((name) => isLibrary(name) && !excluded.has(name)).sort();
-checkNothingNeedsExcluded(names);
+const libraryNames = readdirSync(libDir).filter((name) => isLibrary(name) && !excluded.has(name)).sort();
+checkNothingNeedsExcluded(libraryNames);
+// VARIANT (e.g. linux-x64-cuda) travels with the libraries, so `llamux doctor` can name it.
+const names = [...libraryNames, "VARIANT"];
 
 const hash = createHash("sha256");
 const libraries: Array<{ name: string; size: number } | { name: string; linkTo: string }> = [];

@@ -2,6 +2,7 @@
 # Puts llama.cpp's prebuilt libraries for this platform and GPU variant into .native/lib and clones the
 # matching source out of node-llama-cpp's git bundle into .native/llama.cpp.
 # Usage: scripts/fetch-native.sh <cpu|cuda|vulkan>
+# LIB=DIR puts the libraries there instead (make release keeps one directory per GPU variant).
 # Tarballs come from npm by exact version and are checked against the integrity pinned in
 # scripts/native-packages.json; only their files are used (no install scripts, no JavaScript).
 set -euo pipefail
@@ -10,6 +11,7 @@ gpu="${1:-cpu}"
 pins=scripts/native-packages.json
 native=.native
 pkgdir="$native/packages"
+lib="${LIB:-$native/lib}"
 mkdir -p "$pkgdir"
 
 pin() { node -e "const p=require('./$pins');console.log(eval('p.'+process.argv[1]))" "$1"; }
@@ -44,17 +46,17 @@ fetch() {
 # prebuilt libraries of the variant
 count=$(node -e "const p=require('./$pins');const v=p.prebuilt['$variant'];if(!v){process.exit(3)};console.log(v.length)") || {
   echo "no prebuilt package for $variant (LLAMUX_GPU=$gpu); use 'make llama-from-source'" >&2; exit 2; }
-rm -rf "$native/lib.part" && mkdir -p "$native/lib.part"
+rm -rf "$lib.part" && mkdir -p "$lib.part"
 for i in $(seq 0 $((count - 1))); do
   name=$(pin "prebuilt['$variant'][$i].name"); integrity=$(pin "prebuilt['$variant'][$i].integrity")
   tgz=$(fetch "$name" "$integrity")
   tmp=$(mktemp -d); tar xzf "$tgz" -C "$tmp"
-  find "$tmp/package/bins" \( -name '*.so' -o -name '*.so.*' -o -name '*.dylib' \) -exec cp -a {} "$native/lib.part/" \;
+  find "$tmp/package/bins" \( -name '*.so' -o -name '*.so.*' -o -name '*.dylib' \) -exec cp -a {} "$lib.part/" \;
   rm -rf "$tmp"
 done
 # keep shim and mtmd built earlier for the same variant only if they link to the same libraries
-rm -rf "$native/lib" && mv "$native/lib.part" "$native/lib"
-echo "$variant" > "$native/lib/VARIANT"
+rm -rf "$lib" && mv "$lib.part" "$lib"
+echo "$variant" > "$lib/VARIANT"
 
 # source bundle
 if [ ! -f "$native/llama.cpp/include/llama.h" ]; then
@@ -66,4 +68,4 @@ if [ ! -f "$native/llama.cpp/include/llama.h" ]; then
   tar xzf "$tgz" -C "$tmp" package/llama/patches && cp "$tmp"/package/llama/patches/* "$native/llama.cpp/llamux-patches/" 2>/dev/null || true
   rm -rf "$tmp"
 fi
-echo "llama.cpp $(pin llamaCppRelease) ($variant) ready in $native" >&2
+echo "llama.cpp $(pin llamaCppRelease) ($variant) ready in $lib" >&2

@@ -7,8 +7,8 @@ C_SOURCES := $(addprefix $(SRC)/vendor/hash/,xxhash/xxhash.c sha256/sha256.c)
 CXX_AS_C := $(SRC)/vendor/hash/sha1/sha1.c
 OBJECTS := $(patsubst $(SRC)/%,$(OBJ)/%.o,$(SOURCES) $(C_SOURCES) $(CXX_AS_C))
 FLAGS := -O2 -fPIC -I$(SRC)/include -I$(SRC)/ggml/include -I$(SRC)/tools/mtmd -I$(SRC)/vendor -I$(SRC)/vendor/hash
-LLAMA_LIB := $(notdir $(firstword $(wildcard $(LIB)/libllama.v*.so) $(LIB)/libllama.so))
-GGML_LIB := $(notdir $(firstword $(wildcard $(LIB)/libggml.v*.so) $(LIB)/libggml.so))
+LLAMA_LIB := $(notdir $(firstword $(wildcard $(LIB)/libllama.v*.so $(LIB)/libllama.*.v*.so) $(LIB)/libllama.so))
+GGML_LIB := $(notdir $(firstword $(wildcard $(LIB)/libggml.v*.so $(LIB)/libggml.*.v*.so) $(LIB)/libggml.so))
 
 $(LIB)/libmtmd.so: $(OBJECTS)
 	$(CXX) -shared -o $@ $^ -L$(LIB) -l:$(LLAMA_LIB) -l:$(GGML_LIB) -lggml-base -lpthread -Wl,-rpath,'$$ORIGIN' -Wl,--no-undefined

@@ -15,9 +15,10 @@ export interface EnvVar {
 export const envVars: EnvVar[] = [
   { name: "LLAMUX_HOST", default: "127.0.0.1", description: "host:port for llamux serve (flags win)" },
   { name: "LLAMUX_API_KEY", default: "", description: "require this API key (VLLM_API_KEY too on profile b)" },
+  { name: "LLAMUX_MODELS", default: "~/.llamux/models", description: "the model store requests can name models from (all profiles)" },
   { name: "LLAMUX_LOG_LEVEL", default: "info", description: "error, warn, info or debug (with llama.cpp's own log)" },
   { name: "OLLAMA_HOST", default: "127.0.0.1:11434", description: "profile a: address to bind, [scheme://]host[:port]" },
-  { name: "OLLAMA_MODELS", default: "~/.llamux/models", description: "profile a: the model store; an Ollama models directory works as is" },
+  { name: "OLLAMA_MODELS", default: "~/.llamux/models", description: "profile a: the model store when LLAMUX_MODELS is unset; an Ollama models directory works as is" },
   { name: "OLLAMA_KEEP_ALIVE", default: "5m", description: "profile a: idle time before a model unloads (\"10m\", seconds, <0 forever)" },
   { name: "OLLAMA_NUM_PARALLEL", default: "4", description: "profile a: sequences decoded together per model (--parallel wins)" },
   { name: "OLLAMA_MAX_LOADED_MODELS", default: "3", description: "profiles a, all: models loaded at once (then the idlest is unloaded)" },

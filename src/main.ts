@@ -3,12 +3,20 @@
 import { findCommand, type Command } from "./cli/commands.ts";
 import { topLevelHelp } from "./cli/help.ts";
 import { isUsageError } from "./cli/usage-error.ts";
+import { personaOf, runPersona } from "./persona/persona.ts";
 
 const topLevelFlags = new Set(["-h", "--help", "-v", "--version"]);
 
 /** Runs llamux with its arguments (without the program name). Returns the exit code, or undefined when the
- * command keeps running on its own. */
-export async function main(argv: string[]): Promise<number | undefined> {
+ * command keeps running on its own. Started as `ollama`, `vllm` or `lms`, it speaks that tool's command line
+ * (internal commands such as the engine child, started as the same file, stay llamux's). */
+export async function main(argv: string[], invokedAs: string = process.argv0): Promise<number | undefined> {
+  const persona = personaOf(invokedAs);
+  if (persona && !argv[0]?.startsWith("__")) return runPersona(persona, argv, llamuxMain);
+  return llamuxMain(argv);
+}
+
+async function llamuxMain(argv: string[]): Promise<number | undefined> {
   // Flags before the command belong to llamux itself; everything from the command on belongs to it.
   const commandIndex = argv.findIndex((arg) => !arg.startsWith("-"));
   const leading = commandIndex < 0 ? argv : argv.slice(0, commandIndex);

@@ -5,13 +5,14 @@ import { clipProjector, type ClipShape } from "./clip.ts";
 import { type ModelContent } from "./common.ts";
 import { lfm2Model, type Lfm2Shape } from "./lfm2.ts";
 import { llamaModel, type LlamaShape } from "./llama.ts";
+import { llamaLora, type LoraShape } from "./lora.ts";
 import { CHATML_HERMES_TEMPLATE, LFM2_TEMPLATE, LLAMA3_TEMPLATE } from "./templates.ts";
 import { BERT_TOKENIZER, LLAMA3_TOKENIZER, QWEN_TOKENIZER, type TokenizerSpec, buildTokenizer, lfm2Tokenizer } from "./tokenizers.ts";
 
 /** Bump when a change to the generator code changes the bytes it writes (spec changes are hashed anyway). */
 const GENERATOR_VERSION = 1;
 
-export const TINY_MODEL_NAMES = ["tiny-llama", "tiny-lfm2", "tiny-lfm2moe", "tiny-bert", "tiny-lfm2-ollama", "tiny-mmproj"] as const;
+export const TINY_MODEL_NAMES = ["tiny-llama", "tiny-lfm2", "tiny-lfm2moe", "tiny-bert", "tiny-lfm2-ollama", "tiny-mmproj", "tiny-llama-lora"] as const;
 export const BENCH_MODEL_NAMES = [
   "lfm2-350m",
   "lfm2-350m-q4_0",
@@ -73,6 +74,11 @@ function generated<S>(
 /** A vision projector: no tokenizer, its own GGUF architecture (`clip`). */
 function projector(name: ModelName, description: string, shape: ClipShape): GeneratedRecipe {
   return { kind: "generated", name, description, fingerprint: fingerprintOf({ name, shape }), build: () => clipProjector(name, description, shape) };
+}
+
+/** A LoRA adapter: no tokenizer; llama.cpp applies it over the base model it was made for. */
+function adapter(name: ModelName, description: string, shape: LoraShape): GeneratedRecipe {
+  return { kind: "generated", name, description, fingerprint: fingerprintOf({ name, shape }), build: () => llamaLora(name, description, shape) };
 }
 
 function quantized(name: ModelName, source: GeneratedRecipe, type: QuantizationType): QuantizedRecipe {
@@ -171,6 +177,7 @@ const tinyRecipes: GeneratedRecipe[] = [
     lfm2Model,
   ),
   projector("tiny-mmproj", "Tiny random-weight LLaVA-type vision projector for the 64-wide tiny text models", tinyProjectorShape),
+  adapter("tiny-llama-lora", "Tiny random-weight LoRA adapter (rank 4) for tiny-llama's attention and FFN", { base: tinyLlamaShape, rank: 4, alpha: 8 }),
 ];
 
 const lfm2_350m = generated(

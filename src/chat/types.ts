@@ -6,10 +6,18 @@ export interface ToolCall {
   function: { name: string; arguments: string | Record<string, unknown> };
 }
 
+/**
+ * One image of a chat message: the bytes of an image file (JPEG, PNG, GIF, BMP or WebP). Build them
+ * with src/vision/image-source.ts (imageFromUrl, imageFromBase64, imageFromFile).
+ */
+export type ChatImage = Uint8Array;
+
 export interface ChatMessage {
   role: "system" | "user" | "assistant" | "tool" | (string & {});
-  /** Text; content parts are flattened to text by the profile (images arrive with the vision issue). */
+  /** Text; text content parts are joined by the profile. */
   content: string | null;
+  /** Images the message shows, placed before its text (as Ollama places them). Needs a model with vision. */
+  images?: ChatImage[];
   name?: string;
   tool_calls?: ToolCall[];
   tool_call_id?: string;

@@ -21,10 +21,71 @@ Internal: a llamux process starts this to host one model's engine and talks to i
 
 export const commands: Record<string, CommandEntry> = {
   run: {
-    summary: "Stream a completion of a prompt from a GGUF model",
+    summary: "Chat with a model, or answer one prompt (GGUF path, stored model, or a name to pull)",
     load: async () => {
       const { runHelp, runCommand } = await import("./run.ts");
       return { help: runHelp, run: runCommand };
+    },
+  },
+  create: {
+    summary: "Create a model from a Modelfile",
+    load: async () => {
+      const { createHelp, createCommand } = await import("./create.ts");
+      return { help: createHelp, run: createCommand };
+    },
+  },
+  pull: {
+    summary: "Download a model from the Hugging Face hub (hf.co/...) or an Ollama registry",
+    load: async () => {
+      const { pullHelp, pullCommand } = await import("./pull.ts");
+      return { help: pullHelp, run: pullCommand };
+    },
+  },
+  list: {
+    summary: "List the models in the store (alias: ls)",
+    load: async () => {
+      const { listHelp, listCommand } = await import("./list.ts");
+      return { help: listHelp, run: listCommand };
+    },
+  },
+  ls: {
+    summary: "List the models in the store",
+    hidden: true,
+    load: async () => (await commands.list!.load()),
+  },
+  show: {
+    summary: "Show a model's details, Modelfile, parameters, template, system prompt or license",
+    load: async () => {
+      const { showHelp, showCommand } = await import("./show.ts");
+      return { help: showHelp, run: showCommand };
+    },
+  },
+  ps: {
+    summary: "List the models a running server has loaded",
+    load: async () => {
+      const { psHelp, psCommand } = await import("./ps.ts");
+      return { help: psHelp, run: psCommand };
+    },
+  },
+  stop: {
+    summary: "Unload a model from a running server",
+    load: async () => {
+      const { stopHelp, stopCommand } = await import("./stop.ts");
+      return { help: stopHelp, run: stopCommand };
+    },
+  },
+  cp: {
+    summary: "Copy a model to a new name",
+    load: async () => {
+      const { cpHelp, cpCommand } = await import("./cp.ts");
+      return { help: cpHelp, run: cpCommand };
+    },
+  },
+  rm: {
+    summary: "Remove models and the blobs no other model uses",
+    load: async () => {
+      const { rmHelp, rmCommand } = await import("./rm.ts");
+      return { help: rmHelp, run: rmCommand };
     },
   },
   serve: {
@@ -67,6 +128,14 @@ export const commands: Record<string, CommandEntry> = {
     load: async () => {
       const { helpHelp, helpCommand } = await import("./help.ts");
       return { help: helpHelp, run: helpCommand };
+    },
+  },
+  __quantize: {
+    summary: "Quantize a GGUF file for a parent llamux process",
+    hidden: true,
+    load: async () => {
+      const { quantizeHelp, quantizeMain } = await import("../store/quantize-main.ts");
+      return { help: quantizeHelp, run: async (args) => quantizeMain(args) };
     },
   },
   __engine: {

@@ -31,6 +31,9 @@ Environment:
   LLAMUX_LIB_DIR     load llama.cpp's libraries from this directory instead of the built-in ones
   LLAMUX_CACHE_DIR   where the executable extracts its libraries (default $XDG_CACHE_HOME/llamux or ~/.cache/llamux)
 
+Started under the name ollama, vllm or lms (a symbolic link or a copy), llamux speaks that tool's command
+line: "ollama serve", "vllm serve org/model", "lms server start" (LLAMUX_PERSONA does the same).
+
 Run "llamux COMMAND --help" for the options of a command.`;
 }
 

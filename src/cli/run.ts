@@ -1,36 +1,60 @@
-// `llamux run MODEL "prompt"`: streams a completion of the prompt to stdout, through an engine child
-// process exactly as the server will.
+// `llamux run MODEL [PROMPT]`: a one-shot streamed answer, or an interactive chat without a prompt.
+// MODEL is a GGUF path, a stored model, or a name to pull. With a server answering at LLAMUX_HOST
+// (or OLLAMA_HOST) the server runs the model; otherwise this process hosts the engine itself.
 import { parseArgs } from "node:util";
-import { existsSync } from "node:fs";
-import { ModelManager } from "../engine/model-manager.ts";
-import type { SamplerSettings } from "../../ffi/sampler.ts";
+import type { EngineOptions } from "../engine/types.ts";
+import type { ChatBackend, ChatStats } from "./chat/backend.ts";
+import { interactiveChat, extractImages, type SessionSettings } from "./chat/interactive.ts";
+import { LocalChatBackend } from "./chat/local-backend.ts";
+import { ServerChatBackend } from "./chat/server-backend.ts";
+import { formatStats } from "./chat/verbose-stats.ts";
+import { WordWrapWriter } from "./chat/word-wrap.ts";
+import { ServerClient } from "./server-client.ts";
+import { UsageError } from "./usage-error.ts";
 
-export const runHelp = `Usage: llamux run MODEL PROMPT [options]
+export const runHelp = `Usage: llamux run MODEL [PROMPT] [options]
 
-Streams a completion of PROMPT from MODEL (a path to a GGUF file) to standard output.
+Answers PROMPT with MODEL, streaming the answer to standard output; text piped to standard input is
+put before PROMPT. Without a prompt (and with a terminal), starts an interactive chat: type /? there
+for its commands, Ctrl+C stops an answer, Ctrl+D or /bye leaves.
+
+MODEL is a GGUF file, a model in the store, or a name to pull first (hf.co/ORG/REPO[:QUANT], llama3.2).
+When a server answers at LLAMUX_HOST (or OLLAMA_HOST, default 127.0.0.1:11434) it runs the model;
+otherwise llamux loads the model itself.
 
 Options:
-  -n, --max-tokens N     most tokens to generate (default 256)
-      --temperature T    sampling temperature; 0 is greedy (default 0.8)
-      --top-k N          top-k sampling (default 40)
-      --top-p P          nucleus sampling (default 0.95)
+      --format json      answer in JSON
+      --verbose          print timings and token counts after each answer
+      --keepalive D      how long the model stays loaded after the answer (5m, 1h, 3600s; server only)
+      --nowordwrap       do not wrap answers at the terminal's width
+  -n, --max-tokens N     most tokens to generate (num_predict; default until the model stops)
+      --temperature T    sampling temperature; 0 is greedy
+      --top-k N          top-k sampling
+      --top-p P          nucleus sampling
       --seed N           sampling seed (default random)
-      --ctx-size N       context size in tokens (default 4096)
-      --threads N        decode threads (default: physical cores)
       --stop TEXT        stop at TEXT (may be repeated)
-      --verbose          print timings and token counts to standard error
+      --ctx-size N       context size in tokens (num_ctx; default 4096)
+      --threads N        decode threads (default: physical cores)
   -h, --help             show this help`;
-
-function resolveModel(nameOrPath: string): string {
-  if (existsSync(nameOrPath)) return nameOrPath;
-  throw new Error(`Cannot find model "${nameOrPath}": no such file (give the path of a GGUF file)`);
-}
 
 function numberOption(value: string | undefined, name: string): number | undefined {
   if (value === undefined) return undefined;
   const n = Number(value);
-  if (!Number.isFinite(n)) throw new TypeError(`Cannot use --${name} "${value}": not a number`);
+  if (!Number.isFinite(n) || value.trim() === "") throw new UsageError(`Cannot use --${name} "${value}": not a number`);
   return n;
+}
+
+async function readStdin(): Promise<string> {
+  return process.stdin.isTTY ? "" : await new Response(Bun.stdin.stream()).text();
+}
+
+async function openBackend(model: string, engine: Partial<EngineOptions>): Promise<ChatBackend> {
+  const client = await ServerClient.connect();
+  return client ? new ServerChatBackend(model, client) : LocalChatBackend.open(model, { engine });
+}
+
+function printStats(stats: ChatStats | undefined, verbose: boolean): void {
+  if (stats && verbose) process.stderr.write(`${formatStats(stats)}\n`);
 }
 
 export async function runCommand(args: string[]): Promise<number> {
@@ -38,15 +62,10 @@ export async function runCommand(args: string[]): Promise<number> {
     args,
     allowPositionals: true,
     options: {
-      "max-tokens": { type: "string", short: "n" },
-      temperature: { type: "string" },
-      "top-k": { type: "string" },
-      "top-p": { type: "string" },
-      seed: { type: "string" },
-      "ctx-size": { type: "string" },
-      threads: { type: "string" },
-      stop: { type: "string", multiple: true },
-      verbose: { type: "boolean" },
+      format: { type: "string" }, verbose: { type: "boolean" }, keepalive: { type: "string" }, nowordwrap: { type: "boolean" },
+      insecure: { type: "boolean" }, think: { type: "string" },
+      "max-tokens": { type: "string", short: "n" }, temperature: { type: "string" }, "top-k": { type: "string" }, "top-p": { type: "string" },
+      seed: { type: "string" }, stop: { type: "string", multiple: true }, "ctx-size": { type: "string" }, threads: { type: "string" },
       help: { type: "boolean", short: "h" },
     },
   });
@@ -54,57 +73,52 @@ export async function runCommand(args: string[]): Promise<number> {
     console.log(runHelp);
     return 0;
   }
-  if (positionals.length < 2) {
-    console.error(`${runHelp}\n\nerror: MODEL and PROMPT are required`);
-    return 2;
-  }
-  const [model, ...promptWords] = positionals;
-  const modelPath = resolveModel(model!);
-  const sampling: Partial<SamplerSettings> = {};
-  const temperature = numberOption(values.temperature, "temperature");
-  if (temperature !== undefined) sampling.temperature = temperature;
-  const topK = numberOption(values["top-k"], "top-k");
-  if (topK !== undefined) sampling.topK = topK;
-  const topP = numberOption(values["top-p"], "top-p");
-  if (topP !== undefined) sampling.topP = topP;
-  sampling.seed = numberOption(values.seed, "seed") ?? Math.floor(Math.random() * 0xffffffff);
+  if (positionals.length < 1) throw new UsageError("run needs a MODEL");
+  if (values.format !== undefined && values.format !== "json") throw new UsageError(`Cannot use --format "${values.format}": only json is supported`);
+  const options: Record<string, unknown> = {};
+  const set = (name: string, value: unknown) => value !== undefined && (options[name] = value);
+  set("num_predict", numberOption(values["max-tokens"], "max-tokens"));
+  set("temperature", numberOption(values.temperature, "temperature"));
+  set("top_k", numberOption(values["top-k"], "top-k"));
+  set("top_p", numberOption(values["top-p"], "top-p"));
+  set("seed", numberOption(values.seed, "seed"));
+  set("num_ctx", numberOption(values["ctx-size"], "ctx-size"));
+  set("num_thread", numberOption(values.threads, "threads"));
+  if (values.stop) options.stop = values.stop;
+  const engine: Partial<EngineOptions> = {};
 
-  const manager = new ModelManager();
-  manager.installShutdownHandlers();
-  const controller = new AbortController();
+  const [model, ...promptWords] = positionals as [string, ...string[]];
+  const piped = await readStdin();
+  const interactive = promptWords.length === 0 && !piped && process.stdin.isTTY === true;
+  const settings: SessionSettings = {
+    options, verbose: values.verbose === true, wordWrap: values.nowordwrap !== true && process.stdout.isTTY === true && !piped,
+    ...(values.format === "json" ? { format: "json" as const } : {}), ...(values.keepalive !== undefined ? { keepAlive: values.keepalive } : {}),
+  };
+
+  const backend = await openBackend(model, engine);
   try {
-    const threads = numberOption(values.threads, "threads");
-    const contextPerSequence = numberOption(values["ctx-size"], "ctx-size");
-    const engine = await manager.engine({
-      modelPath,
-      parallel: 1,
-      ...(threads !== undefined ? { threads } : {}),
-      contextPerSequence: contextPerSequence ?? 4096,
-    });
-    const stream = engine.generate({
-      prompt: promptWords.join(" "),
-      maxTokens: numberOption(values["max-tokens"], "max-tokens") ?? 256,
-      stop: values.stop ?? [],
-      sampling,
-    }, controller.signal);
-    for await (const event of stream) {
-      if (event.type === "token") process.stdout.write(event.text);
-      else if (event.type === "error") throw new Error(event.message);
-      else {
-        process.stdout.write("\n");
-        if (values.verbose) {
-          const u = event.usage;
-          const rate = u.decodeMs > 0 ? (u.completionTokens / (u.decodeMs / 1000)).toFixed(1) : "n/a";
-          console.error(`finish: ${event.finishReason}; prompt ${u.promptTokens} tokens in ${u.promptMs.toFixed(0)} ms; ` +
-            `${u.completionTokens} tokens generated, ${rate} tokens/s; first token after ${u.timeToFirstTokenMs.toFixed(0)} ms`);
-        }
-      }
+    if (interactive) {
+      await backend.load(settings.keepAlive);
+      return await interactiveChat(backend, settings);
     }
+    const prompt = [piped, ...promptWords].filter(Boolean).join(" ");
+    const { text, images } = extractImages(prompt);
+    const controller = new AbortController();
+    process.once("SIGINT", () => controller.abort());
+    const writer = new WordWrapWriter((chunk) => process.stdout.write(chunk), settings.wordWrap ? process.stdout.columns : undefined);
+    let stats: ChatStats | undefined;
+    for await (const event of backend.chat({
+      messages: [{ role: "user", content: text }], images, options,
+      ...(settings.format ? { format: settings.format } : {}), ...(settings.keepAlive !== undefined ? { keepAlive: settings.keepAlive } : {}),
+    }, controller.signal)) {
+      if (event.type === "content") writer.push(event.text);
+      else stats = event.stats;
+    }
+    writer.finish();
+    process.stdout.write("\n");
+    printStats(stats, settings.verbose);
     return 0;
-  } catch (error) {
-    console.error(`error: ${(error as Error).message}`);
-    return 1;
   } finally {
-    await manager.stopAll();
+    await backend.close();
   }
 }

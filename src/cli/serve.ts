@@ -6,6 +6,10 @@ import { ModelManager } from "../engine/model-manager.ts";
 import { createApp } from "../server/app.ts";
 import { createVllmMetrics } from "../server/vllm/metrics.ts";
 import { ModelService } from "../server/model-service.ts";
+import { LmStudioModelService } from "../server/lmstudio/model-service.ts";
+import { ModelStore } from "../store/model-store.ts";
+import { defaultImageFetchPolicy } from "../vision/image-fetch.ts";
+import { isHubName } from "../store/model-name.ts";
 import { profiles, type ProfileName } from "../server/profiles.ts";
 import { UsageError } from "./usage-error.ts";
 import { engineFlagOptions, engineFlagsHelp, toolCallParserFlag } from "./engine-flags.ts";
@@ -20,7 +24,8 @@ const log = logger("serve");
 
 export const serveHelp = `Usage: llamux serve [MODEL] [options]
 
-Serves models over HTTP. MODEL is a GGUF file path; requests may also name one by path.
+Serves models over HTTP. MODEL is a GGUF file path; requests may also name a GGUF path or a model in
+the store (pulled or created; LLAMUX_MODELS, or OLLAMA_MODELS on profile a).
 
 Options:
       --profile a|b|c|all       a: Ollama (port 11434), b: vLLM (8000), c: LM Studio (1234), all: the three
@@ -43,6 +48,9 @@ Options:
       --gpu-memory-utilization F  accepted for vLLM compatibility
       --tensor-parallel-size N  only 1 is supported
       --trust-remote-code       accepted, no effect (GGUF files carry no code)
+      --mmproj FILE             vision projector for MODEL (default: a sibling mmproj-*.gguf, if any)
+      --allow-private-image-urls  let image URLs in requests reach loopback, private and link-local
+                                addresses (refused by default: a request could probe the local network)
 ${engineFlagsHelp}
 ${serverOptionsHelp}
   -h, --help                    show this help
@@ -86,6 +94,23 @@ async function preload(models: ModelService): Promise<void> {
   }
 }
 
+/** MODEL as a file: a path, or a store name (`org/repo` as vLLM names models means `hf.co/org/repo`). */
+function servedModelPath(model: string, ollamaStore: boolean): string {
+  if (existsSync(model)) return model;
+  const store = ModelStore.open(ollamaStore ? { profile: "a" } : {});
+  const resolved = store.resolve(model) ?? (/^[^/:]+\/[^/:]+(:[^/]+)?$/.test(model) ? store.resolve(`hf.co/${model}`) ?? newestHubTag(store, model) : undefined);
+  if (!resolved) throw new Error(`Cannot serve model "${model}": no such file, and no model of that name in the store at ${store.root} (pull it first)`);
+  return resolved.modelPath;
+}
+
+/** `org/repo` with no tag: the newest stored quantization of hf.co/org/repo (pulled as hf.co/org/repo:Q4_K_M). */
+function newestHubTag(store: ModelStore, model: string) {
+  if (model.includes(":")) return undefined;
+  const [namespace, repo] = model.toLowerCase().split("/");
+  const match = store.list().find((m) => isHubName(m.parsedName) && m.parsedName.namespace.toLowerCase() === namespace && m.parsedName.model.toLowerCase() === repo);
+  return match ? store.resolve(match.name) : undefined;
+}
+
 export async function serveCommand(args: string[]): Promise<number | undefined> {
   const { values, positionals } = parseArgs({
     args,
@@ -96,7 +121,7 @@ export async function serveCommand(args: string[]): Promise<number | undefined> 
       parallel: { type: "string" }, "max-num-seqs": { type: "string" }, threads: { type: "string" }, seed: { type: "string" },
       dtype: { type: "string" }, "gpu-memory-utilization": { type: "string" }, "tensor-parallel-size": { type: "string" },
       "trust-remote-code": { type: "boolean" }, help: { type: "boolean", short: "h" }, "chat-template": { type: "string" },
-      "enable-auto-tool-choice": { type: "boolean" }, "tool-call-parser": { type: "string" }, "reasoning-parser": { type: "string" },
+      "enable-auto-tool-choice": { type: "boolean" }, mmproj: { type: "string" }, "allow-private-image-urls": { type: "boolean" }, "tool-call-parser": { type: "string" }, "reasoning-parser": { type: "string" },
       ...serverOptionFlags,
     },
   });
@@ -114,7 +139,7 @@ export async function serveCommand(args: string[]): Promise<number | undefined> 
   if (values.dtype) log.info(`--dtype ${values.dtype} accepted; the GGUF file decides the weights' type`);
 
   const modelArg = values.model ?? positionals[0];
-  if (modelArg !== undefined && !existsSync(modelArg)) throw new Error(`Cannot serve model "${modelArg}": no such file`);
+  const modelPath = modelArg === undefined ? undefined : servedModelPath(modelArg, profileName === "a");
   const names: ProfileName[] = profileName === "all" ? ["a", "b", "c"] : [profileName as ProfileName];
   const contextFlag = integer(values["ctx-size"] ?? values["max-model-len"], "ctx-size");
 
@@ -124,14 +149,21 @@ export async function serveCommand(args: string[]): Promise<number | undefined> 
   if (servesOllama && ollamaDebug() && !process.env.LLAMUX_LOG_LEVEL) process.env.LLAMUX_LOG_LEVEL = "debug";
   const manager = new ModelManager(servesOllama ? ollamaMaxLoadedModels() : undefined);
   manager.installShutdownHandlers();
-  const served = modelArg ? [{ path: modelArg, ...(values["served-model-name"] ? { name: values["served-model-name"] } : {}) }] : [];
+  if (values.mmproj !== undefined && !existsSync(values.mmproj)) throw new Error(`Cannot load projector "${values.mmproj}": no such file`);
+  if (values.mmproj !== undefined && modelArg === undefined) throw new UsageError("--mmproj needs a MODEL to attach the projector to");
+  // A store name is served under that name, as vLLM serves `org/model` under its tag.
+  const servedName = values["served-model-name"] ?? (modelPath !== modelArg ? modelArg : undefined);
+  const served = modelPath
+    ? [{ path: modelPath, ...(servedName ? { name: servedName } : {}), ...(values.mmproj ? { projectorPath: values.mmproj } : {}) }]
+    : [];
+  const imageFetch = { ...defaultImageFetchPolicy, allowPrivate: values["allow-private-image-urls"] ?? false };
   const threads = integer(values.threads, "threads");
   for (const name of names) {
     const profile = profiles[name];
     const ollama = name === "a";
     const flashAttention = ollama ? ollamaFlashAttention() : undefined;
     const kvCacheType = ollama ? ollamaKvCacheType() : undefined;
-    const models = new ModelService(manager, served, {
+    const serviceOptions = {
       parallel: integer(values.parallel ?? values["max-num-seqs"], "parallel") ?? (ollama ? ollamaNumParallel() : undefined) ?? 4,
       contextPerSequence: contextFlag ?? (ollama ? ollamaContextLength() : undefined) ?? profile.defaultContext,
       idleUnloadMs: (ollama ? ollamaKeepAliveMs() : undefined) ?? profile.idleUnloadMs,
@@ -139,11 +171,17 @@ export async function serveCommand(args: string[]): Promise<number | undefined> 
       queueLimit: integer(values["max-queue"], "max-queue", 0) ?? (ollama ? ollamaMaxQueue() : undefined) ?? 512,
       ...(flashAttention ? { flashAttention } : {}),
       ...(kvCacheType ? { kvCacheType } : {}),
+      // LLAMUX_MODELS, else OLLAMA_MODELS on profile a, else ~/.llamux/models
+      store: ModelStore.open({ profile: name }),
       ...engineExtras,
-    });
+    };
+    // Profile c picks models as LM Studio does: store names load just in time, any other name gets the loaded model.
+    const models = name === "c"
+      ? new LmStudioModelService(manager, served, serviceOptions)
+      : new ModelService(manager, served, serviceOptions);
     const options = serverOptionsFromFlags(values, name, host);
     for (const warning of exposureWarnings(options)) log.warn(`profile ${name}: ${warning}`);
-    const app = createApp({ profile, models, ...(toolCallParser ? { toolCallParser } : {}), ...(name === "b" ? createVllmMetrics(manager, models) : {}) }, options);
+    const app = createApp({ profile, models, imageFetch, ...(toolCallParser ? { toolCallParser } : {}), ...(name === "b" ? createVllmMetrics(manager, models) : {}) }, options);
     const listenPort = port ?? profile.defaultPort;
     listen(app.fetch, host, listenPort);
     log.info(`profile ${name} (${profile.anchor}-compatible) listening on http://${host}:${listenPort}`);

@@ -1,18 +1,25 @@
 // The engine of one model: loads it, creates a context for N parallel sequences, and drives the
 // scheduler's step loop. It does not know whether it runs in a child process or a Worker.
 import { statSync } from "node:fs";
-import { LlamaModel, LlamaContext, TokenBatch, DecodeStatus, computeSummary, backendDevices } from "../../ffi/llama.ts";
+import { LlamaModel, LlamaContext, TokenBatch, DecodeStatus, computeSummary, backendDevices, loadLoraAdapter, applyLoraAdapters } from "../../ffi/llama.ts";
+import { MtmdContext } from "../../ffi/mtmd.ts";
 import { readGgufHeaderSync, ggufNumber, ggufArchKey } from "../store/gguf.ts";
 import { freemem } from "node:os";
 import { physicalCoreCount } from "../hardware.ts";
 import { logger } from "../log.ts";
 import { Scheduler, DEFAULT_QUEUE_LIMIT } from "./scheduler.ts";
+import { ImageEncoder } from "./image-encoder.ts";
 import type { EventSink } from "./sequence.ts";
 import { EngineError, type EmbedResult, type EngineOptions, type EngineStats, type GenerateRequest, type ModelInfo } from "./types.ts";
 
 export const DEFAULT_PARALLEL = 4;
 export const DEFAULT_CONTEXT_PER_SEQUENCE = 4096;
 export const DEFAULT_BATCH_SIZE = 512;
+
+/** As llama-server does: a marker no user can type without knowing it, so text cannot forge an image slot. */
+function randomMediaMarker(): string {
+  return `<__media_${crypto.randomUUID().replaceAll("-", "")}__>`;
+}
 
 const log = logger("engine");
 
@@ -73,8 +80,11 @@ export class Engine {
   private looping = false;
   readonly info: ModelInfo;
 
-  private constructor(private readonly model: LlamaModel, private readonly context: LlamaContext, options: EngineOptions, threads: number) {
-    this.scheduler = new Scheduler(model, context, options.queueLimit ?? DEFAULT_QUEUE_LIMIT);
+  private constructor(
+    private readonly model: LlamaModel, private readonly context: LlamaContext, options: EngineOptions, threads: number,
+    private readonly images?: ImageEncoder,
+  ) {
+    this.scheduler = new Scheduler(model, context, options.queueLimit ?? DEFAULT_QUEUE_LIMIT, images);
     const chatTemplate = options.chatTemplate ?? model.chatTemplate();
     this.info = {
       path: model.path,
@@ -99,11 +109,14 @@ export class Engine {
       embeddings: options.embeddings ?? false,
       compute: computeSummary(),
       metadata: model.allMetadata(),
+      ...(images ? { vision: { projectorPath: images.projector.path, mediaMarker: images.mediaMarker } } : {}),
     };
   }
 
   static load(options: EngineOptions): Engine {
-    const model = LlamaModel.load(options.modelPath, { gpuLayers: options.gpuLayers ?? gpuLayersWithin(options) });
+    const gpuLayers = options.gpuLayers ?? gpuLayersWithin(options);
+    const model = LlamaModel.load(options.modelPath, { gpuLayers });
+    let images: ImageEncoder | undefined;
     try {
       const parallel = options.parallel ?? DEFAULT_PARALLEL;
       const perSequence = options.contextPerSequence ?? contextWithinMemory(model, parallel);
@@ -120,7 +133,17 @@ export class Engine {
         // Non-causal (embedding) models must see a whole input in one micro-batch.
         ...(options.embeddings ? { microBatchSize: batchSize } : {}),
       });
-      return new Engine(model, context, options, threads);
+      try {
+        const adapters = (options.loraAdapters ?? []).map((path) => ({ adapter: loadLoraAdapter(model, path), scale: 1 }));
+        if (adapters.length > 0) applyLoraAdapters(context, adapters);
+        if (options.projectorPath) {
+          images = new ImageEncoder(MtmdContext.load(options.projectorPath, model, { threads, gpu: gpuLayers !== 0, mediaMarker: randomMediaMarker() }));
+        }
+      } catch (error) {
+        context.dispose();
+        throw error;
+      }
+      return new Engine(model, context, options, threads, images);
     } catch (error) {
       model.dispose();
       throw error;
@@ -190,6 +213,7 @@ export class Engine {
 
   dispose(reason = "engine stopped"): void {
     this.scheduler.failAll(reason);
+    this.images?.dispose();
     this.context.dispose();
     this.model.dispose();
   }

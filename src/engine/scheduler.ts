@@ -4,12 +4,18 @@
 //
 // Strategy "decode first, prompts FIFO": generating sequences never stall behind a long prompt, and
 // prompts are admitted in arrival order so none starves.
+//
+// Images: a prompt's image goes through the vision encoder and is decoded into its sequence in a step
+// of its own, at most one image per step, before that step's token batch; the other sequences keep
+// decoding in every step, so an image delays them by one encode at most.
 import { DecodeStatus, LlamaContext, TokenBatch, SamplerChain, defaultSamplerSettings, type LlamaModel } from "../../ffi/llama.ts";
 import { InvalidGrammarError, NO_TOKEN } from "../../ffi/sampler.ts";
 import { ActiveRequest, SequenceSlot, type EventSink } from "./sequence.ts";
 import { planReuse } from "./prefix-reuse.ts";
 import { EngineError, type EngineStats, type GenerateRequest, type TokenLogprobs } from "./types.ts";
 import { computeLogprobs } from "./logprobs.ts";
+import type { ImageEncoder } from "./image-encoder.ts";
+import { disposeImages, imageCutAt, tokenizeWithImages, type ImageSpan } from "./image-prompt.ts";
 
 export const DEFAULT_QUEUE_LIMIT = 512;
 /** Recurrent/hybrid models save a checkpoint only after processing at least this many new prompt tokens. */
@@ -31,6 +37,8 @@ export class Scheduler {
     private readonly model: LlamaModel,
     private readonly context: LlamaContext,
     private readonly queueLimit = DEFAULT_QUEUE_LIMIT,
+    /** The vision encoder, when the model was loaded with a projector. */
+    private readonly images?: ImageEncoder,
   ) {
     this.slots = Array.from({ length: context.sequences }, (_, seq) => new SequenceSlot(seq));
     this.batch = new TokenBatch(context.batchSize);
@@ -57,6 +65,7 @@ export class Scheduler {
       capacityTokens: this.context.contextPerSequence * this.slots.length,
       decodeSteps: this.decodeSteps,
       decodedTokens: this.decodedTokens,
+      imageEncodes: this.images?.encodes ?? 0,
     };
   }
 
@@ -66,18 +75,18 @@ export class Scheduler {
     if (this.queue.length >= this.queueLimit) {
       throw new EngineError("busy", `Cannot accept request: ${this.queue.length} requests are already waiting (limit ${this.queueLimit})`);
     }
-    const prompt = typeof request.prompt === "string"
-      ? this.model.vocab.tokenize(request.prompt, { addSpecial: request.addSpecial ?? true, parseSpecial: request.parseSpecial ?? true })
-      : Int32Array.from(request.prompt);
-    if (prompt.length === 0) throw new EngineError("invalid_request", "Cannot generate from an empty prompt");
-    if (prompt.length >= this.context.contextPerSequence) {
-      throw new EngineError("context_overflow",
-        `Prompt of ${prompt.length} tokens does not fit the context of ${this.context.contextPerSequence} tokens per sequence`);
-    }
-    const active = new ActiveRequest(request, prompt, emit);
+    const { tokens: prompt, images } = this.tokenizePrompt(request);
+    const active = new ActiveRequest(request, prompt, emit, images);
     try {
+      if (prompt.length === 0) throw new EngineError("invalid_request", "Cannot generate from an empty prompt");
+      const cells = Math.max(prompt.length, active.promptTokenCount);
+      if (cells >= this.context.contextPerSequence) {
+        throw new EngineError("context_overflow",
+          `Prompt of ${cells} tokens does not fit the context of ${this.context.contextPerSequence} tokens per sequence`);
+      }
       active.sampler = this.createSampler(request, (request.minTokens ?? 0) > 0);
     } catch (error) {
+      disposeImages(images);
       if (error instanceof InvalidGrammarError) throw new EngineError("invalid_request", error.message);
       throw error;
     }
@@ -89,6 +98,18 @@ export class Scheduler {
   cancel(id: string): void {
     const active = this.byId.get(id);
     if (active) active.cancelled = true;
+  }
+
+  /** The request's prompt as tokens, with its images decoded and placed at their media markers. */
+  private tokenizePrompt(request: GenerateRequest): { tokens: Int32Array; images: ImageSpan[] } {
+    const options = { addSpecial: request.addSpecial ?? true, parseSpecial: request.parseSpecial ?? true };
+    if (!request.images?.length) {
+      const tokens = typeof request.prompt === "string" ? this.model.vocab.tokenize(request.prompt, options) : Int32Array.from(request.prompt);
+      return { tokens, images: [] };
+    }
+    if (!this.images) throw new EngineError("invalid_request", `Model "${this.model.path}" has no vision support: no projector is loaded, so it cannot take images`);
+    if (typeof request.prompt !== "string") throw new EngineError("invalid_request", "Cannot place images in a prompt of token ids: send text with media markers");
+    return tokenizeWithImages(this.images.projector, request.prompt, request.images, options);
   }
 
   /** Ends every request with an error (shutdown). */
@@ -105,6 +126,7 @@ export class Scheduler {
     this.dropCancelled();
     this.admitWaiting();
     if (this.admitted.length === 0) return false;
+    this.evaluateNextImage();
     // llama.cpp corrupts the recurrent (short-conv) state of every sequence but the first when one
     // micro-batch holds several sequences of a hybrid or recurrent model (ggml-org/llama.cpp#29002,
     // reproduced here on LFM2: co-batched greedy outputs differ from the same prompt decoded alone).
@@ -114,6 +136,32 @@ export class Scheduler {
       if (!this.decodeGroup(new Set(group))) break;
     }
     return true;
+  }
+
+  /**
+   * Runs the first waiting image (in admission order) through the encoder and into its sequence: one
+   * image per step, so the sequences that decode tokens wait at most one encode between their steps.
+   */
+  private evaluateNextImage(): void {
+    if (!this.images) return;
+    const slot = this.admitted.find((s) => s.active!.pendingImage !== undefined);
+    if (!slot) return;
+    const active = slot.active!;
+    const image = active.pendingImage!;
+    const started = performance.now();
+    try {
+      this.images.evaluate(this.context, image.chunk, slot.cached.length, slot.seq);
+    } catch (error) {
+      this.context.clearSequence(slot.seq);
+      slot.truncate(0);
+      this.endSlot(slot).fail("engine_failure", (error as Error).message);
+      return;
+    }
+    for (let i = 0; i < image.positions; i++) slot.cached.push(image.marker);
+    active.nextPromptIndex += image.positions;
+    active.promptMs += performance.now() - started;
+    this.decodeSteps++;
+    this.decodedTokens += image.tokens;
   }
 
   /** Decodes the pending work of the given slots in one llama_decode call and samples their next tokens. False when the decode failed. */
@@ -134,9 +182,10 @@ export class Scheduler {
     }
     for (const slot of this.admitted) {
       const active = slot.active!;
-      if (!group.has(slot) || !active.prefilling || this.batch.free === 0) continue;
+      if (!group.has(slot) || !active.prefilling || this.batch.free === 0 || active.pendingImage) continue;
       prefillingThisStep.push(active);
-      let end = Math.min(active.prompt.length, active.nextPromptIndex + this.batch.free);
+      // Text up to the next image: the image waits for an image step of its own.
+      let end = Math.min(active.textEnd(), active.nextPromptIndex + this.batch.free);
       // Stop at the checkpoint position so the state can be saved before the prompt's last token.
       if (active.checkpointAt > active.nextPromptIndex && end > active.checkpointAt) end = active.checkpointAt;
       for (let i = active.nextPromptIndex; i < end; i++) {
@@ -233,7 +282,7 @@ export class Scheduler {
       const slot = this.pickSlot(active.prompt);
       if (!slot) return;
       this.queue.shift();
-      this.reuseCache(slot, active.prompt);
+      this.reuseCache(slot, active.prompt, active.images);
       if (!this.canRollBack && active.prompt.length - slot.cached.length >= CHECKPOINT_MIN_NEW_TOKENS) {
         active.checkpointAt = active.prompt.length - 1;
       }
@@ -247,8 +296,11 @@ export class Scheduler {
   }
 
   /** Keeps what the prompt can reuse of the slot's memory (live cache or checkpoint) and drops the rest. */
-  private reuseCache(slot: SequenceSlot, prompt: Int32Array): void {
-    const plan = planReuse(slot.cached, prompt, this.canRollBack, slot.checkpoint?.length);
+  private reuseCache(slot: SequenceSlot, prompt: Int32Array, images: ImageSpan[]): void {
+    let plan = planReuse(slot.cached, prompt, this.canRollBack, slot.checkpoint?.length);
+    // An image is kept whole or processed again whole.
+    const cut = imageCutAt(images, plan.keep);
+    if (cut) plan = this.canRollBack ? { keep: cut.start, fromCheckpoint: false } : { keep: 0, fromCheckpoint: false };
     if (plan.fromCheckpoint) {
       this.context.clearSequence(slot.seq);
       if (this.context.restoreSequence(slot.seq, slot.checkpoint!.state)) {

@@ -3,6 +3,7 @@ import type { SamplerChain } from "../../ffi/sampler.ts";
 import { StopStringMatcher } from "./stop-strings.ts";
 import { Utf8PieceDecoder } from "./utf8-stream.ts";
 import type { EngineEvent, FinishReason, GenerateRequest, RequestUsage } from "./types.ts";
+import { disposeImages, type ImageSpan } from "./image-prompt.ts";
 
 export type EventSink = (event: EngineEvent) => void;
 
@@ -34,7 +35,12 @@ export class ActiveRequest {
   firstTokenAt = 0;
   promptMs = 0;
 
-  constructor(readonly request: GenerateRequest, readonly prompt: Int32Array, readonly emit: EventSink) {
+  /** Prompt tokens as usage counts them: text tokens plus each image's embedding tokens. */
+  readonly promptTokenCount: number;
+
+  /** `images` are the prompt's image spans, in prompt order; the request owns their chunks. */
+  constructor(readonly request: GenerateRequest, readonly prompt: Int32Array, readonly emit: EventSink, readonly images: ImageSpan[] = []) {
+    this.promptTokenCount = images.reduce((count, image) => count + image.tokens - image.positions, prompt.length);
     this.stops = new StopStringMatcher(request.stop ?? [], { includeStopString: request.includeStopString ?? false });
     this.maxTokens = request.maxTokens === undefined || request.maxTokens < 0 ? Infinity : request.maxTokens;
     this.stopTokenIds = new Set(request.stopTokenIds ?? []);
@@ -49,9 +55,20 @@ export class ActiveRequest {
     return this.nextPromptIndex < this.prompt.length;
   }
 
+  /** The image that starts at the next prompt position: it goes through the encoder, not the token batch. */
+  get pendingImage(): ImageSpan | undefined {
+    return this.images.find((image) => image.start === this.nextPromptIndex);
+  }
+
+  /** Where the next text run of the prompt ends: the next image or the prompt's end. */
+  textEnd(): number {
+    const next = this.images.find((image) => image.start >= this.nextPromptIndex);
+    return next ? next.start : this.prompt.length;
+  }
+
   usage(now = performance.now()): RequestUsage {
     return {
-      promptTokens: this.prompt.length,
+      promptTokens: this.promptTokenCount,
       cachedPromptTokens: this.cachedPromptTokens,
       completionTokens: this.generated,
       timeToFirstTokenMs: this.firstTokenAt ? this.firstTokenAt - this.submittedAt : 0,
@@ -76,17 +93,22 @@ export class ActiveRequest {
       }
       if (tail) this.emit({ type: "token", id: this.id, token: -1, text: tail });
     }
-    this.sampler?.dispose();
-    this.sampler = undefined;
+    this.release();
     this.emit({
       type: "done", id: this.id, finishReason: reason, ...(stop !== undefined ? { stop } : {}),
       ...(stopToken !== undefined ? { stopToken } : {}), usage: this.usage(),
     });
   }
 
-  fail(code: Extract<EngineEvent, { type: "error" }>["code"], message: string): void {
+  /** Frees what the request holds natively: its sampler chain and its image chunks. */
+  private release(): void {
     this.sampler?.dispose();
     this.sampler = undefined;
+    disposeImages(this.images);
+  }
+
+  fail(code: Extract<EngineEvent, { type: "error" }>["code"], message: string): void {
+    this.release();
     this.emit({ type: "error", id: this.id, code, message });
   }
 }

@@ -2,11 +2,24 @@
 // its wire format into GenerateRequest and renders EngineEvents; the engine knows no profile.
 import type { SamplerSettings } from "../../ffi/sampler.ts";
 
+/**
+ * One image of a request as the engine takes it: the bytes of a file libmtmd decodes itself (JPEG, PNG,
+ * BMP, GIF), or pixels decoded elsewhere (WebP) as packed 8-bit RGB, row by row.
+ */
+export type EngineImage =
+  | { kind: "file"; bytes: Uint8Array }
+  | { kind: "rgb"; width: number; height: number; pixels: Uint8Array };
+
 export interface GenerateRequest {
   /** Unique per runner; the parent assigns it. */
   id: string;
   /** Text (tokenized by the engine) or token ids. */
   prompt: string | number[];
+  /**
+   * Images of a text prompt, in the order of the media markers (ModelInfo.vision.mediaMarker) that
+   * stand for them in the text. Needs a model loaded with a projector.
+   */
+  images?: EngineImage[];
   /** Add BOS/EOS as the vocabulary asks. Default: true. */
   addSpecial?: boolean;
   /** Let text like "<|im_start|>" become control tokens (rendered chat templates). Default: true. */
@@ -58,6 +71,8 @@ export type EngineEvent =
 
 export interface EngineOptions {
   modelPath: string;
+  /** A vision projector (mmproj GGUF) to load with the model: requests may then carry images. */
+  projectorPath?: string;
   /** Parallel sequences sharing one context. Default: 4. */
   parallel?: number;
   /** Context per sequence in tokens; default min(4096, trained context). */
@@ -78,6 +93,8 @@ export interface EngineOptions {
   kvCacheType?: "f16" | "q8_0" | "q4_0" | "f32";
   /** Load as an embedding model (pooled embeddings instead of generation). */
   embeddings?: boolean;
+  /** LoRA adapter GGUFs applied at full scale to every request (Modelfile ADAPTER). */
+  loraAdapters?: string[];
 }
 
 /** A pooled embedding: L2-normalised, with its input's token count and its length before normalising. */
@@ -97,6 +114,8 @@ export interface EngineStats {
   /** llama_decode calls since the engine started, and the tokens they took: batching shows as tokens per step. */
   decodeSteps: number;
   decodedTokens: number;
+  /** Images run through the vision encoder (an image seen again is taken from the cache, not counted). */
+  imageEncodes: number;
 }
 
 export interface ModelInfo {
@@ -126,6 +145,14 @@ export interface ModelInfo {
   embeddings: boolean;
   compute: string;
   metadata: Record<string, string>;
+  /** Present when a vision projector is loaded: requests may carry images. */
+  vision?: VisionInfo;
+}
+
+export interface VisionInfo {
+  projectorPath: string;
+  /** The text standing for one image in a prompt; random per engine so that user text cannot forge one. */
+  mediaMarker: string;
 }
 
 /** An error that carries an engine code, so each profile can render it in its own shape. */

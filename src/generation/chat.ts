@@ -6,10 +6,11 @@ import { nativeCallText } from "../chat/tool-calls/native-text.ts";
 import { toolCallSyntax } from "./chat-output.ts";
 import type { ChatMessage, ToolDefinition } from "../chat/types.ts";
 import { SpecialTextShield } from "../chat/special-text.ts";
-import { EngineError, type GenerateRequest, type TokenLogprobs } from "../engine/types.ts";
+import { EngineError, type EngineImage, type GenerateRequest, type TokenLogprobs } from "../engine/types.ts";
 import { ChoiceStream, doneFields, startChoices, type DoneEvent } from "./choices.ts";
 import { PlainTextOutput, type ChatEvent, type ChatFinishReason, type OutputParser, type ParsedToolCall } from "./chat-events.ts";
 import type { EngineHandle } from "./engine-handle.ts";
+import { placeImages, withoutMediaMarkers } from "./prompt-images.ts";
 
 /** What the chat template gets. */
 export interface ChatPrompt {
@@ -41,8 +42,15 @@ function withNativeCallText(messages: ChatMessage[], template: string, syntax: T
 }
 
 export interface RenderedPrompt {
+  /** The prompt text; with images, one media marker stands for each. */
   text: string;
+  /**
+   * The tokens. With images these are the text's tokens only (the engine counts each image's tokens
+   * when it places the image), so their number is a lower bound of the prompt's length.
+   */
   tokens: number[];
+  /** The images in marker order, when the conversation has any. */
+  images?: EngineImage[];
 }
 
 /**
@@ -52,11 +60,13 @@ export interface RenderedPrompt {
  */
 export async function renderChatPrompt(engine: EngineHandle, prompt: ChatPrompt, options: { addSpecial?: boolean } = {}): Promise<RenderedPrompt> {
   const info = engine.info;
+  const placed = await placeImages(prompt.messages, info);
+  const images = placed.images;
   const continueFinal = prompt.continueFinalMessage ?? false;
   if (continueFinal && prompt.addGenerationPrompt) throw new ChatTemplateError("Cannot set both `continue_final_message` and `add_generation_prompt` to True.");
   const template = info.chatTemplate ?? CHATML_TEMPLATE;
   const shield = new SpecialTextShield(info.controlTokenTexts ?? []);
-  const messages = shield.protect(withNativeCallText(prompt.messages, template, prompt.toolCallSyntax));
+  const messages = shield.protect(withNativeCallText(placed.messages, template, prompt.toolCallSyntax));
   const tools = prompt.tools?.length ? shield.protect(prompt.tools) : undefined;
   let rendered = renderChatTemplate(template, messages, {
     ...(tools ? { tools } : {}),
@@ -68,12 +78,13 @@ export async function renderChatPrompt(engine: EngineHandle, prompt: ChatPrompt,
   if (continueFinal) rendered = cutAfterFinalMessage(rendered, messages);
   const text = shield.used ? shield.restore(rendered) : rendered;
   const addSpecial = options.addSpecial ?? tokenizerAddsBos(text, info.bosText);
-  if (!shield.used) return { text, tokens: await engine.tokenize(text, { addSpecial, parseSpecial: true }) };
+  const withImages = images.length ? { images } : {};
+  if (!shield.used) return { text, tokens: await engine.tokenize(withoutMediaMarkers(text, info), { addSpecial, parseSpecial: true }), ...withImages };
   const tokens: number[] = [];
   for (const [index, segment] of shield.segments(rendered).entries()) {
-    tokens.push(...await engine.tokenize(segment.text, { addSpecial: addSpecial && index === 0, parseSpecial: !segment.plain }));
+    tokens.push(...await engine.tokenize(withoutMediaMarkers(segment.text, info), { addSpecial: addSpecial && index === 0, parseSpecial: !segment.plain }));
   }
-  return { text, tokens };
+  return { text, tokens, ...withImages };
 }
 
 /** As Hugging Face's apply_chat_template: the prompt ends right after the final message's text. */
@@ -176,7 +187,11 @@ export class ChatChoice {
 export async function startChat(
   engine: EngineHandle, prompt: RenderedPrompt, request: Omit<GenerateRequest, "id" | "prompt">, options: ChatRunOptions = {},
 ): Promise<ChatChoice[]> {
-  const streams = await startChoices(engine, [{ ...request, prompt: prompt.tokens }], options.n ?? 1, options.signal, options.onDone);
+  // With images the engine tokenizes the text itself, placing each image at its marker.
+  const input = prompt.images?.length
+    ? { prompt: prompt.text, images: prompt.images, addSpecial: tokenizerAddsBos(prompt.text, engine.info.bosText), parseSpecial: true }
+    : { prompt: prompt.tokens };
+  const streams = await startChoices(engine, [{ ...request, ...input }], options.n ?? 1, options.signal, options.onDone);
   const parser = options.parser ?? (() => new PlainTextOutput());
   return streams.map((stream) => new ChatChoice(stream, parser()));
 }

@@ -2,16 +2,20 @@
 import { ChatTemplateError } from "../chat/template.ts";
 import { StructuredOutputError } from "../chat/structured/errors.ts";
 import { EngineError } from "../engine/types.ts";
+import { ImageInputError } from "../vision/image-input-error.ts";
 
 export class ApiError extends Error {
   readonly status: number;
   /** The request field the error is about, when there is one (vLLM and OpenAI report it as `param`). */
   readonly param: string | null;
-  constructor(status: number, message: string, options: { param?: string | null; cause?: unknown } = {}) {
+  /** A machine-readable code where the anchor sends one (LM Studio's `model_not_found`). */
+  readonly code: string | null;
+  constructor(status: number, message: string, options: { param?: string | null; code?: string | null; cause?: unknown } = {}) {
     super(message, { cause: options.cause });
     this.name = "ApiError";
     this.status = status;
     this.param = options.param ?? null;
+    this.code = options.code ?? null;
   }
 }
 
@@ -39,5 +43,6 @@ export function toApiError(error: unknown): ApiError {
   if (error instanceof ChatTemplateError) return new ApiError(400, error.message, { cause: error });
   // So is an output constraint (schema, regex, tool_choice) that cannot be enforced.
   if (error instanceof StructuredOutputError) return new ApiError(400, error.message, { cause: error });
+  if (error instanceof ImageInputError) return new ApiError(400, error.message, { cause: error });
   return new ApiError(500, error instanceof Error ? error.message : String(error), { cause: error });
 }

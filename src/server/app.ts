@@ -6,19 +6,25 @@ import type { ServerDeps } from "./deps.ts";
 import { openAiRoutes } from "./openai/routes.ts";
 import { vllmRoutes } from "./vllm/routes.ts";
 import { ollamaNotFound, ollamaRoutes } from "./ollama/routes.ts";
+import { lmStudioRoutes } from "./lmstudio/routes.ts";
 import { logger } from "../log.ts";
 import { installMiddleware } from "./middleware/index.ts";
 import { defaultServerOptions, type ServerOptions } from "./server-options.ts";
+import { RequestHistory } from "./webui/request-history.ts";
+import { WEB_UI_PUBLIC_PATHS, webUiRoutes } from "./webui/routes.ts";
 
 const log = logger("http");
 
 export function createApp(deps: ServerDeps, options: ServerOptions = defaultServerOptions): Hono {
   const app = new Hono();
   // Guards (host check, CORS, API key, body limit) and the request log run before every route.
-  installMiddleware(app, { profile: deps.profile, options });
+  const history = new RequestHistory();
+  installMiddleware(app, { profile: deps.profile, options, recordRequest: (entry) => history.record(entry), publicPaths: WEB_UI_PUBLIC_PATHS });
   app.route("/", openAiRoutes(deps));
+  app.route("/", webUiRoutes({ deps, options, history }));
   if (deps.profile.name === "a") app.route("/", ollamaRoutes(deps));
   if (deps.profile.name === "b") app.route("/", vllmRoutes(deps));
+  if (deps.profile.name === "c") app.route("/", lmStudioRoutes(deps));
   app.notFound(deps.profile.name === "a"
     ? ollamaNotFound(deps)
     : (c) => c.json(deps.profile.errorBody(new ApiError(404, `No route for ${c.req.method} ${c.req.path}`), c.req.path), 404));

@@ -3,6 +3,7 @@ import type { ModelService } from "./model-service.ts";
 import type { RequestUsage } from "../engine/types.ts";
 import type { Profile } from "./profiles.ts";
 import type { ToolCallParserName } from "../generation/chat-output.ts";
+import type { ImageFetchPolicy } from "../vision/image-fetch.ts";
 
 /** One finished generation (one choice), for metrics and request logs. */
 export interface FinishedGeneration {
@@ -32,4 +33,6 @@ export interface ServerDeps {
   metrics?: MetricsExporter;
   /** vLLM's --tool-call-parser: the call syntax to read, or "none"; unset reads the template's. */
   toolCallParser?: ToolCallParserName;
+  /** How image URLs in requests are fetched. Default: defaultImageFetchPolicy (no private addresses). */
+  imageFetch?: ImageFetchPolicy;
 }

@@ -1,13 +1,15 @@
-// The models a server offers and how a request's `model` field finds one. Until the model store lands,
-// a server offers the models named on `llamux serve` (by their served name or file path) and any GGUF
-// path a request names directly.
+// The models a server offers and how a request's `model` field finds one: a model named on `llamux serve`
+// (by its served name or file path), a GGUF path the request names directly, or a name in the model
+// store (`[host/][namespace/]model[:tag]`, any case), which brings its Modelfile layers along.
 import { existsSync, statSync } from "node:fs";
 import { basename } from "node:path";
 import type { KeepAlivePolicy, LoadedEngine, ModelManager } from "../engine/model-manager.ts";
 import type { EngineProcess } from "../engine/engine-process.ts";
 import type { EngineOptions } from "../engine/types.ts";
 import { readGgufHeaderSync, ggufString, ggufArchKey } from "../store/gguf.ts";
-import { notFound } from "./api-error.ts";
+import type { ModelStore, ResolvedModel, StoredModel } from "../store/model-store.ts";
+import { ApiError, notFound } from "./api-error.ts";
+import { siblingProjector } from "../vision/projector-file.ts";
 
 /** Architectures that only embed (no generation); others embed only when their file says how to pool. */
 const embeddingArchitectures = new Set(["bert", "nomic-bert", "nomic-bert-moe", "jina-bert-v2", "jina-bert-v3", "modern-bert", "neo-bert", "t5encoder"]);
@@ -27,6 +29,13 @@ export interface ServedModel {
   created: number;
   /** Named on `llamux serve`: never unloaded for idleness. */
   pinned: boolean;
+  /**
+   * Set for a model from the store: its template, system prompt, parameters (defaults under a request's
+   * options), seed messages, projector and adapters, which routes apply.
+   */
+  stored?: ResolvedModel;
+  /** The vision projector loaded with the model (a sibling mmproj-*.gguf, or the store's projector layer). */
+  projectorPath?: string;
 }
 
 /** How long a model a request loads or uses may stay idle, and how that combines with its current keep-alive. */
@@ -59,17 +68,29 @@ export interface ModelServiceOptions {
   chatTemplate?: string;
   flashAttention?: EngineOptions["flashAttention"];
   kvCacheType?: EngineOptions["kvCacheType"];
+  /** The model store requests may name models from (none: served models and paths only). */
+  store?: ModelStore;
+}
+
+/** A model given by path gets the projector lying next to it. */
+function withProjector(model: ServedModel): ServedModel {
+  if (model.projectorPath) return model;
+  const projectorPath = siblingProjector(model.path);
+  return projectorPath ? { ...model, projectorPath } : model;
 }
 
 export class ModelService {
   private readonly served: ServedModel[];
 
-  constructor(protected readonly manager: ModelManager, served: Array<{ path: string; name?: string }>, private readonly options: ModelServiceOptions) {
-    this.served = served.map(({ path, name }) => ({
+  constructor(
+    protected readonly manager: ModelManager, served: Array<{ path: string; name?: string; projectorPath?: string }>, private readonly options: ModelServiceOptions,
+  ) {
+    this.served = served.map(({ path, name, projectorPath }) => withProjector({
       id: name ?? path,
       path,
       created: Math.floor((existsSync(path) ? statSync(path).mtimeMs : Date.now()) / 1000),
       pinned: true,
+      ...(projectorPath ? { projectorPath } : {}),
     }));
   }
 
@@ -86,8 +107,41 @@ export class ModelService {
     }
     const served = this.served.find((m) => m.id === name || m.path === name || basename(m.path) === name);
     if (served) return served;
-    if (name.endsWith(".gguf") && existsSync(name)) return { id: name, path: name, created: Math.floor(statSync(name).mtimeMs / 1000), pinned: false };
+    if (name.endsWith(".gguf") && existsSync(name)) return withProjector({ id: name, path: name, created: Math.floor(statSync(name).mtimeMs / 1000), pinned: false });
+    const stored = this.resolveStored(name);
+    if (stored) return stored;
     throw notFound(`The model \`${name}\` does not exist.`, "model");
+  }
+
+  /** The model store, when this server has one (for /api/tags, /api/pull and the like). */
+  get store(): ModelStore | undefined {
+    return this.options.store;
+  }
+
+  /** Every model in the store, newest first (empty without a store). */
+  listStored(): StoredModel[] {
+    return this.options.store?.list() ?? [];
+  }
+
+  /** A store name as a served model, read fresh from its manifest (it may have been re-created); undefined when absent. */
+  resolveStored(name: string): ServedModel | undefined {
+    let resolved: ResolvedModel | undefined;
+    try {
+      resolved = this.options.store?.resolve(name);
+    } catch (error) {
+      // a manifest whose blobs are missing or unreadable: the store is damaged, not the request
+      throw new ApiError(500, (error as Error).message, { cause: error });
+    }
+    if (!resolved) return undefined;
+    return {
+      id: resolved.name, path: resolved.modelPath, created: Math.floor(resolved.modifiedAt.getTime() / 1000), pinned: false, stored: resolved,
+      ...(resolved.projectorPath ? { projectorPath: resolved.projectorPath } : {}),
+    };
+  }
+
+  /** Whether an engine for the model's file is loaded now. */
+  isLoaded(model: ServedModel): boolean {
+    return this.manager.loadedEngines().some((loaded) => loaded.engine.options.modelPath === model.path);
   }
 
   private readonly embeddingModels = new Map<string, boolean>();
@@ -102,6 +156,11 @@ export class ModelService {
     return embeds;
   }
 
+  /** Whether requests to the model may carry images. */
+  hasVision(model: ServedModel): boolean {
+    return model.projectorPath !== undefined;
+  }
+
   engineOptions(model: ServedModel, overrides: Partial<EngineOptions> = {}): EngineOptions {
     // Embedding models take one input at a time and their trained context (often 512 positions).
     if (this.embeds(model)) {
@@ -109,6 +168,7 @@ export class ModelService {
     }
     return {
       modelPath: model.path,
+      ...(model.projectorPath ? { projectorPath: model.projectorPath } : {}),
       parallel: this.options.parallel,
       ...(this.options.contextPerSequence !== undefined ? { contextPerSequence: this.options.contextPerSequence } : {}),
       ...(this.options.threads !== undefined ? { threads: this.options.threads } : {}),
@@ -118,6 +178,8 @@ export class ModelService {
       ...(this.options.chatTemplate !== undefined ? { chatTemplate: this.options.chatTemplate } : {}),
       ...(this.options.flashAttention !== undefined ? { flashAttention: this.options.flashAttention } : {}),
       ...(this.options.kvCacheType !== undefined ? { kvCacheType: this.options.kvCacheType } : {}),
+      // a store model's ADAPTER layers (another engine than the bare model's: the key includes them)
+      ...(model.stored?.adapterPaths.length ? { loraAdapters: model.stored.adapterPaths } : {}),
       ...overrides,
     };
   }

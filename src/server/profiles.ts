@@ -46,9 +46,10 @@ export const profiles: Record<ProfileName, Profile> = {
     openAiErrorBody: (error) => ({
       error: { message: error.message, type: error.status === 400 ? "invalid_request_error" : error.status === 404 ? "not_found_error" : "api_error", param: null, code: null },
     }),
-    // Ollama's native /api/* routes answer {"error": "..."}.
+    // Ollama's native /api/* routes answer {"error": "..."}; a full queue in Ollama's words (two spaces and all).
     errorBody(error, path) {
-      return path.startsWith("/api/") ? { error: error.message } : this.openAiErrorBody(error);
+      if (!path.startsWith("/api/")) return this.openAiErrorBody(error);
+      return { error: error.status === 503 ? "server busy, please try again.  maximum pending requests exceeded" : error.message };
     },
   },
   b: {
@@ -73,7 +74,7 @@ export const profiles: Record<ProfileName, Profile> = {
     defaultContext: 4096,
     // LM Studio's default TTL for models loaded just in time.
     idleUnloadMs: 60 * 60_000,
-    openAiErrorBody: (error) => ({ error: { message: error.message, type: openAiType(error.status), param: error.param, code: null } }),
+    openAiErrorBody: (error) => ({ error: { message: error.message, type: openAiType(error.status), param: error.param, code: error.code } }),
     errorBody(error) {
       return this.openAiErrorBody(error);
     },

@@ -10,7 +10,7 @@ const main = join(import.meta.dir, "..", "..", "src", "main.ts");
 let model: string;
 
 async function llamux(args: string[], env: Record<string, string> = {}) {
-  const child = Bun.spawn([process.execPath, main, ...args], { env: { ...process.env, ...env }, stdout: "pipe", stderr: "pipe" });
+  const child = Bun.spawn([process.execPath, main, ...args], { env: { ...process.env, LLAMUX_HOST: "127.0.0.1:9", ...env }, stdout: "pipe", stderr: "pipe" });
   const [stdout, stderr, exitCode] = await Promise.all([new Response(child.stdout).text(), new Response(child.stderr).text(), child.exited]);
   return { stdout, stderr, exitCode };
 }

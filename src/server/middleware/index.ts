@@ -30,16 +30,19 @@ export interface MiddlewareSetup {
   options: ServerOptions;
   /** Replaces the request log's writer (tests). */
   writeLog?: RequestLogOptions["write"];
+  recordRequest?: RequestLogOptions["record"];
+  /** Paths served without a key besides the probes (the web UI's page). */
+  publicPaths?: string[];
 }
 
 export function installMiddleware(app: Hono, setup: MiddlewareSetup): void {
   const { options } = setup;
   const renderError = middlewareErrorBody(setup.profile);
-  app.use(requestLog(setup.writeLog ? { write: setup.writeLog } : {}));
+  app.use(requestLog({ ...(setup.writeLog ? { write: setup.writeLog } : {}), ...(setup.recordRequest ? { record: setup.recordRequest } : {}) }));
   app.use(hostCheck({ bindHost: options.bindHost, renderError }));
   app.use(cors({ origins: options.corsOrigins, renderError }));
   if (options.apiKeys.length > 0) {
-    const publicPaths = options.publicMetrics ? [...PUBLIC_PATHS, "/metrics"] : PUBLIC_PATHS;
+    const publicPaths = [...PUBLIC_PATHS, ...(setup.publicPaths ?? []), ...(options.publicMetrics ? ["/metrics"] : [])];
     app.use(apiKey({ keys: options.apiKeys, publicPaths, renderError }));
   }
   app.use(bodyLimit({ maxBytes: options.bodyLimitBytes, renderError }));

@@ -32,6 +32,8 @@ export interface RequestLogEntry {
 export interface RequestLogOptions {
   /** Where lines go; the "http" logger at info level by default. */
   write?: (line: string) => void;
+  /** Also given each entry (the web UI's request history). */
+  record?: (entry: RequestLogEntry) => void;
 }
 
 const STREAM_TYPES = ["text/event-stream", "application/x-ndjson"];
@@ -83,7 +85,11 @@ function observeEnd(body: ReadableStream<Uint8Array>, ended: (outcome: StreamOut
 
 export function requestLog(options: RequestLogOptions = {}): MiddlewareHandler {
   const httpLog = logger("http");
-  const opts = { write: (line: string) => httpLog.info(line), ...options } satisfies Required<RequestLogOptions>;
+  const opts = { write: (line: string) => httpLog.info(line), record: () => {}, ...options } satisfies Required<RequestLogOptions>;
+  const log = (entry: RequestLogEntry) => {
+    opts.write(formatRequestLine(entry));
+    opts.record(entry);
+  };
 
   return async function requestLog(c, next) {
     const started = performance.now();
@@ -97,9 +103,9 @@ export function requestLog(options: RequestLogOptions = {}): MiddlewareHandler {
     };
     const contentType = c.res.headers.get("content-type") ?? "";
     if (c.res.body && STREAM_TYPES.some((type) => contentType.startsWith(type))) {
-      c.res = new Response(observeEnd(c.res.body, (outcome) => opts.write(formatRequestLine(entry(outcome)))), c.res);
+      c.res = new Response(observeEnd(c.res.body, (outcome) => log(entry(outcome))), c.res);
       return;
     }
-    opts.write(formatRequestLine(entry()));
+    log(entry());
   };
 }

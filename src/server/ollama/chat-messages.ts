@@ -1,15 +1,16 @@
 // Ollama's native chat messages and tools in the chat path's shapes, and tool calls back in Ollama's.
 import type { ChatMessage, ToolDefinition } from "../../chat/types.ts";
 import type { ParsedToolCall } from "../../generation/chat-events.ts";
-import type { ServedModel } from "../model-service.ts";
-import { doesNotSupport } from "./model-request.ts";
 import type { ChatRequestBody, NativeChatMessage } from "./schemas.ts";
 
-/** Tool-call arguments are objects here (a JSON string in OpenAI's API); templates get them as objects. */
-export function toChatMessages(model: ServedModel, messages: NativeChatMessage[]): ChatMessage[] {
+/**
+ * Tool-call arguments are objects here (a JSON string in OpenAI's API); templates get them as objects.
+ * `readImages` turns a message's base64 images into bytes (and refuses them for a model without vision).
+ */
+export function toChatMessages(messages: NativeChatMessage[], readImages: (images: string[]) => Uint8Array[]): ChatMessage[] {
   return messages.map((m) => {
-    if (m.images?.length) throw doesNotSupport(model, "images");
     const message: ChatMessage = { role: m.role, content: m.content ?? "" };
+    if (m.images?.length) message.images = readImages(m.images);
     if (m.thinking) message.reasoning_content = m.thinking;
     if (m.tool_calls?.length) {
       message.tool_calls = m.tool_calls.map((call) => ({

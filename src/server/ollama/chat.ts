@@ -2,18 +2,21 @@
 // parsing), answered as Ollama's ChatResponse chunks. A chat longer than the context loses its oldest
 // messages first.
 import type { Context } from "hono";
-import { renderChatPrompt, startChat } from "../../generation/chat.ts";
+import { startChat } from "../../generation/chat.ts";
 import { parseToolChoice, planChatOutput } from "../../generation/chat-output.ts";
 import { formatConstraint } from "./format.ts";
 import { badRequest } from "../api-error.ts";
 import type { ServerDeps } from "../deps.ts";
 import { observeChoices } from "../observe.ts";
 import { readJsonBody, validate } from "../validation.ts";
+import { base64Images } from "../request-images.ts";
 import { nativeToolCall, toChatMessages, toToolDefinitions } from "./chat-messages.ts";
 import { fitMessages } from "./fit-context.ts";
 import { metricsFields, type RequestTiming } from "./metrics.ts";
 import { doesNotSupport, findModel, keepAliveOf, loadOrUnload } from "./model-request.ts";
-import { generationLimits, loadOverrides, parseOptions, samplerSettings } from "./options.ts";
+import { generationLimits, loadOverrides, modelOptions, samplerSettings } from "./options.ts";
+import { renderModelPrompt, thinkSetting } from "../../generation/model-prompt.ts";
+import { checkCapabilities, thinkingParser } from "./capability-checks.ts";
 import { nativeLogprobs, respondNative, type NativeShape, type ResponsePiece } from "./respond.ts";
 import { chatSchema } from "./schemas.ts";
 
@@ -42,7 +45,7 @@ export function chat(deps: ServerDeps) {
     const model = findModel(deps, body.model, "quoted");
     if (deps.models.embeds(model)) throw doesNotSupport(model, "chat");
     const keepAlive = keepAliveOf(deps, model, body.keep_alive);
-    const options = parseOptions(body.options ?? undefined);
+    const options = modelOptions(model, body.options);
     const overrides = loadOverrides(options);
 
     const messages = body.messages ?? [];
@@ -50,17 +53,21 @@ export function chat(deps: ServerDeps) {
       const doneReason = await loadOrUnload(deps, model, overrides, keepAlive);
       return c.json({ model: body.model, created_at: new Date().toISOString(), message: { role: "assistant", content: "" }, done_reason: doneReason, done: true });
     }
-    const chatMessages = toChatMessages(model, messages);
+    const chatMessages = toChatMessages(messages, (images) => base64Images(deps, model, images, () => doesNotSupport(model, "vision")));
     const constraint = formatConstraint(body.format);
     const toolChoice = parseToolChoice(body.tool_choice);
+    const requestedTools = toToolDefinitions(body.tools);
+    const capabilities = checkCapabilities(model, { tools: requestedTools.length > 0 && toolChoice !== "none", think: body.think });
     const engine = await deps.models.engine(model, overrides, keepAlive);
     const loaded = performance.now();
     const plan = planChatOutput({
-      tools: toToolDefinitions(body.tools), reasoning: body.think !== false,
+      tools: requestedTools, reasoning: capabilities.includes("thinking") && body.think !== false,
       ...(toolChoice ? { toolChoice } : {}), ...(constraint ? { constraint } : {}),
     }, engine.info.chatTemplate, deps.toolCallParser);
     const prompt = await fitMessages(
-      chatMessages, (kept) => renderChatPrompt(engine, { messages: kept, tools: plan.tools, ...(plan.syntax ? { toolCallSyntax: plan.syntax } : {}) }), engine.info.contextPerSequence, body.truncate !== false,
+      chatMessages, (kept) => renderModelPrompt(engine, model.stored ?? {}, {
+        messages: kept, tools: plan.tools, ...thinkSetting(body.think), ...(plan.syntax ? { toolCallSyntax: plan.syntax } : {}),
+      }), engine.info.contextPerSequence, body.truncate !== false,
     );
     const withLogprobs = body.logprobs === true;
     const sampling = samplerSettings(options);

@@ -4,6 +4,7 @@ import type { SamplerSettings } from "../../../ffi/sampler.ts";
 import type { EngineOptions, GenerateRequest } from "../../engine/types.ts";
 import { logger } from "../../log.ts";
 import { badRequest } from "../api-error.ts";
+import type { ServedModel } from "../model-service.ts";
 import { isOptionName, ollamaOptions, removedOptions, type OllamaOptions, type OptionKind } from "./defaults.ts";
 
 const log = logger("ollama");
@@ -51,6 +52,11 @@ export function mergeOptions(modelParameters: OllamaOptions, requestOptions: Oll
   return { ...modelParameters, ...requestOptions };
 }
 
+/** A request's options over the model's Modelfile parameters (a store model's params layer). */
+export function modelOptions(model: ServedModel, requestOptions: Record<string, unknown> | null | undefined): OllamaOptions {
+  return mergeOptions(parseOptions(model.stored?.parameters), parseOptions(requestOptions ?? undefined));
+}
+
 function valueOf<K extends keyof OllamaOptions>(options: OllamaOptions, name: K): NonNullable<OllamaOptions[K]> {
   return (options[name] ?? ollamaOptions[name].default) as NonNullable<OllamaOptions[K]>;
 }
@@ -86,6 +92,22 @@ export function samplerSettings(options: OllamaOptions): Partial<SamplerSettings
     frequencyPenalty: valueOf(options, "frequency_penalty"),
     seed: seed < 0 ? Math.floor(Math.random() * 0xffffffff) : seed >>> 0,
   };
+}
+
+const samplerFieldOf = {
+  temperature: "temperature", top_k: "topK", top_p: "topP", min_p: "minP", typical_p: "typicalP", repeat_last_n: "repeatLastN",
+  repeat_penalty: "repeatPenalty", presence_penalty: "presencePenalty", frequency_penalty: "frequencyPenalty",
+} as const satisfies Partial<Record<keyof OllamaOptions, keyof SamplerSettings>>;
+
+/** Only the sampler settings the options set (a model's parameters as defaults on /v1, under the request's fields). */
+export function explicitSamplerSettings(options: OllamaOptions): Partial<SamplerSettings> {
+  const settings: Partial<SamplerSettings> = {};
+  for (const [name, field] of Object.entries(samplerFieldOf) as Array<[keyof typeof samplerFieldOf, keyof typeof settings]>) {
+    const value = options[name];
+    if (value !== undefined) (settings as Record<string, unknown>)[field] = name === "top_k" ? Math.max(0, value) : value;
+  }
+  if (options.seed !== undefined && options.seed >= 0) settings.seed = options.seed >>> 0;
+  return settings;
 }
 
 /** How long to generate and what ends it. */

@@ -33,7 +33,8 @@ export function runningModels(deps: ServerDeps) {
         name: entry.model.id,
         model: entry.model.id,
         size: entry.engine.info.sizeBytes,
-        digest: fileDigest(entry.model.path),
+        // a stored model is known by its manifest digest, as `ollama ps` shows its ID
+        digest: entry.model.stored?.manifestDigest ?? fileDigest(entry.model.path),
         details: modelDetails(entry.engine.info),
         expires_at: new Date(Number.isFinite(entry.expiresAt) ? entry.expiresAt : now + FOREVER_MS).toISOString(),
         size_vram: vramBytes(entry),

@@ -9,6 +9,12 @@ import { embed } from "./embed.ts";
 import { embeddings } from "./embeddings.ts";
 import { generate } from "./generate.ts";
 import { runningModels } from "./ps.ts";
+import { headBlob, uploadBlob } from "./blobs.ts";
+import { copyModel, deleteModel } from "./copy-delete.ts";
+import { create } from "./create.ts";
+import { pull } from "./pull.ts";
+import { show } from "./show.ts";
+import { tags } from "./tags.ts";
 
 /** The Ollama release whose API profile a follows; clients gate features on it (0.17.1 loads lfm2moe). */
 export const OLLAMA_COMPATIBLE_VERSION = "0.17.1";
@@ -33,6 +39,15 @@ function routeTable(deps: ServerDeps): Route[] {
     { methods: ["POST"], path: "/api/embeddings", handler: embeddings(deps) },
     // loaded models
     { methods: ["GET"], path: "/api/ps", handler: runningModels(deps) },
+    // the model store
+    { methods: ["GET", "HEAD"], path: "/api/tags", handler: tags(deps) },
+    { methods: ["POST"], path: "/api/show", handler: show(deps) },
+    { methods: ["POST"], path: "/api/create", handler: create(deps) },
+    { methods: ["GET", "HEAD"], path: "/api/blobs/:digest", handler: headBlob(deps) },
+    { methods: ["POST"], path: "/api/blobs/:digest", handler: uploadBlob(deps) },
+    { methods: ["POST"], path: "/api/copy", handler: copyModel(deps) },
+    { methods: ["DELETE"], path: "/api/delete", handler: deleteModel(deps) },
+    { methods: ["POST"], path: "/api/pull", handler: pull(deps) },
   ];
 }
 

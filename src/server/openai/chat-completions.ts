@@ -8,11 +8,15 @@ import { badRequest } from "../api-error.ts";
 import { readJsonBody, validate } from "../validation.ts";
 import type { ServerDeps } from "../deps.ts";
 import { observeChoices } from "../observe.ts";
+import { imageUrlReader } from "../request-images.ts";
 import { chatCompletionSchema } from "./schemas.ts";
 import { checkContextLength } from "./context-check.ts";
 import { openAiEventStream } from "./sse.ts";
 import { streamChatChoices } from "./chat-stream.ts";
-import { loadOverrides } from "./ollama-options.ts";
+import { loadOverrides, modelDefaults, withModelStops } from "./ollama-options.ts";
+import { ttlKeepAlive } from "./ttl.ts";
+import { requestedMaxTokens } from "./max-tokens.ts";
+import type { ResponseExtension } from "./response-extension.ts";
 import { chatCompletionBody, checkChoiceOptions, completionId, generationFields, toChatMessages, toSamplerSettings, toUsage } from "./translate.ts";
 
 /** `{ [key]: value }`, or nothing when the value is unset (exactOptionalPropertyTypes). */
@@ -20,37 +24,42 @@ function optional<K extends string, V>(key: K, value: V | undefined): { [P in K]
   return (value === undefined ? {} : { [key]: value }) as { [P in K]?: V };
 }
 
-export function chatCompletions(deps: ServerDeps) {
+/** `extension` adds a profile's own fields to non-streamed bodies (LM Studio's /api/v0 stats). */
+export function chatCompletions(deps: ServerDeps, extension?: ResponseExtension) {
   return async function chatCompletionsHandler(c: Context) {
     const arrived = performance.now();
     const body = validate(chatCompletionSchema, await readJsonBody(c));
     const n = body.n ?? 1;
-    const sampling = toSamplerSettings(body, deps.profile);
+    const model = deps.models.resolve(body.model);
+    const defaults = modelDefaults(model);
+    const sampling = toSamplerSettings(body, deps.profile, defaults.sampling);
     checkChoiceOptions(body, n, sampling);
     if (body.top_logprobs && !body.logprobs) throw badRequest("when using `top_logprobs`, `logprobs` must be set to true.", "top_logprobs");
 
-    const model = deps.models.resolve(body.model);
     if (deps.models.embeds(model)) throw badRequest(`Model "${model.id}" is an embedding model and does not support chat`, "model");
-    const engine = await deps.models.engine(model, loadOverrides(deps.profile, body));
+    // Images are read (and refused) before the model loads.
+    const messages = await toChatMessages(body.messages, imageUrlReader(deps, model));
+    const engine = await deps.models.engine(model, { ...defaults.load, ...loadOverrides(deps.profile, body) }, ttlKeepAlive(deps.profile, body.ttl));
     const constraint = outputConstraintOf(body);
     const plan = planChatOutput({
       tools: body.tools ?? [], parallelToolCalls: body.parallel_tool_calls ?? true,
       ...optional("toolChoice", parseToolChoice(body.tool_choice)), ...optional("constraint", constraint),
     }, engine.info.chatTemplate, deps.toolCallParser);
     const prompt = await renderChatPrompt(engine, {
-      messages: toChatMessages(body.messages),
+      messages,
       tools: plan.tools,
       ...optional("toolCallSyntax", plan.syntax),
       addGenerationPrompt: body.add_generation_prompt ?? true,
       ...(body.chat_template_kwargs ? { templateVariables: body.chat_template_kwargs } : {}),
     });
-    const maxTokens = body.max_completion_tokens ?? body.max_tokens ?? undefined;
+    const requested = requestedMaxTokens(deps.profile, body.max_tokens, 1);
+    const maxTokens = body.max_completion_tokens ?? (requested === "unlimited" ? undefined : requested ?? defaults.maxTokens);
     checkContextLength(deps.profile, prompt.tokens.length, maxTokens, engine.info.contextPerSequence);
 
     const logprobs = body.logprobs ? body.top_logprobs ?? 0 : undefined;
     const id = completionId("chatcmpl");
     const created = Math.floor(Date.now() / 1000);
-    const fields = generationFields(body, maxTokens, logprobs);
+    const fields = withModelStops(generationFields(body, maxTokens, logprobs), defaults);
     // Call markers are special tokens: keep them in the text the parser reads (as vLLM does with tools).
     if (plan.readsToolCalls && body.skip_special_tokens !== true) fields.renderSpecialTokens = true;
     const choices = await startChat(engine, prompt, { sampling: { ...sampling, ...optional("grammar", plan.grammar) }, ...fields }, {
@@ -61,14 +70,16 @@ export function chatCompletions(deps: ServerDeps) {
 
     if (!body.stream) {
       const results = await Promise.all(choices.map((choice) => choice.collect()));
-      const usage = toUsage(prompt.tokens.length, results.map((r) => r.usage));
+      // The engine's count: with images, it includes each image's tokens.
+      const usage = toUsage(results[0]!.usage.promptTokens, results.map((r) => r.usage));
       reportUsage(usage);
-      return c.json(chatCompletionBody(id, created, model.id, results, usage, logprobs !== undefined));
+      const extra = extension?.({ engine, choices: results, maxTokens }) ?? {};
+      return c.json({ ...chatCompletionBody(id, created, model.id, results, usage, logprobs !== undefined), ...extra });
     }
     return openAiEventStream(c, async (send) => {
       const usages = await streamChatChoices(choices, { id, created, model: model.id, profile: deps.profile, withLogprobs: logprobs !== undefined }, send);
       if (!usages) return;
-      const usage = toUsage(prompt.tokens.length, usages);
+      const usage = toUsage(usages[0]?.promptTokens ?? prompt.tokens.length, usages);
       reportUsage(usage);
       if (body.stream_options?.include_usage) await send({ id, object: "chat.completion.chunk", created, model: model.id, choices: [], usage });
     });

@@ -11,7 +11,10 @@ import { startChoices } from "../../generation/choices.ts";
 import { errorChunk, finishReasonOf, stopReasonOf, streamChoices, type ChunkFormat } from "./stream-choices.ts";
 import { openAiEventStream } from "./sse.ts";
 import { observeChoices } from "../observe.ts";
-import { loadOverrides } from "./ollama-options.ts";
+import { loadOverrides, modelDefaults, withModelStops } from "./ollama-options.ts";
+import { ttlKeepAlive } from "./ttl.ts";
+import { requestedMaxTokens } from "./max-tokens.ts";
+import type { ResponseExtension } from "./response-extension.ts";
 import { checkChoiceOptions, completionId, generationFields, textLogprobs, toSamplerSettings, toUsage } from "./translate.ts";
 
 export const completionSchema = z.object({
@@ -19,7 +22,7 @@ export const completionSchema = z.object({
   prompt: z.union([
     z.string(), z.array(z.string()).min(1), z.array(z.number().int().min(0)).min(1), z.array(z.array(z.number().int().min(0)).min(1)).min(1),
   ]).describe("text, texts, token ids, or lists of token ids"),
-  max_tokens: z.number().int().min(0).nullable().optional().describe("default 16"),
+  max_tokens: z.number().int().min(-1).nullable().optional().describe("default 16; -1 is no limit on profile c"),
   echo: z.boolean().optional(),
   logprobs: z.number().int().min(0).max(20).nullable().optional(),
   suffix: z.string().nullable().optional(),
@@ -33,26 +36,30 @@ function promptList(prompt: z.infer<typeof completionSchema>["prompt"]): Array<s
   return prompt as string[] | number[][];
 }
 
-export function completions(deps: ServerDeps) {
+/** `extension` adds a profile's own fields to non-streamed bodies (LM Studio's /api/v0 stats). */
+export function completions(deps: ServerDeps, extension?: ResponseExtension) {
   return async function completionsHandler(c: Context) {
     const arrived = performance.now();
     const body = validate(completionSchema, await readJsonBody(c));
     if (body.suffix) throw badRequest("suffix is not supported", "suffix");
     const n = body.n ?? 1;
-    const sampling = toSamplerSettings(body, deps.profile);
+    const model = deps.models.resolve(body.model);
+    const defaults = modelDefaults(model);
+    const sampling = toSamplerSettings(body, deps.profile, defaults.sampling);
     checkChoiceOptions(body, n, sampling);
 
-    const model = deps.models.resolve(body.model);
     if (deps.models.embeds(model)) throw badRequest(`Model "${model.id}" is an embedding model and does not support completions`, "model");
-    const engine = await deps.models.engine(model, loadOverrides(deps.profile, body));
+    const engine = await deps.models.engine(model, { ...defaults.load, ...loadOverrides(deps.profile, body) }, ttlKeepAlive(deps.profile, body.ttl));
     const prompts = await Promise.all(promptList(body.prompt).map((p) => (typeof p === "string" ? engine.tokenize(p) : Promise.resolve(p))));
     const texts = await Promise.all(prompts.map((p) => engine.detokenize(p)));
-    const maxTokens = body.max_tokens ?? 16;
+    const requested = requestedMaxTokens(deps.profile, body.max_tokens, 0);
+    // LM Studio's -1: generate until the context is full (no limit for the engine).
+    const maxTokens = requested === "unlimited" ? undefined : requested ?? defaults.maxTokens ?? 16;
     for (const tokens of prompts) checkContextLength(deps.profile, tokens.length, maxTokens, engine.info.contextPerSequence);
     if (maxTokens === 0 && !body.echo) throw badRequest("max_tokens must be at least 1 unless echo is set", "max_tokens");
 
     const logprobs = body.logprobs ?? undefined;
-    const fields = generationFields(body, Math.max(1, maxTokens), logprobs);
+    const fields = withModelStops(generationFields(body, maxTokens === undefined ? undefined : Math.max(1, maxTokens), logprobs), defaults);
     const requests = prompts.map((prompt) => ({ prompt, sampling, ...fields }));
     const id = completionId("cmpl");
     const created = Math.floor(Date.now() / 1000);
@@ -74,6 +81,7 @@ export function completions(deps: ServerDeps) {
           stop_reason: stopReasonOf(r),
         })),
         usage,
+        ...(extension?.({ engine, choices: results, maxTokens }) ?? {}),
       });
     }
 

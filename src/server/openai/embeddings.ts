@@ -4,6 +4,7 @@ import { z } from "zod";
 import { badRequest } from "../api-error.ts";
 import { readJsonBody, validate } from "../validation.ts";
 import type { ServerDeps } from "../deps.ts";
+import { ttlField, ttlKeepAlive } from "./ttl.ts";
 
 export const embeddingsSchema = z.object({
   model: z.string().optional(),
@@ -11,6 +12,7 @@ export const embeddingsSchema = z.object({
   encoding_format: z.enum(["float", "base64"]).optional().describe("float arrays, or base64 of little-endian float32"),
   dimensions: z.number().int().min(1).optional(),
   user: z.string().optional(),
+  ttl: ttlField,
 });
 
 function toBase64(vector: number[]): string {
@@ -24,7 +26,7 @@ export function embeddings(deps: ServerDeps) {
     if (inputs.length === 0) throw badRequest("Input must not be an empty list", "input");
     const model = deps.models.resolve(body.model);
     if (!deps.models.embeds(model)) throw badRequest(`Model "${model.id}" does not support embeddings`, "model");
-    const engine = await deps.models.engine(model);
+    const engine = await deps.models.engine(model, {}, ttlKeepAlive(deps.profile, body.ttl));
     if (body.dimensions !== undefined && body.dimensions !== engine.info.embeddingSize) {
       throw badRequest(`Model "${model.id}" produces ${engine.info.embeddingSize} dimensions and cannot shorten them to ${body.dimensions}`, "dimensions");
     }

@@ -4,6 +4,27 @@ import type { EngineOptions } from "../../engine/types.ts";
 import { badRequest } from "../api-error.ts";
 import type { Profile } from "../profiles.ts";
 import type { SamplingRequest } from "./schemas.ts";
+import type { SamplerSettings } from "../../../ffi/sampler.ts";
+import type { ServedModel } from "../model-service.ts";
+import { explicitSamplerSettings, loadOverrides as optionLoadOverrides, parseOptions } from "../ollama/options.ts";
+
+/** A store model's Modelfile parameters as /v1 defaults: under every field the request sets. */
+export interface ModelDefaults {
+  sampling: Partial<SamplerSettings>;
+  stop: string[];
+  maxTokens?: number;
+  load: Partial<EngineOptions>;
+}
+
+export function modelDefaults(model: ServedModel): ModelDefaults {
+  const options = parseOptions(model.stored?.parameters);
+  return {
+    sampling: explicitSamplerSettings(options),
+    stop: options.stop ?? [],
+    ...(options.num_predict !== undefined && options.num_predict >= 0 ? { maxTokens: options.num_predict } : {}),
+    load: optionLoadOverrides(options),
+  };
+}
 
 export function loadOverrides(profile: Profile, body: SamplingRequest): Partial<EngineOptions> {
   if (profile.name !== "a") return {};
@@ -13,4 +34,9 @@ export function loadOverrides(profile: Profile, body: SamplingRequest): Partial<
   }
   const numCtx = body.num_ctx ?? (fromOptions as number | undefined);
   return numCtx !== undefined ? { contextPerSequence: numCtx } : {};
+}
+
+/** The model's stop strings when the request names none. */
+export function withModelStops<T extends { stop?: string[] }>(fields: T, defaults: ModelDefaults): T {
+  return fields.stop?.length || !defaults.stop.length ? fields : { ...fields, stop: defaults.stop };
 }

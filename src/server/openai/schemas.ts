@@ -1,6 +1,7 @@
 // Request bodies of the OpenAI-compatible routes. Limits are the hard ones (what the engine cannot
 // honour), not the spec's advisory ranges. Unset means "the profile's or the model's default".
 import { z } from "zod";
+import { ttlField } from "./ttl.ts";
 import { structuredOutputFields } from "./structured-output.ts";
 
 const textPart = z.object({ type: z.literal("text"), text: z.string() });
@@ -58,6 +59,7 @@ export const samplingFields = {
   /** Profile a: Ollama users ask to set these over /v1. */
   num_ctx: z.number().int().min(4).optional(),
   options: z.record(z.string(), z.unknown()).optional(),
+  ttl: ttlField,
 };
 
 const samplingSchema = z.object(samplingFields);
@@ -67,7 +69,7 @@ export type SamplingRequest = z.infer<typeof samplingSchema>;
 export const chatCompletionSchema = z.object({
   model: z.string().optional(),
   messages: z.array(chatMessageSchema).min(1, "at least one message is required"),
-  max_tokens: z.number().int().min(1).nullable().optional(),
+  max_tokens: z.number().int().min(-1).nullable().optional().describe("at least 1; -1 is no limit on profile c"),
   max_completion_tokens: z.number().int().min(1).nullable().optional(),
   logprobs: z.boolean().nullable().optional(),
   top_logprobs: z.number().int().min(0).max(20).nullable().optional(),

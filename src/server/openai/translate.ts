@@ -7,10 +7,11 @@ import { finishReasonOf, stopReasonOf } from "./stream-choices.ts";
 import { badRequest } from "../api-error.ts";
 import type { Profile } from "../profiles.ts";
 import type { ChatCompletionRequest, SamplingRequest } from "./schemas.ts";
+import type { ImageUrlReader } from "../request-images.ts";
 
-/** Merges, lowest first: the profile's defaults, then the fields the request sets. */
-export function toSamplerSettings(b: SamplingRequest, profile: Profile): Partial<SamplerSettings> {
-  const s: Partial<SamplerSettings> = { ...profile.openAiSampling };
+/** Merges, lowest first: the profile's defaults, the model's own (Modelfile parameters), then the fields the request sets. */
+export function toSamplerSettings(b: SamplingRequest, profile: Profile, modelDefaults: Partial<SamplerSettings> = {}): Partial<SamplerSettings> {
+  const s: Partial<SamplerSettings> = { ...profile.openAiSampling, ...modelDefaults };
   if (b.temperature != null) s.temperature = b.temperature;
   if (b.top_p != null) s.topP = b.top_p;
   if (b.top_k != null) s.topK = b.top_k < 0 ? 0 : b.top_k;
@@ -22,7 +23,7 @@ export function toSamplerSettings(b: SamplingRequest, profile: Profile): Partial
   const ownFirst = profile.name === "b" ? [b.repetition_penalty, b.repeat_penalty] : [b.repeat_penalty, b.repetition_penalty];
   const penalty = ownFirst.find((v) => v != null);
   if (penalty != null) s.repeatPenalty = penalty;
-  s.seed = b.seed != null ? b.seed >>> 0 : Math.floor(Math.random() * 0xffffffff);
+  s.seed = b.seed != null ? b.seed >>> 0 : modelDefaults.seed ?? Math.floor(Math.random() * 0xffffffff);
   if (b.logit_bias) s.logitBias = Object.entries(b.logit_bias).map(([token, bias]) => [Number(token), Math.max(-100, Math.min(100, bias))]);
   return s;
 }
@@ -58,28 +59,40 @@ export function stopStrings(stop: string | string[] | null | undefined): string[
   return list;
 }
 
-/** Chat messages with content parts flattened to text. */
-export function toChatMessages(messages: ChatCompletionRequest["messages"]): ChatMessage[] {
-  return messages.map((m, index) => {
-    let content: string | null = null;
-    if (typeof m.content === "string") content = m.content;
-    else if (Array.isArray(m.content)) {
-      const texts: string[] = [];
-      for (const part of m.content) {
-        if (part.type === "text" && "text" in part && typeof part.text === "string") texts.push(part.text);
-        else if (part.type === "image_url") throw badRequest("Image input is not supported by this model", `messages[${index}].content`);
-        else throw badRequest(`Unsupported content part type "${part.type}"`, `messages[${index}].content`);
-      }
-      content = texts.join("\n");
+const refuseImages: ImageUrlReader = async (_url, param) => {
+  throw badRequest("Image input is not supported here", param);
+};
+
+/** Chat messages with text parts joined and image parts read into the message's images. */
+export async function toChatMessages(messages: ChatCompletionRequest["messages"], readImage: ImageUrlReader = refuseImages): Promise<ChatMessage[]> {
+  const out: ChatMessage[] = [];
+  for (const [index, m] of messages.entries()) out.push(await toChatMessage(m, index, readImage));
+  return out;
+}
+
+async function toChatMessage(m: ChatCompletionRequest["messages"][number], index: number, readImage: ImageUrlReader): Promise<ChatMessage> {
+  let content: string | null = null;
+  const images: Uint8Array[] = [];
+  if (typeof m.content === "string") content = m.content;
+  else if (Array.isArray(m.content)) {
+    const texts: string[] = [];
+    for (const [partIndex, part] of m.content.entries()) {
+      if (part.type === "text" && "text" in part && typeof part.text === "string") texts.push(part.text);
+      else if (part.type === "image_url" && "image_url" in part) {
+        const url = typeof part.image_url === "string" ? part.image_url : (part.image_url as { url: string }).url;
+        images.push(await readImage(url, `messages[${index}].content[${partIndex}].image_url`));
+      } else throw badRequest(`Unsupported content part type "${part.type}"`, `messages[${index}].content`);
     }
-    const out: ChatMessage = { role: m.role, content };
-    if (m.name) out.name = m.name;
-    if (m.tool_calls) out.tool_calls = m.tool_calls;
-    if (m.tool_call_id) out.tool_call_id = m.tool_call_id;
-    const reasoning = m.reasoning_content ?? m.reasoning;
-    if (reasoning) out.reasoning_content = reasoning;
-    return out;
-  });
+    content = texts.join("\n");
+  }
+  const out: ChatMessage = { role: m.role, content };
+  if (images.length) out.images = images;
+  if (m.name) out.name = m.name;
+  if (m.tool_calls) out.tool_calls = m.tool_calls;
+  if (m.tool_call_id) out.tool_call_id = m.tool_call_id;
+  const reasoning = m.reasoning_content ?? m.reasoning;
+  if (reasoning) out.reasoning_content = reasoning;
+  return out;
 }
 
 export function completionId(prefix: "chatcmpl" | "cmpl"): string {

@@ -32,7 +32,7 @@ export function tokenize(deps: ServerDeps) {
       }
       // The chat route's own rendering, so that count equals that route's usage.prompt_tokens.
       const prompt = await renderChatPrompt(engine, {
-        messages: toChatMessages(form.messages),
+        messages: await toChatMessages(form.messages),
         ...(body.tools ? { tools: body.tools } : {}),
         addGenerationPrompt: body.add_generation_prompt ?? true,
         continueFinalMessage: body.continue_final_message ?? false,

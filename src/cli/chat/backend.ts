@@ -1,0 +1,37 @@
+// What `run` needs from whatever answers it: a local engine it hosts itself, or a running server.
+import type { ChatMessage } from "../../chat/types.ts";
+import type { ModelDetails } from "../model-details.ts";
+
+export interface ChatTurn {
+  messages: ChatMessage[];
+  /** base64 images attached to the last user message */
+  images: string[];
+  /** options set in the session (`/set parameter`, flags); the model's own parameters lie beneath */
+  options: Record<string, unknown>;
+  format?: "json";
+  /** how long the model stays loaded afterwards (a Go duration such as "5m", or seconds) */
+  keepAlive?: string;
+}
+
+/** Ollama's timing fields, for --verbose. */
+export interface ChatStats {
+  totalMs: number;
+  loadMs: number;
+  promptTokens: number;
+  promptMs: number;
+  evalTokens: number;
+  evalMs: number;
+}
+
+export type ChatStreamEvent = { type: "content"; text: string } | { type: "done"; stats: ChatStats };
+
+export interface ChatBackend {
+  /** the model's name as the user gave it */
+  readonly model: string;
+  /** loads the model (so the first answer does not wait for it) */
+  load(keepAlive?: string): Promise<void>;
+  chat(turn: ChatTurn, signal: AbortSignal): AsyncGenerator<ChatStreamEvent>;
+  /** what `/show` prints */
+  details(): Promise<ModelDetails>;
+  close(): Promise<void>;
+}

@@ -1,0 +1,119 @@
+// `run` without a server: hosts the model's engine in a child process, as the server does, and runs
+// each turn through the shared chat path with the model's template, system prompt and parameters.
+import { existsSync, statSync } from "node:fs";
+import { ModelManager } from "../../engine/model-manager.ts";
+import type { EngineOptions } from "../../engine/types.ts";
+import { startChat } from "../../generation/chat.ts";
+import { renderModelPrompt } from "../../generation/model-prompt.ts";
+import { generationLimits, loadOverrides, mergeOptions, parseOptions, samplerSettings } from "../../server/ollama/options.ts";
+import { loadableModelPath } from "../../store/model-file.ts";
+import { keepAliveMs } from "../../server/ollama/duration.ts";
+import type { ResolvedModel } from "../../store/resolved-model.ts";
+import { modelDetails, type ModelDetails } from "../model-details.ts";
+import { openStore } from "../model-store-access.ts";
+import { pullWithProgress } from "../pull.ts";
+import type { ChatBackend, ChatStreamEvent, ChatTurn } from "./backend.ts";
+import { jsonObjectGbnf } from "../../chat/structured/index.ts";
+import { siblingProjector } from "../../vision/projector-file.ts";
+import { imageFromBase64 } from "../../vision/image-source.ts";
+
+type RunnableModel = Pick<ResolvedModel, "name" | "modelPath" | "projectorPath" | "adapterPaths" | "template" | "system" | "parameters" | "messages" | "license" | "config">;
+
+/** A GGUF path as a model with no layers of its own (and the mmproj-*.gguf beside it, if any). */
+function fileModel(path: string): RunnableModel {
+  const projectorPath = siblingProjector(path);
+  return { name: path, modelPath: path, ...(projectorPath ? { projectorPath } : {}), adapterPaths: [], parameters: {}, messages: [], config: {} };
+}
+
+/** A path to a file, a stored model, or a name to pull first. */
+export async function findRunnableModel(nameOrPath: string): Promise<RunnableModel> {
+  if (existsSync(nameOrPath) && statSync(nameOrPath).isFile()) return fileModel(nameOrPath);
+  if (/\.gguf$/i.test(nameOrPath) || nameOrPath.startsWith("./") || nameOrPath.startsWith("/")) {
+    throw new Error(`Cannot find model "${nameOrPath}": no such file`);
+  }
+  const store = openStore();
+  const stored = store.resolve(nameOrPath);
+  if (stored) return stored;
+  const pulled = await pullWithProgress(nameOrPath);
+  return store.resolve(pulled)!;
+}
+
+export interface LocalBackendOptions {
+  /** engine settings from the command line (threads, context) */
+  engine?: Partial<EngineOptions>;
+}
+
+export class LocalChatBackend implements ChatBackend {
+  private readonly manager = new ModelManager();
+  private modelPath: string | undefined;
+
+  private constructor(readonly model: string, private readonly resolved: RunnableModel, private readonly options: LocalBackendOptions) {
+    this.manager.installShutdownHandlers();
+  }
+
+  static async open(nameOrPath: string, options: LocalBackendOptions = {}): Promise<LocalChatBackend> {
+    return new LocalChatBackend(nameOrPath, await findRunnableModel(nameOrPath), options);
+  }
+
+  /** The model's seed conversation (Modelfile MESSAGE lines). */
+  get seedMessages() {
+    return this.resolved.messages;
+  }
+
+  private async engine(turnOptions: Record<string, unknown>, keepAlive?: string) {
+    this.modelPath ??= await loadableModelPath(this.resolved.modelPath);
+    const options = mergeOptions(parseOptions(this.resolved.parameters), parseOptions(turnOptions));
+    const ms = keepAlive === undefined ? Infinity : keepAliveMs(/^-?\d+$/.test(keepAlive) ? Number(keepAlive) : keepAlive);
+    return {
+      options,
+      engine: await this.manager.engine({
+        modelPath: this.modelPath,
+        parallel: 1,
+        contextPerSequence: 4096,
+        ...(this.resolved.adapterPaths.length ? { loraAdapters: this.resolved.adapterPaths } : {}),
+        ...(this.resolved.projectorPath ? { projectorPath: this.resolved.projectorPath } : {}),
+        ...this.options.engine,
+        ...loadOverrides(options),
+      }, ms <= 0 ? Infinity : ms),
+    };
+  }
+
+  async load(keepAlive?: string): Promise<void> {
+    await this.engine({}, keepAlive);
+  }
+
+  async *chat(turn: ChatTurn, signal: AbortSignal): AsyncGenerator<ChatStreamEvent> {
+    const started = performance.now();
+    const { engine, options } = await this.engine(turn.options, turn.keepAlive);
+    const loaded = performance.now();
+    // the model's seed messages and SYSTEM come from its layers
+    // the turn's images belong to its last (user) message
+    const images = turn.images.map(imageFromBase64);
+    const messages = images.length ? turn.messages.map((m, i) => (i === turn.messages.length - 1 ? { ...m, images } : m)) : turn.messages;
+    const prompt = await renderModelPrompt(engine, this.resolved, { messages });
+    const sampling = { ...samplerSettings(options), ...(turn.format === "json" ? { grammar: jsonObjectGbnf() } : {}) };
+    const [choice] = await startChat(engine, prompt, { sampling, ...generationLimits(options) }, { signal });
+    for await (const event of choice!.events()) {
+      if (event.type === "content") yield { type: "content", text: event.text };
+      else if (event.type === "error") throw new Error(event.message);
+      else if (event.type === "done") {
+        const u = event.usage;
+        yield {
+          type: "done",
+          stats: {
+            totalMs: performance.now() - started, loadMs: loaded - started, promptTokens: u.promptTokens, promptMs: u.promptMs,
+            evalTokens: u.completionTokens, evalMs: u.decodeMs,
+          },
+        };
+      }
+    }
+  }
+
+  async details(): Promise<ModelDetails> {
+    return modelDetails(this.resolved);
+  }
+
+  async close(): Promise<void> {
+    await this.manager.stopAll();
+  }
+}

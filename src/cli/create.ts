@@ -1,0 +1,62 @@
+// `llamux create NAME -f Modelfile [-q TYPE]`: builds a stored model from a Modelfile.
+import { readFileSync } from "node:fs";
+import { dirname, resolve } from "node:path";
+import { parseArgs } from "node:util";
+import { checkQuantization, createModel } from "../store/create-model.ts";
+import { modelDefinition, parseModelfile } from "../store/modelfile/index.ts";
+import { modelfileRequest } from "../store/modelfile-request.ts";
+import { formatModelName, parseModelName } from "../store/model-name.ts";
+import { openStore } from "./model-store-access.ts";
+import { terminalProgress } from "./terminal/progress-bar.ts";
+import { UsageError } from "./usage-error.ts";
+
+export const createHelp = `Usage: llamux create NAME [-f Modelfile] [-q TYPE]
+
+Creates the model NAME in the store from a Modelfile:
+  FROM ./model.gguf | MODEL     the weights: a GGUF file (relative to the Modelfile) or a stored model
+  FROM ./mmproj.gguf            a second FROM naming a vision projector
+  ADAPTER ./lora.gguf           a LoRA adapter applied on top
+  TEMPLATE """..."""            the prompt template (Go text/template, as Ollama's)
+  SYSTEM """..."""              the default system prompt
+  PARAMETER NAME VALUE          a default option (temperature, top_k, stop, num_ctx, ...)
+  MESSAGE user|assistant TEXT   a seed conversation
+  LICENSE """..."""             the license text
+
+Options:
+  -f, --file PATH        the Modelfile (default ./Modelfile)
+  -q, --quantize TYPE    quantize the weights with llama.cpp (Q4_0, Q4_K_M, Q5_K_M, Q6_K, Q8_0; from an F16 or F32 model)
+  -h, --help             show this help`;
+
+export async function createCommand(args: string[]): Promise<number> {
+  const { values, positionals } = parseArgs({
+    args,
+    allowPositionals: true,
+    options: { file: { type: "string", short: "f" }, quantize: { type: "string", short: "q" }, help: { type: "boolean", short: "h" } },
+  });
+  if (values.help) {
+    console.log(createHelp);
+    return 0;
+  }
+  if (positionals.length !== 1) throw new UsageError("create needs one model name");
+  const quantize = checkQuantization(values.quantize);
+  const file = resolve(values.file ?? "Modelfile");
+  let text: string;
+  try {
+    text = readFileSync(file, "utf8");
+  } catch (error) {
+    throw new Error(`Cannot read Modelfile "${file}": ${(error as NodeJS.ErrnoException).code === "ENOENT" ? "no such file" : (error as Error).message}`);
+  }
+  const modelfile = parseModelfile(text);
+  for (const warning of modelfile.warnings) console.error(`warning: ${warning}`);
+  const definition = modelDefinition(modelfile);
+  for (const { instruction, line } of definition.unsupported) console.error(`warning: ${instruction} (line ${line}) is not supported and is ignored`);
+  const progress = terminalProgress();
+  try {
+    const store = openStore();
+    const request = await modelfileRequest(store, definition, dirname(file), progress.onProgress);
+    await createModel(store, formatModelName(parseModelName(positionals[0]!)), { ...request, ...(quantize ? { quantize } : {}) }, progress.onProgress);
+  } finally {
+    progress.finish();
+  }
+  return 0;
+}

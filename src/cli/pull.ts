@@ -1,0 +1,59 @@
+// `llamux pull NAME`: downloads a model into the store from the Hugging Face hub (hf.co/..., huggingface.co/...)
+// or an Ollama registry (bare library names), with a progress bar.
+import { parseArgs } from "node:util";
+import { pullModel } from "../store/pull.ts";
+import { openStore } from "./model-store-access.ts";
+import { ServerClient } from "./server-client.ts";
+import type { PullProgress } from "../store/pull-progress.ts";
+import { terminalProgress } from "./terminal/progress-bar.ts";
+import { UsageError } from "./usage-error.ts";
+
+export const pullHelp = `Usage: llamux pull NAME
+
+Downloads a model into the store, resuming an interrupted download and checking its sha256. When a
+server answers at LLAMUX_HOST (or OLLAMA_HOST), the server pulls it into its own store.
+
+  hf.co/ORG/REPO[:QUANT]       a GGUF repository on the Hugging Face hub (also huggingface.co/...);
+                               QUANT picks the file (Q4_K_M by default, else the closest), or names it
+  NAME[:TAG], NAMESPACE/NAME   a model from Ollama's registry (registry.ollama.ai/library by default)
+
+Environment:
+  HF_ENDPOINT       the Hugging Face hub's address (default https://huggingface.co)
+  HF_TOKEN          a token for gated or private repositories
+  OLLAMA_REGISTRY   the registry for library names (default https://registry.ollama.ai)
+
+Options:
+  -h, --help   show this help`;
+
+/** Pulls `name` with a progress bar on standard error; returns the name it is stored under. */
+export async function pullWithProgress(name: string): Promise<string> {
+  const progress = terminalProgress();
+  try {
+    return await pullModel(openStore(), name, { onProgress: progress.onProgress });
+  } finally {
+    progress.finish();
+  }
+}
+
+export async function pullCommand(args: string[]): Promise<number> {
+  const { values, positionals } = parseArgs({
+    args, allowPositionals: true, options: { help: { type: "boolean", short: "h" }, insecure: { type: "boolean" } },
+  });
+  if (values.help) {
+    console.log(pullHelp);
+    return 0;
+  }
+  if (positionals.length !== 1) throw new UsageError("pull needs one model name");
+  const client = await ServerClient.connect();
+  if (!client) {
+    await pullWithProgress(positionals[0]!);
+    return 0;
+  }
+  const progress = terminalProgress();
+  try {
+    for await (const event of client.stream<PullProgress>("/api/pull", { model: positionals[0], stream: true })) progress.onProgress(event);
+  } finally {
+    progress.finish();
+  }
+  return 0;
+}

@@ -1,0 +1,37 @@
+// `llamux rm MODEL...`: removes models and the blobs no other model uses.
+import { parseArgs } from "node:util";
+import { openStore } from "./model-store-access.ts";
+import { ServerClient } from "./server-client.ts";
+import { UsageError } from "./usage-error.ts";
+
+export const rmHelp = `Usage: llamux rm MODEL [MODEL...]
+
+Removes each MODEL from the store, then every blob (weights, template, ...) that no remaining model
+references. When a server answers at LLAMUX_HOST (or OLLAMA_HOST), it removes them from its store.
+
+Options:
+  -h, --help   show this help`;
+
+export async function rmCommand(args: string[]): Promise<number> {
+  const { values, positionals } = parseArgs({ args, allowPositionals: true, options: { help: { type: "boolean", short: "h" } } });
+  if (values.help) {
+    console.log(rmHelp);
+    return 0;
+  }
+  if (positionals.length === 0) throw new UsageError("rm needs at least one model name");
+  const client = await ServerClient.connect();
+  if (client) {
+    for (const name of positionals) {
+      await client.request("DELETE", "/api/delete", { model: name });
+      console.log(`deleted '${name}'`);
+    }
+    return 0;
+  }
+  const store = openStore();
+  for (const name of positionals) {
+    const stored = store.find(name);
+    await store.remove(name);
+    console.log(`deleted '${stored?.name ?? name}'`);
+  }
+  return 0;
+}

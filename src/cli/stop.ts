@@ -1,0 +1,25 @@
+// `llamux stop MODEL`: asks the running server to unload a model now (keep_alive 0), as `ollama stop` does.
+import { parseArgs } from "node:util";
+import { ServerClient } from "./server-client.ts";
+import { UsageError } from "./usage-error.ts";
+
+export const stopHelp = `Usage: llamux stop MODEL
+
+Unloads MODEL from the server at LLAMUX_HOST (or OLLAMA_HOST, default 127.0.0.1:11434) once its
+running requests end.
+
+Options:
+  -h, --help   show this help`;
+
+export async function stopCommand(args: string[]): Promise<number> {
+  const { values, positionals } = parseArgs({ args, allowPositionals: true, options: { help: { type: "boolean", short: "h" } } });
+  if (values.help) {
+    console.log(stopHelp);
+    return 0;
+  }
+  if (positionals.length !== 1) throw new UsageError("stop needs one model name");
+  const client = await ServerClient.connect();
+  if (!client) throw new Error(`Cannot stop "${positionals[0]}": no server answers at ${new ServerClient().baseUrl}`);
+  await client.post("/api/generate", { model: positionals[0], keep_alive: 0 });
+  return 0;
+}

@@ -1,0 +1,98 @@
+// A prompt with images, as the scheduler holds it: one token list in which each image takes its
+// positions as a run of one negative id (no real token is negative), plus the image chunks themselves.
+// The negative ids let prefix reuse compare cached images with a new prompt's images like tokens: the
+// id comes from the image's content hash, so the same image in the next turn matches.
+import type { MtmdBitmap, MtmdChunk, MtmdContext } from "../../ffi/mtmd.ts";
+import { EngineError, type EngineImage } from "./types.ts";
+
+export interface ImageSpan {
+  /** Prompt index of the image's first position. */
+  start: number;
+  /** Positions the image advances the sequence by (fewer than `tokens` for M-RoPE models). */
+  positions: number;
+  /** Embedding tokens (KV cells) it takes. */
+  tokens: number;
+  /** The id standing for the image's positions in the token list. */
+  marker: number;
+  chunk: MtmdChunk;
+}
+
+export interface ImagePrompt {
+  tokens: Int32Array;
+  images: ImageSpan[];
+}
+
+/** A negative id from a hex content hash: the same image always gets the same id. */
+export function imageMarker(hashHex: string): number {
+  return -1 - (Number.parseInt(hashHex.slice(0, 8) || "0", 16) >>> 1);
+}
+
+function sha256Hex(bytes: Uint8Array): string {
+  return new Bun.CryptoHasher("sha256").update(bytes).digest("hex");
+}
+
+function toBitmap(mtmd: MtmdContext, image: EngineImage, index: number): MtmdBitmap {
+  try {
+    if (image.kind === "file") return mtmd.imageFromFile(image.bytes);
+    return mtmd.imageFromRgb(image.width, image.height, image.pixels, sha256Hex(image.pixels));
+  } catch (error) {
+    throw new EngineError("invalid_request", `Cannot use image ${index + 1}: ${(error as Error).message}`);
+  }
+}
+
+/**
+ * Decodes the images and tokenizes the text around their media markers. Throws EngineError
+ * invalid_request for an image that does not decode, a marker count that differs from the image
+ * count, or a prompt that ends with an image (the first generated token needs a text token's logits).
+ */
+export function tokenizeWithImages(
+  mtmd: MtmdContext, text: string, images: EngineImage[], options: { addSpecial: boolean; parseSpecial: boolean },
+): ImagePrompt {
+  const bitmaps: MtmdBitmap[] = [];
+  try {
+    images.forEach((image, i) => bitmaps.push(toBitmap(mtmd, image, i)));
+    let chunks;
+    try {
+      chunks = mtmd.tokenize(text, bitmaps, options);
+    } catch (error) {
+      throw new EngineError("invalid_request", (error as Error).message);
+    }
+    const parts: Int32Array[] = [];
+    const spans: ImageSpan[] = [];
+    let length = 0;
+    for (const chunk of chunks) {
+      if (chunk.type === "text") {
+        parts.push(chunk.tokens);
+        length += chunk.tokens.length;
+        continue;
+      }
+      const span = { start: length, positions: chunk.chunk.positionCount, tokens: chunk.chunk.tokenCount, marker: imageMarker(chunk.chunk.id), chunk: chunk.chunk };
+      parts.push(new Int32Array(span.positions).fill(span.marker));
+      spans.push(span);
+      length += span.positions;
+    }
+    const last = spans.at(-1);
+    if (last && last.start + last.positions === length) {
+      disposeImages(spans);
+      throw new EngineError("invalid_request", "Cannot generate from a prompt that ends with an image: add text after it");
+    }
+    const tokens = new Int32Array(length);
+    let offset = 0;
+    for (const part of parts) {
+      tokens.set(part, offset);
+      offset += part.length;
+    }
+    return { tokens, images: spans };
+  } finally {
+    for (const bitmap of bitmaps) bitmap.dispose();
+  }
+}
+
+export function disposeImages(images: ImageSpan[]): void {
+  for (const image of images) image.chunk.dispose();
+}
+
+/** The image whose positions include `index` other than at its start, if any: prefix reuse must not cut one. */
+export function imageCutAt(images: ImageSpan[], index: number): ImageSpan | undefined {
+  return images.find((image) => image.start < index && index < image.start + image.positions);
+}

@@ -1,0 +1,25 @@
+// A prompt rendered with an Ollama TEMPLATE (a Go template) and tokenized part by part: template text
+// with special tokens recognised, values from the conversation as plain text, so "<|im_end|>" typed
+// by a user stays text. BOS is added only when the template did not write it.
+// Images become media markers in their messages' text, as for Jinja templates.
+import { tokenizerAddsBos } from "../chat/template.ts";
+import { renderOllamaPromptParts, type OllamaPromptInput } from "../chat/go-template/ollama-prompt.ts";
+import type { RenderedPrompt } from "./chat.ts";
+import { placeImages, withoutMediaMarkers } from "./prompt-images.ts";
+import type { EngineHandle } from "./engine-handle.ts";
+
+export async function renderGoTemplatePrompt(engine: EngineHandle, template: string, input: OllamaPromptInput): Promise<RenderedPrompt> {
+  const { messages, images } = await placeImages(input.messages, engine.info);
+  const parts = renderOllamaPromptParts(template, { ...input, messages });
+  const text = parts.map((part) => part.text).join("");
+  const tokens: number[] = [];
+  let first = true;
+  for (const part of parts) {
+    const partText = withoutMediaMarkers(part.text, engine.info);
+    if (!partText) continue;
+    const addSpecial = first && tokenizerAddsBos(text, engine.info.bosText);
+    tokens.push(...(await engine.tokenize(partText, { addSpecial, parseSpecial: !part.fromData })));
+    first = false;
+  }
+  return { text, tokens, ...(images.length ? { images } : {}) };
+}

@@ -1,0 +1,70 @@
+// The prompt of a model with Modelfile layers: its Ollama TEMPLATE (a Go template) when it has one, else
+// the GGUF's chat template through renderChatPrompt; its seed messages and SYSTEM either way. A Go
+// template is tokenized part by part (go-template-prompt.ts): template text with special tokens recognised;
+// values from the conversation are tokenized as plain text, so "<|im_end|>" typed by a user stays
+// text. BOS is added only when the template did not write it.
+import type { ThinkSetting } from "../chat/go-template/ollama-prompt.ts";
+import { renderGoTemplatePrompt } from "./go-template-prompt.ts";
+import type { ChatMessage, ToolDefinition } from "../chat/types.ts";
+import { renderChatPrompt, type ChatPrompt, type RenderedPrompt } from "./chat.ts";
+import type { EngineHandle } from "./engine-handle.ts";
+
+export interface ModelPromptSource {
+  /** the model's Go TEMPLATE, if it has one */
+  template?: string;
+  /** the model's SYSTEM, used when the conversation has no system message */
+  system?: string;
+  /** the model's seed conversation (Modelfile MESSAGE lines), put before the request's messages */
+  messages?: Array<{ role: string; content: string }>;
+}
+
+export interface ModelPromptInput {
+  messages: ChatMessage[];
+  tools?: ToolDefinition[];
+  think?: ThinkSetting;
+  /** Replaces the model's SYSTEM (/api/generate's `system`). */
+  system?: string;
+  /** Replaces the model's TEMPLATE (/api/generate's `template`). */
+  template?: string;
+  /** Fill-in-the-middle: text after the insertion point (needs a TEMPLATE that reads .Suffix). */
+  suffix?: string;
+  /** The call syntax the reply is read in, for assistant tool calls a chat template does not render. */
+  toolCallSyntax?: ChatPrompt["toolCallSyntax"];
+}
+
+/** The conversation with the system prompt in front, unless it has a system message of its own. */
+function withSystem(messages: ChatMessage[], system: string | undefined): ChatMessage[] {
+  if (!system || messages.some((m) => m.role === "system")) return messages;
+  return [{ role: "system", content: system }, ...messages];
+}
+
+/**
+ * The prompt of a request to a model as Ollama builds it: the model's seed messages before the
+ * conversation, its SYSTEM when the conversation has none, and its Go TEMPLATE ahead of the GGUF's chat
+ * template (a request's own template and system win over the model's).
+ */
+export function renderModelPrompt(engine: EngineHandle, model: ModelPromptSource, input: ModelPromptInput): Promise<RenderedPrompt> {
+  const system = input.system || model.system;
+  const seeds = (model.messages ?? []).map((m) => ({ role: m.role, content: m.content }));
+  const messages = [...seeds, ...input.messages];
+  const template = input.template || model.template;
+  if (!template) {
+    return renderChatPrompt(engine, {
+      messages: withSystem(messages, system),
+      ...(input.tools?.length ? { tools: input.tools } : {}),
+      ...(input.think !== undefined ? { templateVariables: { enable_thinking: input.think !== false } } : {}),
+      ...(input.toolCallSyntax ? { toolCallSyntax: input.toolCallSyntax } : {}),
+    });
+  }
+  return renderGoTemplatePrompt(engine, template, {
+    messages, ...(system ? { system } : {}), ...(input.tools?.length ? { tools: input.tools } : {}),
+    ...(input.think !== undefined ? { think: input.think } : {}), ...(input.suffix ? { suffix: input.suffix } : {}),
+  });
+}
+
+/** A request's `think` as the prompt input takes it ("max" is the strongest level a template knows). */
+export function thinkSetting(think: boolean | string | null | undefined): { think?: ThinkSetting } {
+  if (think === undefined || think === null) return {};
+  if (typeof think === "boolean") return { think };
+  return { think: think === "max" ? "high" : (think as ThinkSetting) };
+}

@@ -1,0 +1,200 @@
+// vLLM's offline API in TypeScript: `new LLM({ model })`, then `generate` (raw prompts) and `chat`
+// (chat template applied) over whole batches. Every prompt of a call goes to the engine's scheduler at
+// once, which decodes them together; results come back in input order.
+import type { ChatMessage as TemplateMessage, ToolDefinition } from "../chat/types.ts";
+import { startChoices } from "../generation/choices.ts";
+import type { EngineHandle } from "../generation/engine-handle.ts";
+import { toTemplateMessages, type ChatInputMessage } from "./chat-input.ts";
+import { LocalModel } from "./local-model.ts";
+import { ProgressBar } from "./progress-bar.ts";
+import { SamplingParams, type SamplingParamsInit } from "./sampling-params.ts";
+
+export interface LLMOptions {
+  /** A GGUF path, a model store name, or a Hugging Face `<org>/<model>` id. */
+  model: string;
+  /** Context per sequence in tokens. Default: min(4096, the model's trained context). */
+  max_model_len?: number;
+  /** Sequences decoded together. @default 8 */
+  max_num_seqs?: number;
+  /** Decode threads. Default: physical cores. */
+  threads?: number;
+  /** Layers offloaded to the GPU. Default: as many as fit. */
+  n_gpu_layers?: number;
+  /** A Jinja chat template that replaces the model's own. */
+  chat_template?: string;
+  /** Model store root for store names and pulls. */
+  store_root?: string;
+}
+
+export interface CompletionOutput {
+  index: number;
+  text: string;
+  token_ids: number[];
+  cumulative_logprob: null;
+  logprobs: null;
+  /** "stop" (end of generation or a stop string), "length" (max_tokens or context) or "abort". */
+  finish_reason: "stop" | "length" | "abort";
+  /** The stop string or stop token that ended it, else null. */
+  stop_reason: string | number | null;
+}
+
+export interface RequestOutput {
+  request_id: string;
+  /** The prompt text (for chat, the rendered template). */
+  prompt: string;
+  prompt_token_ids: number[];
+  outputs: CompletionOutput[];
+  finished: boolean;
+}
+
+export type PromptInput = string | { prompt: string } | { prompt_token_ids: number[] };
+export type ChatInput = string | string[] | ChatInputMessage[] | ChatInputMessage[][];
+type ParamsInput = SamplingParams | SamplingParamsInit | Array<SamplingParams | SamplingParamsInit>;
+
+export interface BatchOptions {
+  /** Show the "Processed prompts" bar on stderr when there are several prompts. @default true */
+  progress?: boolean;
+}
+
+export interface ChatOptions extends BatchOptions {
+  tools?: ToolDefinition[];
+  /** @default true */
+  add_generation_prompt?: boolean;
+  continue_final_message?: boolean;
+  /** Extra template variables, e.g. { enable_thinking: false }. */
+  chat_template_kwargs?: Record<string, unknown>;
+}
+
+/** Prompts in flight at once: enough to keep every sequence busy, well under the engine's queue limit. */
+const MAX_IN_FLIGHT = 256;
+const DEFAULT_SEQUENCES = 8;
+
+let nextRequestId = 0;
+
+interface PreparedPrompt {
+  text: string;
+  tokens: number[];
+  params: SamplingParams;
+}
+
+export class LLM {
+  private readonly loaded: LocalModel;
+
+  /** Returns at once; the model loads on the first call, so a load error surfaces there. */
+  constructor(options: LLMOptions | string) {
+    const o = typeof options === "string" ? { model: options } : options;
+    this.loaded = new LocalModel(o.model, {
+      parallel: o.max_num_seqs ?? DEFAULT_SEQUENCES,
+      ...(o.max_model_len !== undefined ? { contextPerSequence: o.max_model_len } : {}),
+      ...(o.threads !== undefined ? { threads: o.threads } : {}),
+      ...(o.n_gpu_layers !== undefined ? { gpuLayers: o.n_gpu_layers } : {}),
+      ...(o.chat_template !== undefined ? { chatTemplate: o.chat_template } : {}),
+    }, o.store_root ? { storeRoot: o.store_root } : {});
+  }
+
+  /** Completes raw prompts (no chat template). */
+  async generate(prompts: PromptInput | PromptInput[], params?: ParamsInput, options: BatchOptions = {}): Promise<RequestOutput[]> {
+    const engine = await this.loaded.engine();
+    const list = Array.isArray(prompts) ? prompts : [prompts];
+    const paramsList = paramsFor(params, list.length);
+    const prepared = await Promise.all(list.map(async (prompt, i): Promise<PreparedPrompt> => {
+      if (typeof prompt === "object" && "prompt_token_ids" in prompt) {
+        return { text: await engine.detokenize(prompt.prompt_token_ids), tokens: prompt.prompt_token_ids, params: paramsList[i]! };
+      }
+      const text = typeof prompt === "string" ? prompt : prompt.prompt;
+      return { text, tokens: await engine.tokenize(text, { addSpecial: true, parseSpecial: true }), params: paramsList[i]! };
+    }));
+    return runBatch(engine, prepared, options);
+  }
+
+  /** Applies the chat template to each conversation, then generates as `generate` does. */
+  async chat(input: ChatInput, params?: ParamsInput, options: ChatOptions = {}): Promise<RequestOutput[]> {
+    const engine = await this.loaded.engine();
+    const conversations = toConversations(input);
+    const paramsList = paramsFor(params, conversations.length);
+    const prepared = await Promise.all(conversations.map(async (messages, i): Promise<PreparedPrompt> => {
+      const rendered = await this.loaded.renderPrompt(engine, {
+        messages,
+        ...(options.tools ? { tools: options.tools } : {}),
+        ...(options.continue_final_message ? { continueFinalMessage: true } : { addGenerationPrompt: options.add_generation_prompt ?? true }),
+        ...(options.chat_template_kwargs ? { templateVariables: options.chat_template_kwargs } : {}),
+      });
+      return { ...rendered, params: paramsList[i]! };
+    }));
+    return runBatch(engine, prepared, options);
+  }
+
+  /** Frees the model and its Worker; later calls fail. */
+  dispose(): Promise<void> {
+    return this.loaded.dispose();
+  }
+
+  [Symbol.asyncDispose](): Promise<void> {
+    return this.dispose();
+  }
+}
+
+function paramsFor(params: ParamsInput | undefined, count: number): SamplingParams[] {
+  const asParams = (p: SamplingParams | SamplingParamsInit | undefined) => (p instanceof SamplingParams ? p : new SamplingParams(p));
+  if (!Array.isArray(params)) {
+    const one = asParams(params);
+    return Array.from({ length: count }, () => one);
+  }
+  if (params.length !== count) throw new RangeError(`The lengths of prompts (${count}) and sampling_params (${params.length}) must be the same.`);
+  return params.map(asParams);
+}
+
+/** One prompt string, a list of them, one conversation, or a list of conversations. */
+function toConversations(input: ChatInput): TemplateMessage[][] {
+  if (typeof input === "string") return [[{ role: "user", content: input }]];
+  if (input.length === 0) return [];
+  if (input.every((item) => typeof item === "string")) return (input as string[]).map((text) => [{ role: "user", content: text }]);
+  if (input.every((item) => Array.isArray(item))) return (input as ChatInputMessage[][]).map(toTemplateMessages);
+  if (input.every((item) => typeof item === "object" && item !== null && !Array.isArray(item))) return [toTemplateMessages(input as ChatInputMessage[])];
+  throw new TypeError("Cannot read chat input: give a prompt string, a list of prompt strings, or a list of conversations (lists of messages)");
+}
+
+async function runBatch(engine: EngineHandle, prompts: PreparedPrompt[], options: BatchOptions): Promise<RequestOutput[]> {
+  const bar = (options.progress ?? true) && prompts.length > 1 ? new ProgressBar(prompts.length) : undefined;
+  const results: RequestOutput[] = new Array(prompts.length);
+  let next = 0;
+  const worker = async () => {
+    while (next < prompts.length) {
+      const index = next++;
+      const prompt = prompts[index]!;
+      results[index] = await runPrompt(engine, prompt);
+      bar?.tick(prompt.tokens.length, results[index].outputs.reduce((sum, o) => sum + o.token_ids.length, 0));
+    }
+  };
+  try {
+    await Promise.all(Array.from({ length: Math.min(MAX_IN_FLIGHT, prompts.length) }, worker));
+  } finally {
+    bar?.finish();
+  }
+  return results;
+}
+
+async function runPrompt(engine: EngineHandle, prompt: PreparedPrompt): Promise<RequestOutput> {
+  const request_id = String(nextRequestId++);
+  const streams = await startChoices(engine, [{ ...prompt.params.toRequest(), prompt: prompt.tokens }], prompt.params.n);
+  const outputs = await Promise.all(streams.map(async (stream, index): Promise<CompletionOutput> => {
+    let text = "";
+    const token_ids: number[] = [];
+    for await (const event of stream.events()) {
+      if (event.type === "token") {
+        text += event.text;
+        token_ids.push(event.token);
+      } else if (event.type === "done") {
+        return {
+          index, text, token_ids, cumulative_logprob: null, logprobs: null,
+          finish_reason: event.finishReason === "cancelled" ? "abort" : event.finishReason,
+          stop_reason: event.stop ?? event.stopToken ?? null,
+        };
+      } else {
+        throw new Error(`Cannot generate for prompt ${request_id}: ${event.message}`);
+      }
+    }
+    throw new Error(`Cannot generate for prompt ${request_id}: generation ended without a result`);
+  }));
+  return { request_id, prompt: prompt.text, prompt_token_ids: prompt.tokens, outputs, finished: true };
+}

@@ -1,0 +1,131 @@
+// Profile c's model selection, as LM Studio's server picks a model for a request:
+// - a name of a served or stored model uses it, loading it just in time when it is not loaded
+//   (JIT loading; the request's `ttl` sets its idle time-to-live only when that request loads it);
+// - any other string answers with the loaded model, the most recently used when several are loaded
+//   (a generative one before an embedding one), else with the model named on `llamux serve`;
+// - with nothing loaded and nothing matching, the error lists the models that can be named.
+// A model loaded with other options (context length, GPU layers, through /api/v1/models/load) is used
+// as it is: requests never load a second copy of a loaded model.
+import type { ModelManager } from "../../engine/model-manager.ts";
+import type { EngineProcess } from "../../engine/engine-process.ts";
+import type { EngineOptions } from "../../engine/types.ts";
+import type { ModelStore } from "../../store/model-store.ts";
+import { ApiError } from "../api-error.ts";
+import { type KeepAliveRequest, type LoadedModel, ModelService, type ModelServiceOptions, type ServedModel } from "../model-service.ts";
+import { lmStudioStoreNames } from "./store-models.ts";
+
+export class LmStudioModelService extends ModelService {
+  constructor(manager: ModelManager, served: Array<{ path: string; name?: string }>, options: ModelServiceOptions & { store: ModelStore }) {
+    super(manager, served, options);
+  }
+
+  /** Profile c always has a store (JIT loading and downloads need one). */
+  override get store(): ModelStore {
+    return super.store!;
+  }
+
+  /** Models named on `serve`, then the store's (newest first); a stored file already served is listed once. */
+  override list(): ServedModel[] {
+    const served = super.list();
+    const paths = new Set(served.map((m) => m.path));
+    const stored = this.listStored().flatMap((m) => this.storedOrNothing(m.name) ?? []);
+    return [...served, ...stored.filter((m) => !paths.has(m.path))];
+  }
+
+  /** The model `name` means (served, a GGUF path, a store name or LM Studio's `org/repo[@quant]`), without falling back to a loaded one. */
+  find(name: string): ServedModel | undefined {
+    try {
+      return super.resolve(name);
+    } catch (error) {
+      if (!(error instanceof ApiError) || error.status !== 404) throw error;
+    }
+    for (const storeName of lmStudioStoreNames(name, () => this.listStored())) {
+      const stored = this.resolveStored(storeName);
+      if (stored) return stored;
+    }
+    return undefined;
+  }
+
+  /** A stored model that can be served, or undefined when its blobs are damaged (it is left out of listings). */
+  private storedOrNothing(name: string): ServedModel | undefined {
+    try {
+      return this.resolveStored(name);
+    } catch {
+      return undefined;
+    }
+  }
+
+  override resolve(name: string | undefined): ServedModel {
+    const named = name ? this.find(name) : undefined;
+    if (named) return named;
+    const recent = this.mostRecentlyUsed();
+    if (recent) return recent.model;
+    const first = super.list()[0];
+    if (first) return first;
+    throw this.noModel(name);
+  }
+
+  /**
+   * The loaded model a request used last, if any is loaded. Generative models come first: a request
+   * that names no known model is nearly always a chat, which an embedding model cannot answer.
+   */
+  mostRecentlyUsed(): LoadedModel | undefined {
+    const recentFirst = this.loaded().sort((a, b) => b.lastUsed - a.lastUsed);
+    return recentFirst.find((loaded) => !loaded.engine.info.embeddings) ?? recentFirst[0];
+  }
+
+  /** The loaded engines of a model's file. */
+  loadedOf(model: ServedModel): LoadedModel[] {
+    return this.loaded().filter((loaded) => loaded.engine.options.modelPath === model.path);
+  }
+
+  /**
+   * A loaded engine of the model when there is one (whatever options it was loaded with: `overrides`
+   * apply only to a load), else a new one. Without a request keep-alive, a model loaded just in time
+   * gets the profile's TTL; a model named on `serve` stays loaded whatever a request's `ttl` says.
+   */
+  override async engine(model: ServedModel, overrides: Partial<EngineOptions> = {}, keepAlive?: KeepAliveRequest): Promise<EngineProcess> {
+    const keep = model.pinned || !keepAlive ? { ms: this.defaultKeepAliveMs(model), policy: "on-load" as const } : keepAlive;
+    const loaded = this.loadedOf(model).sort((a, b) => b.lastUsed - a.lastUsed)[0];
+    if (loaded) return this.manager.engine(loaded.engine.options, keep.ms, keep.policy);
+    return super.engine(model, overrides, keep);
+  }
+
+  /** Loads the model with exactly these options (a second instance when the options differ from a loaded one's). */
+  load(model: ServedModel, overrides: Partial<EngineOptions>, keepAlive: KeepAliveRequest): Promise<EngineProcess> {
+    return super.engine(model, overrides, keepAlive);
+  }
+
+  /** Unloads one loaded instance (once its requests end, when it is busy). */
+  unloadInstance(engine: EngineProcess): Promise<void> {
+    return this.manager.unload(engine);
+  }
+
+  /**
+   * LM Studio's instance identifier: the model's key, with `:2`, `:3`, … for further instances of the
+   * same model. Stable for the engine's lifetime.
+   */
+  instanceId(loaded: LoadedModel): string {
+    const known = this.instanceIds.get(loaded.engine);
+    if (known) return known;
+    const taken = new Set(this.loaded().flatMap((other) => this.instanceIds.get(other.engine) ?? []));
+    let id = loaded.model.id;
+    for (let n = 2; taken.has(id); n++) id = `${loaded.model.id}:${n}`;
+    this.instanceIds.set(loaded.engine, id);
+    return id;
+  }
+
+  private readonly instanceIds = new WeakMap<EngineProcess, string>();
+
+  private noModel(name: string | undefined): ApiError {
+    const ids = this.list().map((m) => m.id);
+    if (ids.length === 0) {
+      return new ApiError(400, "No models loaded. Please load a model in the developer page or use the 'lms load' command.", { param: "model", code: "model_not_found" });
+    }
+    return new ApiError(
+      400,
+      `Invalid model identifier "${name ?? ""}". Please specify a valid downloaded model (e.g., ${ids.join(", ")}).`,
+      { param: "model", code: "model_not_found" },
+    );
+  }
+}

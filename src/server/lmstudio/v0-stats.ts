@@ -1,0 +1,44 @@
+// LM Studio's extra fields on /api/v0 completions: `stats` (speed, seconds to the first token,
+// seconds generating, and why generation stopped in LM Studio's camelCase words), `model_info` and
+// `runtime`. Durations are seconds, as LM Studio reports them.
+import { llamaCppRelease } from "../../cli/version.ts";
+import type { FinishedChoice, ResponseExtension } from "../openai/response-extension.ts";
+import { modelFacts } from "./model-facts.ts";
+
+/** LM Studio's LLMPredictionStopReason for a finished choice. */
+export function lmStudioStopReason(choice: FinishedChoice, maxTokens: number | undefined): string {
+  switch (choice.finishReason) {
+    case "tool_calls":
+      return "toolCalls";
+    case "cancelled":
+      return "userStopped";
+    case "length":
+      // No limit asked for, or one not reached: the context ran out first.
+      return maxTokens !== undefined && choice.usage.completionTokens >= maxTokens ? "maxPredictedTokensReached" : "contextLengthReached";
+    default:
+      return choice.stop !== undefined ? "stopStringFound" : "eosFound";
+  }
+}
+
+/** The runtime LM Studio names (`llama.cpp-mac-arm64-apple-metal-advsimd`), here llama.cpp on this platform. */
+export const runtimeInfo = {
+  name: `llama.cpp-${process.platform}-${process.arch}`,
+  version: llamaCppRelease,
+  supported_formats: ["gguf"],
+};
+
+export const lmStudioStats: ResponseExtension = ({ engine, choices, maxTokens }) => {
+  const first = choices[0]!;
+  const generationSeconds = first.usage.decodeMs / 1000;
+  const facts = modelFacts({ path: engine.info.path, ...(engine.info.vision ? { projectorPath: engine.info.vision.projectorPath } : {}) });
+  return {
+    stats: {
+      tokens_per_second: generationSeconds > 0 ? first.usage.completionTokens / generationSeconds : 0,
+      time_to_first_token: first.usage.timeToFirstTokenMs / 1000,
+      generation_time: generationSeconds,
+      stop_reason: lmStudioStopReason(first, maxTokens),
+    },
+    model_info: { arch: engine.info.architecture, quant: facts.quantization, format: "gguf", context_length: engine.info.contextPerSequence },
+    runtime: runtimeInfo,
+  };
+};

@@ -1,0 +1,108 @@
+// The web UI of every listener (at /ui; profile c also at /, as LM Studio's app is its face) and the
+// few server routes only the UI needs:
+//   GET  /ui, /ui/app.js                  the page and its bundled script (public: the page asks for the key)
+//   GET  /api/v1/hub/search, /api/v1/hub/repo   hub search (hub-routes.ts)
+//   GET  /api/v1/server/status            -> {version, profile, anchor, api_key_required, host, port, runtime (llama.cpp
+//                                            build or null), loaded: [{model, path, compute (CPU/GPU), context_length,
+//                                            sequences, gpu_layers}]}
+//   GET  /api/v1/server/requests?after=ID -> {requests: [{id, at, method, path, status, latency_ms, prompt_tokens, completion_tokens, stream}]}
+//   POST /api/v1/models/delete {model}    -> {deleted: model}; unloads it first (LM Studio's REST API has no delete)
+// Models are listed, loaded, unloaded and downloaded through LM Studio's /api/v1 routes; chat uses /v1.
+import { existsSync, readFileSync } from "node:fs";
+import { join } from "node:path";
+import { type Context, Hono } from "hono";
+import { libraryDir } from "../../../ffi/library-dir.ts";
+import packageJson from "../../../package.json" with { type: "json" };
+import { ApiError, badRequest, notFound } from "../api-error.ts";
+import type { ServerDeps } from "../deps.ts";
+import type { ServerOptions } from "../server-options.ts";
+import { ModelStore } from "../../store/model-store.ts";
+import { bundleWebUi } from "./bundle.ts" with { type: "macro" };
+import { hubRoutes } from "./hub-routes.ts";
+import { webUiPage } from "./page.ts";
+import type { RequestHistory } from "./request-history.ts";
+
+/** The page and its script need no key: the page asks for one when the API answers 401. */
+export const WEB_UI_PUBLIC_PATHS = ["/ui", "/ui/", "/ui/app.js"];
+
+const appScript: string = bundleWebUi();
+
+/** The llama.cpp build in use ("linux-x64-cuda", …), when its directory says; read without loading it. */
+function runtimeVariant(): string | null {
+  const file = join(libraryDir(), "VARIANT");
+  return existsSync(file) ? readFileSync(file, "utf8").trim() : null;
+}
+
+export interface WebUiSetup {
+  deps: ServerDeps;
+  options: ServerOptions;
+  history: RequestHistory;
+  /** The model store (default: the one LLAMUX_MODELS names). */
+  store?: () => ModelStore;
+}
+
+export function webUiRoutes(setup: WebUiSetup): Hono {
+  const { deps, options, history } = setup;
+  // Profile c's model service has the store its listings come from; other profiles open LLAMUX_MODELS's.
+  const serviceStore = (deps.models as { store?: unknown }).store;
+  const openStore = setup.store ?? (() => (serviceStore instanceof ModelStore ? serviceStore : ModelStore.open({ profile: deps.profile.name })));
+  const app = new Hono();
+  const page = webUiPage(`llamux · ${deps.profile.anchor} profile`);
+  const servePage = (c: Context) => c.html(page);
+
+  app.get("/ui", servePage);
+  app.get("/ui/", servePage);
+  if (deps.profile.name === "c") app.get("/", servePage);
+  app.get("/ui/app.js", (c) => c.body(appScript, 200, { "content-type": "text/javascript; charset=utf-8", "cache-control": "no-cache" }));
+
+  app.route("/", hubRoutes());
+
+  app.get("/api/v1/server/status", (c) => {
+    const url = new URL(c.req.url);
+    return c.json({
+      version: packageJson.version,
+      profile: deps.profile.name,
+      anchor: deps.profile.anchor,
+      api_key_required: options.apiKeys.length > 0,
+      host: options.bindHost,
+      port: Number(url.port || (url.protocol === "https:" ? 443 : 80)),
+      runtime: runtimeVariant(),
+      loaded: deps.models.loaded().map((loaded) => ({
+        model: loaded.model.id,
+        path: loaded.model.path,
+        compute: loaded.engine.info.compute,
+        context_length: loaded.engine.info.contextPerSequence,
+        sequences: loaded.engine.info.sequences,
+        gpu_layers: loaded.engine.options.gpuLayers ?? null,
+      })),
+    });
+  });
+
+  app.get("/api/v1/server/requests", (c) => {
+    const after = Number(c.req.query("after") ?? 0) || 0;
+    return c.json({
+      requests: history.since(after).map((r) => ({
+        id: r.id, at: r.at, method: r.method, path: r.path, status: r.status, latency_ms: Math.round(r.latencyMs * 10) / 10,
+        prompt_tokens: r.usage?.promptTokens ?? null, completion_tokens: r.usage?.completionTokens ?? null, stream: r.stream ?? null,
+      })),
+    });
+  });
+
+  app.post("/api/v1/models/delete", async (c) => {
+    const body = (await c.req.json().catch(() => null)) as { model?: unknown } | null;
+    if (typeof body?.model !== "string" || body.model === "") throw badRequest("Cannot delete: \"model\" must be a model key", "model");
+    const store = openStore();
+    const stored = store.find(body.model);
+    if (!stored) throw notFound(`Cannot delete model "${body.model}": it is not installed`, "model");
+    const resolved = store.resolve(stored.name);
+    for (const loaded of deps.models.loaded()) {
+      if (resolved && loaded.engine.options.modelPath === resolved.modelPath) await deps.models.unload(loaded.model);
+    }
+    await store.remove(stored.name).catch((error) => {
+      throw new ApiError(500, `Cannot delete model "${stored.name}": ${(error as Error).message}`, { cause: error });
+    });
+    return c.json({ deleted: stored.name });
+  });
+
+  return app;
+}

@@ -1,0 +1,82 @@
+// A Modelfile as an /api/create request, as `ollama create` sends one: FROM, a second FROM (a vision
+// projector) and ADAPTER files are imported as blobs (paths relative to the Modelfile); the text
+// directives become the request's fields. createModel (create-model.ts) then builds the model, so the
+// CLI and the server create models one way.
+import { createReadStream, existsSync, statSync } from "node:fs";
+import { homedir } from "node:os";
+import { basename, isAbsolute, join, resolve } from "node:path";
+import { type GgufHeader, ggufString, readGgufHeaderSync } from "./gguf.ts";
+import { CreateModelError, type CreateModelRequest } from "./create-model.ts";
+import type { ModelStore } from "./model-store.ts";
+import type { ModelDefinition } from "./modelfile/index.ts";
+import { throttledProgress, type ProgressHandler } from "./pull-progress.ts";
+
+/** A FROM or ADAPTER value as a file path, `~` expanded and relative to the Modelfile; undefined when no such file exists. */
+function localFile(value: string, baseDir: string): string | undefined {
+  const expanded = value.startsWith("~/") ? join(homedir(), value.slice(2)) : value;
+  const path = isAbsolute(expanded) ? expanded : resolve(baseDir, expanded);
+  return existsSync(path) && statSync(path).isFile() ? path : undefined;
+}
+
+function readHeader(path: string, what: string): GgufHeader {
+  try {
+    return readGgufHeaderSync(path, { maxArrayLength: 0 });
+  } catch (error) {
+    throw new CreateModelError(`Cannot use ${what} "${path}": ${(error as Error).message}`);
+  }
+}
+
+const isProjector = (header: GgufHeader) => ggufString(header, "general.architecture") === "clip" || ggufString(header, "general.type") === "mmproj";
+
+/** Copies a file into the store as a blob, reporting the bytes copied (model files can be many GB). */
+async function importFile(store: ModelStore, path: string, onProgress: ProgressHandler): Promise<string> {
+  const status = `copying file ${basename(path)}`;
+  const total = statSync(path).size;
+  const report = throttledProgress(onProgress);
+  let completed = 0;
+  async function* chunks(): AsyncGenerator<Uint8Array> {
+    report({ status, total, completed });
+    for await (const chunk of createReadStream(path, { highWaterMark: 1 << 20 })) {
+      completed += (chunk as Buffer).byteLength;
+      report({ status, total, completed });
+      yield chunk as Buffer;
+    }
+  }
+  return (await store.importBlob(chunks())).digest;
+}
+
+export async function modelfileRequest(
+  store: ModelStore, definition: ModelDefinition, baseDir: string, onProgress: ProgressHandler = () => {},
+): Promise<CreateModelRequest> {
+  const [base, ...extraFroms] = definition.from;
+  if (base === undefined) throw new CreateModelError("Cannot create a model without FROM");
+  const request: CreateModelRequest = {};
+  const basePath = localFile(base, baseDir);
+  if (basePath) {
+    readHeader(basePath, "FROM file");
+    request.files = { [basename(basePath)]: await importFile(store, basePath, onProgress) };
+  } else request.from = base;
+
+  for (const extra of extraFroms) {
+    const path = localFile(extra, baseDir);
+    if (!path) throw new CreateModelError(`Cannot use the second FROM "${extra}": only a projector GGUF file can follow the model`);
+    if (!isProjector(readHeader(path, "projector"))) {
+      throw new CreateModelError(`Cannot use the second FROM "${extra}": it is not a vision projector (mmproj) GGUF`);
+    }
+    request.files = { ...request.files, [basename(path)]: await importFile(store, path, onProgress) };
+  }
+  for (const adapter of definition.adapters) {
+    const path = localFile(adapter, baseDir);
+    if (!path) throw new CreateModelError(`Cannot use ADAPTER "${adapter}": no such file`);
+    if (ggufString(readHeader(path, "ADAPTER"), "general.type") !== "adapter") {
+      throw new CreateModelError(`Cannot use ADAPTER "${adapter}": it is not a LoRA adapter GGUF`);
+    }
+    request.adapters = { ...request.adapters, [basename(path)]: await importFile(store, path, onProgress) };
+  }
+  if (definition.template !== undefined) request.template = definition.template;
+  if (definition.system !== undefined) request.system = definition.system;
+  if (Object.keys(definition.parameters).length > 0) request.parameters = definition.parameters;
+  if (definition.messages.length > 0) request.messages = definition.messages;
+  if (definition.license.length > 0) request.license = definition.license;
+  return request;
+}

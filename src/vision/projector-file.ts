@@ -1,0 +1,29 @@
+// Finds the vision projector that belongs to a GGUF given by path: a sibling file named mmproj-*.gguf,
+// as Hugging Face repositories and LM Studio lay them out. With several, the one whose name shares the
+// most leading characters with the model's wins (mmproj-Foo-F16.gguf for Foo-Q4_K_M.gguf).
+import { readdirSync } from "node:fs";
+import { basename, dirname, join } from "node:path";
+
+function sharedPrefix(a: string, b: string): number {
+  let i = 0;
+  while (i < a.length && i < b.length && a[i] === b[i]) i++;
+  return i;
+}
+
+/** The sibling projector of a model file, or undefined when there is none (or the file is itself one). */
+export function siblingProjector(modelPath: string): string | undefined {
+  const name = basename(modelPath);
+  if (/^mmproj/i.test(name)) return undefined;
+  let entries: string[];
+  try {
+    entries = readdirSync(dirname(modelPath));
+  } catch {
+    return undefined;
+  }
+  const stem = name.replace(/\.gguf$/i, "").toLowerCase();
+  const candidates = entries.filter((entry) => /^mmproj[-_].*\.gguf$/i.test(entry));
+  if (candidates.length === 0) return undefined;
+  const score = (entry: string) => sharedPrefix(entry.replace(/^mmproj[-_]/i, "").toLowerCase(), stem);
+  const best = candidates.sort((a, b) => score(b) - score(a) || a.localeCompare(b))[0]!;
+  return join(dirname(modelPath), best);
+}

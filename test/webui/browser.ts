@@ -1,0 +1,12 @@
+// Debian's Chromium (apt-get install chromium), headless, with its own background connections off:
+// the test machines have no outside network.
+import { chromium, type Browser } from "playwright-core";
+
+export const CHROMIUM_PATH = "/usr/bin/chromium";
+
+export function launchChromium(): Promise<Browser> {
+  return chromium.launch({
+    executablePath: CHROMIUM_PATH,
+    args: ["--headless", "--no-sandbox", "--disable-gpu", "--no-first-run", "--disable-background-networking", "--disable-component-update", "--disable-sync"],
+  });
+}
