@@ -1,5 +1,5 @@
 // Entry point of the FFI layer: the typed wrappers over llama.cpp that the engine uses.
-export { loadNative, backendDevices, computeSummary } from "./native.ts";
+export { loadNative, backendDevices, computeSummary, amxKernelsLoaded, cpuBackendNote } from "./native.ts";
 export { LlamaModel, type ModelLoadOptions } from "./model.ts";
 export { LlamaVocab, type TokenizeOptions } from "./vocab.ts";
 export { LlamaContext, DecodeStatus, type ContextOptions } from "./context.ts";

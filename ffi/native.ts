@@ -6,8 +6,10 @@ import { verifyLayouts } from "./layouts.ts";
 import { libraryDir } from "./library-dir.ts";
 import { log, logEnabled } from "../src/log.ts";
 import { cstr } from "./strings.ts";
+import { type BackendChoice, cpuBackendsFor } from "./cpu-backends.ts";
 
 let native: Native | undefined;
+let backendChoice: BackendChoice | undefined;
 let logCallback: JSCallback | undefined;
 
 export interface BackendDevice {
@@ -24,7 +26,9 @@ export function loadNative(): Native {
   const opened = openNative(dir);
   verifyLayouts(reportedLayouts(opened));
   installLogCallback(opened);
-  opened.ggml.ggml_backend_load_all_from_path(cstr(dir));
+  backendChoice = cpuBackendsFor(dir);
+  if (backendChoice.note) log("debug", "native", backendChoice.note);
+  opened.ggml.ggml_backend_load_all_from_path(cstr(backendChoice.dir));
   opened.llama.llama_backend_init();
   native = opened;
   return native;
@@ -92,6 +96,18 @@ export function backendDevices(): BackendDevice[] {
     });
   }
   return devices;
+}
+
+/** Whether ggml's Intel AMX matrix kernels are loaded (see cpu-backends.ts for why they usually are not). */
+export function amxKernelsLoaded(): boolean {
+  loadNative();
+  return backendChoice!.amxKernels;
+}
+
+/** Why the CPU back end was chosen, when there was a choice (for `llamux doctor`). */
+export function cpuBackendNote(): string | undefined {
+  loadNative();
+  return backendChoice!.note;
 }
 
 /** "CPU" or the GPU names llama.cpp can offload to, for start-up logs. */

@@ -62,6 +62,13 @@ common_flags=(
   -DLLAMA_BUILD_SERVER=OFF
   -DLLAMA_BUILD_APP=OFF
 )
+# No Intel AMX kernels unless LLAMUX_CPU_AMX=1: in this llama.cpp they crash (llama-bench -p 512 on a
+# Q4_0 llama) or compute wrong results (hybrid models, several sequences per batch); see ffi/cpu-backends.ts.
+# GGML_NATIVE compiles them whenever -march=native reports AMX, and explicit -mno-* flags override -march.
+if [ "$(uname -m)" = x86_64 ] && [ "${LLAMUX_CPU_AMX:-}" != 1 ]; then
+  no_amx="-mno-amx-tile -mno-amx-int8 -mno-amx-bf16"
+  common_flags+=("-DCMAKE_C_FLAGS=$no_amx" "-DCMAKE_CXX_FLAGS=$no_amx")
+fi
 
 build_libs() {
   local gpu="$1" lib="${LIB:-$native/lib}"

@@ -15,6 +15,7 @@ const END = "<!-- config:end -->";
 const otherVars = [
   { name: "LLAMUX_MODELS", default: "~/.llamux/models", description: "the model store, for every command and profile" },
   { name: "LLAMUX_LIB_DIR", default: "", description: "load llama.cpp's libraries from this directory instead of the built-in ones" },
+  { name: "LLAMUX_CPU_AMX", default: "0", description: "1 loads llama.cpp's Intel AMX kernels, left out by default because they crash or compute wrong results on some shapes" },
   { name: "LLAMUX_CACHE_DIR", default: "~/.cache/llamux", description: "where the executable extracts its libraries ($XDG_CACHE_HOME/llamux when set)" },
   { name: "LLAMUX_STATE_DIR", default: "~/.local/state/llamux", description: "where `lms server start` records its background server ($XDG_STATE_HOME/llamux when set)" },
   { name: "LLAMUX_PERSONA", default: "", description: "ollama, vllm or lms: behave as that tool without renaming the executable; llamux: never" },

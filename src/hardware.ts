@@ -22,3 +22,13 @@ export function physicalCoreCount(): number {
   }
   return Math.max(1, logical);
 }
+
+/** The processor's feature flags from /proc/cpuinfo (empty where there is none, as on macOS). */
+export function cpuFlags(): Set<string> {
+  try {
+    const line = readFileSync("/proc/cpuinfo", "utf8").split("\n").find((l) => l.startsWith("flags"));
+    return new Set(line?.split(":")[1]?.trim().split(/\s+/) ?? []);
+  } catch {
+    return new Set();
+  }
+}

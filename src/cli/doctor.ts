@@ -48,11 +48,12 @@ function libraryFindings(): Finding[] {
 
 async function engineFindings(): Promise<Finding[]> {
   try {
-    const { loadNative, backendDevices } = await import("../../ffi/native.ts");
+    const { loadNative, backendDevices, cpuBackendNote } = await import("../../ffi/native.ts");
     const features = String(loadNative().llama.llama_print_system_info()).trim().replace(/\s*\|$/, "");
     const gpus = backendDevices().filter((d) => d.type === "gpu" || d.type === "igpu");
     return [
       { label: "CPU features", value: features },
+      ...(cpuBackendNote() ? [{ label: "CPU back end", value: cpuBackendNote()! }] : []),
       {
         label: "GPU",
         value: gpus.length === 0 ? "none found: models run on the CPU" : gpus.map((g) => `${g.name} (${g.description}, ${gib(g.freeBytes)} free of ${gib(g.totalBytes)})`).join("; "),

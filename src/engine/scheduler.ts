@@ -8,7 +8,7 @@
 // Images: a prompt's image goes through the vision encoder and is decoded into its sequence in a step
 // of its own, at most one image per step, before that step's token batch; the other sequences keep
 // decoding in every step, so an image delays them by one encode at most.
-import { DecodeStatus, LlamaContext, TokenBatch, SamplerChain, defaultSamplerSettings, type LlamaModel } from "../../ffi/llama.ts";
+import { DecodeStatus, LlamaContext, TokenBatch, SamplerChain, amxKernelsLoaded, defaultSamplerSettings, type LlamaModel } from "../../ffi/llama.ts";
 import { InvalidGrammarError, NO_TOKEN } from "../../ffi/sampler.ts";
 import { ActiveRequest, SequenceSlot, type EventSink } from "./sequence.ts";
 import { planReuse } from "./prefix-reuse.ts";
@@ -29,6 +29,8 @@ export class Scheduler {
   private readonly admitted: SequenceSlot[] = [];
   private readonly batch: TokenBatch;
   private readonly canRollBack: boolean;
+  /** False when sequences must not share a llama_decode call (see step()). */
+  private readonly coBatch: boolean;
   private clock = 0;
   private decodeSteps = 0;
   private decodedTokens = 0;
@@ -43,6 +45,7 @@ export class Scheduler {
     this.slots = Array.from({ length: context.sequences }, (_, seq) => new SequenceSlot(seq));
     this.batch = new TokenBatch(context.batchSize);
     this.canRollBack = !model.isRecurrentOrHybrid;
+    this.coBatch = !(model.isRecurrentOrHybrid && amxKernelsLoaded());
   }
 
   get hasWork(): boolean {
@@ -127,11 +130,10 @@ export class Scheduler {
     this.admitWaiting();
     if (this.admitted.length === 0) return false;
     this.evaluateNextImage();
-    // llama.cpp corrupts the recurrent (short-conv) state of every sequence but the first when one
-    // micro-batch holds several sequences of a hybrid or recurrent model (ggml-org/llama.cpp#29002,
-    // reproduced here on LFM2: co-batched greedy outputs differ from the same prompt decoded alone).
-    // Such models therefore decode one sequence per llama_decode call, still interleaved step by step.
-    const groups = this.canRollBack ? [this.slots] : this.slots.map((slot) => [slot]);
+    // ggml's Intel AMX kernels (loaded only with LLAMUX_CPU_AMX=1) compute wrong results for hybrid
+    // models when one micro-batch holds several sequences (ffi/cpu-backends.ts): those then decode one
+    // sequence per llama_decode call, still interleaved step by step.
+    const groups = this.coBatch ? [this.slots] : this.slots.map((slot) => [slot]);
     for (const group of groups) {
       if (!this.decodeGroup(new Set(group))) break;
     }
@@ -170,7 +172,7 @@ export class Scheduler {
     this.batch.clear();
     const prefillingThisStep: ActiveRequest[] = [];
     // Decode tokens go in sequence-id order: llama.cpp splits a batch whose sequences are out of order
-    // into several micro-batches (measured on LFM2 before co-batching was turned off for it: 4
+    // into several micro-batches (measured on LFM2: 4
     // sequences took 30 ms per step in admission order 1,2,3,0 and 22.5 ms in order 0,1,2,3).
     for (const slot of group) {
       const active = slot.active;

@@ -185,8 +185,8 @@ describe("hybrid LFM2 engine", () => {
   });
   afterAll(() => engine.dispose());
 
-  // Co-batched sequences of a hybrid model must each give what the same prompt gives alone: llama.cpp
-  // corrupts all but the first when they share a micro-batch (ggml-org/llama.cpp#29002).
+  // Co-batched sequences of a hybrid model must each give what the same prompt gives alone (ggml's AMX
+  // kernels broke exactly this: every sequence but the first read past the weights; ffi/cpu-backends.ts).
   test("runs several sequences in parallel and each matches its single-sequence output", async () => {
     expect(engine.info.recurrentOrHybrid).toBe(true);
     const prompts = [lfmPrompt, `${lfmPrompt}1`, `${lfmPrompt}2`, lfmPrompt];
