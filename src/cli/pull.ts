@@ -1,7 +1,8 @@
 // `llamux pull NAME`: downloads a model into the store from the Hugging Face hub (hf.co/..., huggingface.co/...)
 // or an Ollama registry (bare library names), with a progress bar.
 import { parseArgs } from "node:util";
-import { pullModel } from "../store/pull.ts";
+import { isHubId, pullHubId, pullModel } from "../store/pull.ts";
+import type { ModelStore } from "../store/model-store.ts";
 import { openStore } from "./model-store-access.ts";
 import { ServerClient } from "./server-client.ts";
 import type { PullProgress } from "../store/pull-progress.ts";
@@ -25,11 +26,17 @@ Environment:
 Options:
   -h, --help   show this help`;
 
-/** Pulls `name` with a progress bar on standard error; returns the name it is stored under. */
-export async function pullWithProgress(name: string): Promise<string> {
+/**
+ * Pulls `name` with a progress bar on standard error; returns the name it is stored under. With `hubIds`,
+ * an ORG/MODEL name is a Hugging Face repository (as vLLM and LM Studio name models), not an Ollama one.
+ */
+export async function pullWithProgress(name: string, options: { hubIds?: boolean; store?: ModelStore } = {}): Promise<string> {
   const progress = terminalProgress();
+  const store = options.store ?? openStore();
   try {
-    return await pullModel(openStore(), name, { onProgress: progress.onProgress });
+    return options.hubIds && isHubId(name)
+      ? await pullHubId(store, name, { onProgress: progress.onProgress })
+      : await pullModel(store, name, { onProgress: progress.onProgress });
   } finally {
     progress.finish();
   }

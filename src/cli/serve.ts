@@ -10,6 +10,7 @@ import { LmStudioModelService } from "../server/lmstudio/model-service.ts";
 import { ModelStore } from "../store/model-store.ts";
 import { defaultImageFetchPolicy } from "../vision/image-fetch.ts";
 import { isHubName } from "../store/model-name.ts";
+import { pullWithProgress } from "./pull.ts";
 import { profiles, type ProfileName } from "../server/profiles.ts";
 import { UsageError } from "./usage-error.ts";
 import { engineFlagOptions, engineFlagsHelp, toolCallParserFlag } from "./engine-flags.ts";
@@ -24,8 +25,10 @@ const log = logger("serve");
 
 export const serveHelp = `Usage: llamux serve [MODEL] [options]
 
-Serves models over HTTP. MODEL is a GGUF file path; requests may also name a GGUF path or a model in
-the store (pulled or created; LLAMUX_MODELS, or OLLAMA_MODELS on profile a).
+Serves models over HTTP. MODEL is a GGUF file path or a model in the store (pulled or created;
+LLAMUX_MODELS, or OLLAMA_MODELS on profile a); a name not in the store is pulled first: on profiles b
+and c an ORG/MODEL id from the Hugging Face hub (ORG/MODEL, else ORG/MODEL-GGUF), on profile a a
+name from Ollama's registry (see "llamux pull --help"). Requests may also name any GGUF path or stored model.
 
 Options:
       --profile a|b|c|all       a: Ollama (port 11434), b: vLLM (8000), c: LM Studio (1234), all: the three
@@ -95,19 +98,38 @@ async function preload(models: ModelService): Promise<void> {
 }
 
 /** MODEL as a file: a path, or a store name (`org/repo` as vLLM names models means `hf.co/org/repo`). */
-function servedModelPath(model: string, ollamaStore: boolean): string {
+/** The GGUF file `serve MODEL` names: a path, a stored model, or else a model pulled into the store now. */
+async function servedModelPath(model: string, ollamaStore: boolean): Promise<string> {
   if (existsSync(model)) return model;
   const store = ModelStore.open(ollamaStore ? { profile: "a" } : {});
-  const resolved = store.resolve(model) ?? (/^[^/:]+\/[^/:]+(:[^/]+)?$/.test(model) ? store.resolve(`hf.co/${model}`) ?? newestHubTag(store, model) : undefined);
-  if (!resolved) throw new Error(`Cannot serve model "${model}": no such file, and no model of that name in the store at ${store.root} (pull it first)`);
-  return resolved.modelPath;
+  const resolved = storedModel(store, model);
+  if (resolved) return resolved.modelPath;
+  if (model.endsWith(".gguf")) throw new Error(`Cannot serve model "${model}": no such file`);
+  log.info(`"${model}" is not in the store at ${store.root}: pulling it`);
+  // vLLM's and LM Studio's ORG/MODEL ids name hub repositories; on profile a such a name is Ollama's.
+  const pulled = await pullWithProgress(model, { hubIds: !ollamaStore, store });
+  const stored = store.resolve(pulled);
+  if (!stored) throw new Error(`Cannot serve model "${model}": pulled as "${pulled}" but not found in the store`);
+  return stored.modelPath;
 }
 
-/** `org/repo` with no tag: the newest stored quantization of hf.co/org/repo (pulled as hf.co/org/repo:Q4_K_M). */
+function storedModel(store: ModelStore, model: string) {
+  try {
+    return store.resolve(model) ?? (/^[^/:]+\/[^/:]+(:[^/]+)?$/.test(model) ? store.resolve(`hf.co/${model}`) ?? newestHubTag(store, model) : undefined);
+  } catch {
+    return undefined; // not a valid model name: nothing stored under it
+  }
+}
+
+/**
+ * `org/repo` with no tag: the newest stored quantization of hf.co/org/repo, or of hf.co/org/repo-GGUF
+ * (where a pull of the vLLM id `org/repo` finds its GGUF conversion).
+ */
 function newestHubTag(store: ModelStore, model: string) {
   if (model.includes(":")) return undefined;
   const [namespace, repo] = model.toLowerCase().split("/");
-  const match = store.list().find((m) => isHubName(m.parsedName) && m.parsedName.namespace.toLowerCase() === namespace && m.parsedName.model.toLowerCase() === repo);
+  const repos = [repo, `${repo}-gguf`];
+  const match = store.list().find((m) => isHubName(m.parsedName) && m.parsedName.namespace.toLowerCase() === namespace && repos.includes(m.parsedName.model.toLowerCase()));
   return match ? store.resolve(match.name) : undefined;
 }
 
@@ -139,7 +161,7 @@ export async function serveCommand(args: string[]): Promise<number | undefined> 
   if (values.dtype) log.info(`--dtype ${values.dtype} accepted; the GGUF file decides the weights' type`);
 
   const modelArg = values.model ?? positionals[0];
-  const modelPath = modelArg === undefined ? undefined : servedModelPath(modelArg, profileName === "a");
+  const modelPath = modelArg === undefined ? undefined : await servedModelPath(modelArg, profileName === "a");
   const names: ProfileName[] = profileName === "all" ? ["a", "b", "c"] : [profileName as ProfileName];
   const contextFlag = integer(values["ctx-size"] ?? values["max-model-len"], "ctx-size");
 

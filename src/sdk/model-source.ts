@@ -3,7 +3,7 @@
 import { existsSync, statSync } from "node:fs";
 import { siblingProjector } from "../vision/projector-file.ts";
 import { ModelStore } from "../store/model-store.ts";
-import { pullModel } from "../store/pull.ts";
+import { isHubId, pullHubId, pullModel } from "../store/pull.ts";
 import { logger } from "../log.ts";
 
 const log = logger("sdk");
@@ -13,11 +13,6 @@ export interface ModelSourceOptions {
   storeRoot?: string;
   /** The Hugging Face hub's address and token (default HF_ENDPOINT and HF_TOKEN). */
   hub?: { endpoint?: string; token?: string };
-}
-
-/** `<org>/<model>` (optionally `:tag`) with no host: a hub id rather than an Ollama registry name. */
-function isHubId(name: string): boolean {
-  return /^[\w.-]+\/[\w.-]+(?::[\w.-]+)?$/.test(name) && !name.endsWith(".gguf");
 }
 
 /** A model's GGUF file and, for a stored model, the prompt layers of its manifest (Ollama TEMPLATE and SYSTEM). */
@@ -41,9 +36,9 @@ export async function resolveModel(model: string, options: ModelSourceOptions = 
   const stored = safeResolve(store, model);
   if (stored) return stored;
   if (isHubId(model) || model.startsWith("hf.co/") || model.startsWith("huggingface.co/")) {
-    const hubName = isHubId(model) ? `hf.co/${model}` : model;
-    log.info(`pulling "${hubName}" into ${store.root}`);
-    const name = await pullModel(store, hubName, options.hub ? { hub: options.hub } : {});
+    log.info(`pulling "${model}" from the Hugging Face hub into ${store.root}`);
+    const pullOptions = options.hub ? { hub: options.hub } : {};
+    const name = isHubId(model) ? await pullHubId(store, model, pullOptions) : await pullModel(store, model, pullOptions);
     const pulled = safeResolve(store, name);
     if (pulled) return pulled;
   }
