@@ -4,7 +4,10 @@ import { dirname, resolve } from "node:path";
 import { parseArgs } from "node:util";
 import { checkQuantization, createModel } from "../store/create-model.ts";
 import { modelDefinition, parseModelfile } from "../store/modelfile/index.ts";
-import { modelfileRequest } from "../store/modelfile-request.ts";
+import { modelfileRequest, storeImporter } from "../store/modelfile-request.ts";
+import type { PullProgress } from "../store/pull-progress.ts";
+import { serverImporter } from "./remote-blobs.ts";
+import { ServerClient } from "./server-client.ts";
 import { formatModelName, parseModelName } from "../store/model-name.ts";
 import { openStore } from "./model-store-access.ts";
 import { terminalProgress } from "./terminal/progress-bar.ts";
@@ -12,7 +15,8 @@ import { UsageError } from "./usage-error.ts";
 
 export const createHelp = `Usage: llamux create NAME [-f Modelfile] [-q TYPE]
 
-Creates the model NAME in the store from a Modelfile:
+Creates the model NAME from a Modelfile: in the store of the server at LLAMUX_HOST (or OLLAMA_HOST) when
+one answers, uploading the files the Modelfile names, else directly in the local store.
   FROM ./model.gguf | MODEL     the weights: a GGUF file (relative to the Modelfile) or a stored model
   FROM ./mmproj.gguf            a second FROM naming a vision projector
   ADAPTER ./lora.gguf           a LoRA adapter applied on top
@@ -50,11 +54,19 @@ export async function createCommand(args: string[]): Promise<number> {
   for (const warning of modelfile.warnings) console.error(`warning: ${warning}`);
   const definition = modelDefinition(modelfile);
   for (const { instruction, line } of definition.unsupported) console.error(`warning: ${instruction} (line ${line}) is not supported and is ignored`);
+  const name = formatModelName(parseModelName(positionals[0]!));
   const progress = terminalProgress();
   try {
-    const store = openStore();
-    const request = await modelfileRequest(store, definition, dirname(file), progress.onProgress);
-    await createModel(store, formatModelName(parseModelName(positionals[0]!)), { ...request, ...(quantize ? { quantize } : {}) }, progress.onProgress);
+    const client = await ServerClient.connect();
+    if (client) {
+      const request = await modelfileRequest(serverImporter(client), definition, dirname(file), progress.onProgress);
+      const body = { model: name, ...request, ...(quantize ? { quantize } : {}), stream: true };
+      for await (const event of client.stream<PullProgress>("/api/create", body)) progress.onProgress(event);
+    } else {
+      const store = openStore();
+      const request = await modelfileRequest(storeImporter(store), definition, dirname(file), progress.onProgress);
+      await createModel(store, name, { ...request, ...(quantize ? { quantize } : {}) }, progress.onProgress);
+    }
   } finally {
     progress.finish();
   }

@@ -60,6 +60,19 @@ export class ServerClient {
     return this.checked(response);
   }
 
+  /** Whether the server's store holds the blob (`HEAD /api/blobs/<digest>`). */
+  async hasBlob(digest: string): Promise<boolean> {
+    const response = await fetch(`${this.baseUrl}/api/blobs/${digest}`, { method: "HEAD" });
+    if (response.status === 404) return false;
+    await this.checked(response);
+    return true;
+  }
+
+  /** Uploads a blob's bytes; the server checks them against `digest`. */
+  async uploadBlob(digest: string, body: ReadableStream<Uint8Array>): Promise<void> {
+    await this.checked(await fetch(`${this.baseUrl}/api/blobs/${digest}`, { method: "POST", body, duplex: "half" } as RequestInit));
+  }
+
   /** POSTs and yields each NDJSON line as an object; an `{"error": ...}` line is thrown as a ServerError. */
   async *stream<T extends object>(path: string, body: unknown, signal?: AbortSignal): AsyncGenerator<T> {
     const response = await this.request("POST", path, body, signal);

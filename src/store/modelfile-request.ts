@@ -1,7 +1,7 @@
 // A Modelfile as an /api/create request, as `ollama create` sends one: FROM, a second FROM (a vision
-// projector) and ADAPTER files are imported as blobs (paths relative to the Modelfile); the text
-// directives become the request's fields. createModel (create-model.ts) then builds the model, so the
-// CLI and the server create models one way.
+// projector) and ADAPTER files become blobs (paths relative to the Modelfile), copied into the local
+// store or uploaded to a server (`BlobImporter`); the text directives become the request's fields.
+// createModel (create-model.ts) then builds the model, so the CLI and the server create models one way.
 import { createReadStream, existsSync, statSync } from "node:fs";
 import { homedir } from "node:os";
 import { basename, isAbsolute, join, resolve } from "node:path";
@@ -28,33 +28,38 @@ function readHeader(path: string, what: string): GgufHeader {
 
 const isProjector = (header: GgufHeader) => ggufString(header, "general.architecture") === "clip" || ggufString(header, "general.type") === "mmproj";
 
-/** Copies a file into the store as a blob, reporting the bytes copied (model files can be many GB). */
-async function importFile(store: ModelStore, path: string, onProgress: ProgressHandler): Promise<string> {
-  const status = `copying file ${basename(path)}`;
+/** Makes a file available as a blob where the model is created; returns its digest (`sha256:<hex>`). */
+export type BlobImporter = (path: string, onProgress: ProgressHandler) => Promise<string>;
+
+/** A file's bytes in 1 MiB chunks, reporting progress under `status` (model files can be many GB). */
+export async function* fileChunks(path: string, status: string, onProgress: ProgressHandler): AsyncGenerator<Uint8Array> {
   const total = statSync(path).size;
   const report = throttledProgress(onProgress);
   let completed = 0;
-  async function* chunks(): AsyncGenerator<Uint8Array> {
+  report({ status, total, completed });
+  for await (const chunk of createReadStream(path, { highWaterMark: 1 << 20 })) {
+    completed += (chunk as Buffer).byteLength;
     report({ status, total, completed });
-    for await (const chunk of createReadStream(path, { highWaterMark: 1 << 20 })) {
-      completed += (chunk as Buffer).byteLength;
-      report({ status, total, completed });
-      yield chunk as Buffer;
-    }
+    yield chunk as Buffer;
   }
-  return (await store.importBlob(chunks())).digest;
+}
+
+/** Copies files into a local store. */
+export function storeImporter(store: ModelStore): BlobImporter {
+  return async (path, onProgress) => (await store.importBlob(fileChunks(path, `copying file ${basename(path)}`, onProgress))).digest;
 }
 
 export async function modelfileRequest(
-  store: ModelStore, definition: ModelDefinition, baseDir: string, onProgress: ProgressHandler = () => {},
+  importBlob: BlobImporter, definition: ModelDefinition, baseDir: string, onProgress: ProgressHandler = () => {},
 ): Promise<CreateModelRequest> {
+  const importFile = (path: string) => importBlob(path, onProgress);
   const [base, ...extraFroms] = definition.from;
   if (base === undefined) throw new CreateModelError("Cannot create a model without FROM");
   const request: CreateModelRequest = {};
   const basePath = localFile(base, baseDir);
   if (basePath) {
     readHeader(basePath, "FROM file");
-    request.files = { [basename(basePath)]: await importFile(store, basePath, onProgress) };
+    request.files = { [basename(basePath)]: await importFile(basePath) };
   } else request.from = base;
 
   for (const extra of extraFroms) {
@@ -63,7 +68,7 @@ export async function modelfileRequest(
     if (!isProjector(readHeader(path, "projector"))) {
       throw new CreateModelError(`Cannot use the second FROM "${extra}": it is not a vision projector (mmproj) GGUF`);
     }
-    request.files = { ...request.files, [basename(path)]: await importFile(store, path, onProgress) };
+    request.files = { ...request.files, [basename(path)]: await importFile(path) };
   }
   for (const adapter of definition.adapters) {
     const path = localFile(adapter, baseDir);
@@ -71,7 +76,7 @@ export async function modelfileRequest(
     if (ggufString(readHeader(path, "ADAPTER"), "general.type") !== "adapter") {
       throw new CreateModelError(`Cannot use ADAPTER "${adapter}": it is not a LoRA adapter GGUF`);
     }
-    request.adapters = { ...request.adapters, [basename(path)]: await importFile(store, path, onProgress) };
+    request.adapters = { ...request.adapters, [basename(path)]: await importFile(path) };
   }
   if (definition.template !== undefined) request.template = definition.template;
   if (definition.system !== undefined) request.system = definition.system;

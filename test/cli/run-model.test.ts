@@ -112,6 +112,29 @@ test("with a server: run goes through it, ps lists the model, stop unloads it", 
   }
 });
 
+test("with a server: create uploads the Modelfile's files to it and creates the model in its store", async () => {
+  const serverStore = join(dir, "server-store");
+  const server = await startServer(["--profile", "a"], { ...env, LLAMUX_MODELS: serverStore });
+  try {
+    // The client's own store stays untouched: the files go over HTTP.
+    const clientEnv = { LLAMUX_MODELS: join(dir, "client-store"), LLAMUX_HOST: `127.0.0.1:${server.port}` };
+    const created = await llamux(["create", "remote-spec", "-f", join(dir, "Modelfile")], clientEnv);
+    expect(created.stderr).toContain("uploading");
+    expect(created.exitCode).toBe(0);
+    const stored = new ModelStore(serverStore).resolve("remote-spec")!;
+    expect(stored.system).toBe("You are terse.");
+    expect(new ModelStore(clientEnv.LLAMUX_MODELS).list()).toEqual([]);
+    // The blob is there now: a second create only checks it.
+    const again = await llamux(["create", "remote-spec-2", "-f", join(dir, "Modelfile")], clientEnv);
+    expect(again.exitCode).toBe(0);
+    expect(again.stderr).not.toContain("uploading");
+    const answer = await llamux(["run", "remote-spec-2", "Hello", "-n", "2"], clientEnv);
+    expect(answer.exitCode).toBe(0);
+  } finally {
+    await server.stop();
+  }
+}, 120_000);
+
 test("stop without a server says so", async () => {
   const result = await llamux(["stop", "spec"], env);
   expect(result.exitCode).toBe(1);

@@ -34,6 +34,7 @@ function testApp(options: Partial<ServerOptions> = {}, profile: ProfileName = "a
   }
   app.get("/v1/models", (c) => c.json({ object: "list", data: [] }));
   app.post("/v1/echo", async (c) => c.json({ bytes: (await c.req.arrayBuffer()).byteLength }));
+  app.post("/api/blobs/:digest", async (c) => c.json({ bytes: (await c.req.arrayBuffer()).byteLength }));
   app.post("/v1/chat/completions", (c) => {
     c.set("usage", { promptTokens: 7, completionTokens: 3 });
     return c.json({ object: "chat.completion" });
@@ -248,6 +249,12 @@ describe("bodyLimit", () => {
     expect(response.status).toBe(413);
     expect(((await response.json()) as { error: { type: string } }).error.type).toBe("invalid_request_error");
     expect((await post(testApp({ bodyLimitBytes: 4096 }).app, chunks())).status).toBe(200);
+  });
+
+  test("does not limit blob uploads: model files are gigabytes, and the store checks their digest", async () => {
+    const response = await request(testApp({ bodyLimitBytes: 1024 }).app, `/api/blobs/sha256:${"0".repeat(64)}`, { method: "POST", body: "x".repeat(4096) });
+    expect(response.status).toBe(200);
+    expect(await response.json()).toEqual({ bytes: 4096 });
   });
 
   test("rejects a limit that is not a positive integer when built", () => {

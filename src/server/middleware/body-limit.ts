@@ -13,6 +13,8 @@ export interface BodyLimitOptions {
   renderError: RenderError;
 }
 
+const BLOB_UPLOAD_PATH = "/api/blobs/";
+
 export function formatBytes(bytes: number): string {
   const mib = bytes / (1024 * 1024);
   return Number.isInteger(mib) ? `${mib} MiB` : `${bytes} bytes`;
@@ -29,6 +31,8 @@ export function bodyLimit(options: BodyLimitOptions): MiddlewareHandler {
     onError: (c) => errorResponse(c, opts.renderError, new ApiError(413, message)),
   });
   return async function bodyLimit(c, next) {
+    // Blob uploads are model files (gigabytes); the store streams them to disk and checks their digest.
+    if (c.req.method === "POST" && c.req.path.startsWith(BLOB_UPLOAD_PATH)) return next();
     return limit(c, next);
   };
 }
