@@ -139,9 +139,20 @@ export class ModelService {
     };
   }
 
-  /** Whether an engine for the model's file is loaded now. */
+  /** Whether an engine of the model is loaded now. */
   isLoaded(model: ServedModel): boolean {
-    return this.manager.loadedEngines().some((loaded) => loaded.engine.options.modelPath === model.path);
+    return this.loadedOf(model).length > 0;
+  }
+
+  /**
+   * The loaded engines that serve the model: same weights, projector and adapters. Two stored models may
+   * share weights (one with a projector or an ADAPTER): each has engines of its own.
+   */
+  loadedOf(model: ServedModel): LoadedModel[] {
+    const wanted = this.engineOptions(model);
+    const adapters = (options: EngineOptions) => JSON.stringify(options.loraAdapters ?? []);
+    return this.loaded().filter(({ engine: { options } }) =>
+      options.modelPath === wanted.modelPath && options.projectorPath === wanted.projectorPath && adapters(options) === adapters(wanted));
   }
 
   private readonly embeddingModels = new Map<string, boolean>();
@@ -208,7 +219,7 @@ export class ModelService {
 
   /** Unloads every engine of the model (each once its requests end); resolves when the idle ones have stopped. */
   async unload(model: ServedModel): Promise<void> {
-    const engines = this.manager.loadedEngines().filter((loaded) => loaded.engine.options.modelPath === model.path);
+    const engines = this.loadedOf(model);
     await Promise.all(engines.map((loaded) => this.manager.unload(loaded.engine)));
   }
 }

@@ -205,6 +205,21 @@ describe("quantize", () => {
   });
 });
 
+describe("models sharing weights", () => {
+  test("unloading one model leaves loaded another that shares its weights (with an ADAPTER)", async () => {
+    const lora = new Uint8Array(readFileSync(await ensureModel("tiny-llama-lora")));
+    expect((await fetch(`${server.baseUrl}/api/blobs/${sha256(lora)}`, { method: "POST", body: lora })).status).toBe(201);
+    await ollama.create({ model: "tiny-adapted", from: "Tiny-Chat", adapters: { "lora.gguf": sha256(lora) } } as Parameters<Ollama["create"]>[0]);
+    await ollama.generate({ model: "Tiny-Chat", prompt: "Hi", options: { num_predict: 1 } });
+    await ollama.generate({ model: "tiny-adapted", prompt: "Hi", options: { num_predict: 1 } });
+    const loaded = async () => (await ollama.ps()).models.map((m) => m.name);
+    expect(await loaded()).toEqual(expect.arrayContaining(["Tiny-Chat:latest", "tiny-adapted:latest"]));
+    await ollama.generate({ model: "tiny-adapted", prompt: "", keep_alive: 0 });
+    expect(await loaded()).toContain("Tiny-Chat:latest");
+    expect(await loaded()).not.toContain("tiny-adapted:latest");
+  });
+});
+
 describe("copy and delete", () => {
   test("a copy has the same digest; deleting it leaves the original", async () => {
     await ollama.copy({ source: "tiny-chat:custom", destination: "team/copied:v1" });

@@ -87,17 +87,6 @@ export class LmStudioModelService extends ModelService {
   }
 
   /**
-   * The loaded instances of a model: engines of its weights with its projector and adapters (two stored
-   * models may share a weights blob, one with a projector and one without).
-   */
-  loadedOf(model: ServedModel): LoadedModel[] {
-    const wanted = this.engineOptions(model);
-    const adapters = (options: EngineOptions) => JSON.stringify(options.loraAdapters ?? []);
-    return this.loaded().filter(({ engine: { options } }) =>
-      options.modelPath === wanted.modelPath && options.projectorPath === wanted.projectorPath && adapters(options) === adapters(wanted));
-  }
-
-  /**
    * A loaded engine of the model when there is one (whatever options it was loaded with: `overrides`
    * apply only to a load), else a new one. Without a request keep-alive, a model loaded just in time
    * gets the profile's TTL; a model named on `serve` stays loaded whatever a request's `ttl` says.
