@@ -134,6 +134,11 @@ export class SamplerChain extends NativeHandle {
     return this.n.shim.llamux_sampler_sample_checked(this.handle, context.pointer, index);
   }
 
+  /** The same as sample(), from a copy of a decode's logits (one per vocabulary entry). */
+  sampleFrom(logits: Float32Array): number {
+    return this.n.shim.llamux_sampler_sample_logits(this.handle, ptr(logits), logits.length);
+  }
+
   /** Feeds prompt tokens into penalty/DRY history without sampling. */
   accept(token: number): void {
     this.n.llama.llama_sampler_accept(this.handle, token);

@@ -38,9 +38,8 @@ struct llama_sampler * llamux_sampler_chain_init(bool no_perf) {
 // banned), the grammar's accept throws a C++ exception through the C API and the process aborts. This
 // samples the same way but returns LLAMA_TOKEN_NULL, accepting nothing, when the selected candidate was
 // ruled out (its logit is -inf). Backend samplers are not used by llamux, so only CPU logits are read.
-llama_token llamux_sampler_sample_checked(struct llama_sampler * chain, struct llama_context * ctx, int32_t idx) {
-    const float * logits = llama_get_logits_ith(ctx, idx);
-    const int32_t n_vocab = llama_vocab_n_tokens(llama_model_get_vocab(llama_get_model(ctx)));
+// The same from logits kept elsewhere (a checkpoint's copy of a prompt's last logits).
+llama_token llamux_sampler_sample_logits(struct llama_sampler * chain, const float * logits, int32_t n_vocab) {
     if (logits == NULL || n_vocab <= 0) return LLAMA_TOKEN_NULL;
     llama_token_data * data = malloc(sizeof(llama_token_data) * (size_t) n_vocab);
     if (data == NULL) return LLAMA_TOKEN_NULL;
@@ -55,6 +54,11 @@ llama_token llamux_sampler_sample_checked(struct llama_sampler * chain, struct l
     free(data);
     if (token != LLAMA_TOKEN_NULL) llama_sampler_accept(chain, token);
     return token;
+}
+
+llama_token llamux_sampler_sample_checked(struct llama_sampler * chain, struct llama_context * ctx, int32_t idx) {
+    const int32_t n_vocab = llama_vocab_n_tokens(llama_model_get_vocab(llama_get_model(ctx)));
+    return llamux_sampler_sample_logits(chain, llama_get_logits_ith(ctx, idx), n_vocab);
 }
 
 void llamux_perf_context(const struct llama_context * ctx, struct llama_perf_context_data * out) { *out = llama_perf_context(ctx); }

@@ -126,6 +126,7 @@ const shimSymbols = {
   llamux_encode: { args: [ptr, ptr], returns: i32 },
   llamux_sampler_chain_init: { args: [bool], returns: ptr },
   llamux_sampler_sample_checked: { args: [ptr, ptr, i32], returns: i32 },
+  llamux_sampler_sample_logits: { args: [ptr, ptr, i32], returns: i32 },
   llamux_perf_context: { args: [ptr, ptr], returns: none },
   llamux_log_install: { args: [ptr, i32], returns: none },
   llamux_log_free: { args: [ptr], returns: none },

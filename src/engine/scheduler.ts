@@ -129,6 +129,8 @@ export class Scheduler {
     this.dropCancelled();
     this.admitWaiting();
     if (this.admitted.length === 0) return false;
+    this.sampleRestoredPrompts();
+    if (this.admitted.length === 0) return true;
     this.evaluateNextImage();
     // ggml's Intel AMX kernels (loaded only with LLAMUX_CPU_AMX=1) compute wrong results for hybrid
     // models when one micro-batch holds several sequences (ffi/cpu-backends.ts): those then decode one
@@ -138,6 +140,16 @@ export class Scheduler {
       if (!this.decodeGroup(new Set(group))) break;
     }
     return true;
+  }
+
+  /** Requests whose whole prompt came back from a checkpoint take their first token from its logits. */
+  private sampleRestoredPrompts(): void {
+    for (const slot of [...this.admitted]) {
+      const logits = slot.active!.restoredLogits;
+      if (!logits) continue;
+      slot.active!.restoredLogits = undefined;
+      this.sampleSlot(slot, logits);
+    }
   }
 
   /**
@@ -188,8 +200,6 @@ export class Scheduler {
       prefillingThisStep.push(active);
       // Text up to the next image: the image waits for an image step of its own.
       let end = Math.min(active.textEnd(), active.nextPromptIndex + this.batch.free);
-      // Stop at the checkpoint position so the state can be saved before the prompt's last token.
-      if (active.checkpointAt > active.nextPromptIndex && end > active.checkpointAt) end = active.checkpointAt;
       for (let i = active.nextPromptIndex; i < end; i++) {
         const last = i === active.prompt.length - 1;
         const index = this.batch.add(active.prompt[i]!, slot.cached.length, slot.seq, last);
@@ -210,9 +220,10 @@ export class Scheduler {
     const inGroup = this.admitted.filter((slot) => group.has(slot));
     for (const slot of inGroup) {
       const active = slot.active!;
-      if (active.checkpointAt > 0 && active.nextPromptIndex === active.checkpointAt) {
-        slot.checkpoint = { length: slot.cached.length, state: this.context.saveSequence(slot.seq) };
-        active.checkpointAt = 0;
+      if (active.checkpointAfterPrompt && slot.outputIndex >= 0 && active.nextPromptIndex === active.prompt.length) {
+        const state = this.context.saveSequence(slot.seq);
+        slot.checkpoint = { length: slot.cached.length, state, logits: this.context.logits(slot.outputIndex) };
+        active.checkpointAfterPrompt = false;
       }
     }
     const elapsed = performance.now() - started;
@@ -241,9 +252,10 @@ export class Scheduler {
     return this.eogTokens;
   }
 
-  private sampleSlot(slot: SequenceSlot): void {
+  /** Samples the slot's next token from the last decode's logits, or from `restored` ones. */
+  private sampleSlot(slot: SequenceSlot, restored?: Float32Array): void {
     const active = slot.active!;
-    const token = active.sampler!.sample(this.context, slot.outputIndex);
+    const token = restored ? active.sampler!.sampleFrom(restored) : active.sampler!.sample(this.context, slot.outputIndex);
     if (token === NO_TOKEN) return this.endSlot(slot).fail("invalid_request", "Cannot continue generating: the grammar allows no next token");
     if (active.firstTokenAt === 0) active.firstTokenAt = performance.now();
     if (active.stopTokenIds.has(token)) return this.release(slot, "stop", undefined, token);
@@ -255,7 +267,9 @@ export class Scheduler {
     if (active.generated === active.request.minTokens) this.liftEndOfGenerationBan(active);
     const text = active.decoder.push(this.model.vocab.tokenToPiece(token, active.renderSpecialTokens));
     const pushed = active.stops.push(text);
-    const logprobs = active.request.logprobs === undefined ? undefined : this.logprobsOf(slot.outputIndex, token, active.request.logprobs);
+    const logprobs = active.request.logprobs === undefined
+      ? undefined
+      : this.logprobsOf(restored ?? this.context.logits(slot.outputIndex), token, active.request.logprobs);
     active.emit({ type: "token", id: active.id, token, text: pushed.text, ...(logprobs ? { logprobs } : {}) });
     if (pushed.stop) return this.release(slot, "stop", pushed.stop.stop);
     // The next step would store this token at position cached.length; stop before the context is full.
@@ -272,8 +286,8 @@ export class Scheduler {
     for (const token of active.tokens) active.sampler.accept(token);
   }
 
-  private logprobsOf(outputIndex: number, token: number, top: number): TokenLogprobs {
-    const result = computeLogprobs(this.context.logits(outputIndex), token, top);
+  private logprobsOf(logits: Float32Array, token: number, top: number): TokenLogprobs {
+    const result = computeLogprobs(logits, token, top);
     const text = (t: number) => new TextDecoder().decode(this.model.vocab.tokenToPiece(t));
     return { token, text: text(token), logprob: result.logprob, top: result.top.map((e) => ({ ...e, text: text(e.token) })) };
   }
@@ -284,9 +298,9 @@ export class Scheduler {
       const slot = this.pickSlot(active.prompt);
       if (!slot) return;
       this.queue.shift();
-      this.reuseCache(slot, active.prompt, active.images);
+      this.reuseCache(slot, active);
       if (!this.canRollBack && active.prompt.length - slot.cached.length >= CHECKPOINT_MIN_NEW_TOKENS) {
-        active.checkpointAt = active.prompt.length - 1;
+        active.checkpointAfterPrompt = true;
       }
       active.nextPromptIndex = slot.cached.length;
       active.cachedPromptTokens = slot.cached.length;
@@ -298,7 +312,8 @@ export class Scheduler {
   }
 
   /** Keeps what the prompt can reuse of the slot's memory (live cache or checkpoint) and drops the rest. */
-  private reuseCache(slot: SequenceSlot, prompt: Int32Array, images: ImageSpan[]): void {
+  private reuseCache(slot: SequenceSlot, active: ActiveRequest): void {
+    const { prompt, images } = active;
     let plan = planReuse(slot.cached, prompt, this.canRollBack, slot.checkpoint?.length);
     // An image is kept whole or processed again whole.
     const cut = imageCutAt(images, plan.keep);
@@ -306,6 +321,8 @@ export class Scheduler {
     if (plan.fromCheckpoint) {
       this.context.clearSequence(slot.seq);
       if (this.context.restoreSequence(slot.seq, slot.checkpoint!.state)) {
+        // The whole prompt is the checkpoint's: its first token comes from the saved logits.
+        if (plan.keep === prompt.length) active.restoredLogits = slot.checkpoint!.logits;
         slot.truncate(plan.keep);
         return;
       }

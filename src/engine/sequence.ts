@@ -17,8 +17,10 @@ export class ActiveRequest {
   readonly stopTokenIds: ReadonlySet<number>;
   generated = 0;
   cachedPromptTokens = 0;
-  /** Prompt index at which to save a checkpoint of the sequence state (0: none). */
-  checkpointAt = 0;
+  /** Save a checkpoint of the sequence state once the whole prompt is decoded. */
+  checkpointAfterPrompt = false;
+  /** A restored checkpoint's logits: the first token is sampled from them, with no decode. */
+  restoredLogits: Float32Array | undefined;
   cancelled = false;
   sampler: SamplerChain | undefined;
   readonly decoder = new Utf8PieceDecoder();
@@ -117,6 +119,8 @@ export interface Checkpoint {
   /** The state covers cached[0 .. length). */
   length: number;
   state: Uint8Array;
+  /** The logits after cached[length - 1], so that the same prompt again needs no decode at all. */
+  logits: Float32Array;
 }
 
 /** One of the context's parallel sequences and the tokens its memory currently holds. */

@@ -17,9 +17,11 @@ describe("planReuse", () => {
   test("recurrent models fall back to a checkpoint the prompt extends", () => {
     expect(planReuse([1, 2, 3, 4, 5], [1, 2, 3, 4], false, 3)).toEqual({ keep: 3, fromCheckpoint: true });
     expect(planReuse([1, 2, 3, 4, 5], [1, 2, 3, 7, 8], false, 3)).toEqual({ keep: 3, fromCheckpoint: true });
-    // The prompt diverges before the checkpoint ends, or is no longer than it: nothing to reuse.
+    // The same prompt again: the checkpoint covers all of it (it carries the last token's logits).
+    expect(planReuse([1, 2, 3, 4, 5], [1, 2, 3], false, 3)).toEqual({ keep: 3, fromCheckpoint: true });
+    // The prompt diverges before the checkpoint ends, or is shorter: nothing to reuse.
     expect(planReuse([1, 2, 3, 4, 5], [1, 2, 7], false, 3)).toEqual({ keep: 0, fromCheckpoint: false });
-    expect(planReuse([1, 2, 3, 4, 5], [1, 2, 3], false, 3)).toEqual({ keep: 0, fromCheckpoint: false });
+    expect(planReuse([1, 2, 3, 4, 5], [1, 2], false, 3)).toEqual({ keep: 0, fromCheckpoint: false });
   });
 
   test("commonPrefixLength", () => {

@@ -2,10 +2,16 @@
 // strings across token boundaries, cancellation, prefix reuse, the busy queue, and every model type.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { Engine } from "../../src/engine/engine.ts";
-import { EngineError, type EngineEvent, type GenerateRequest } from "../../src/engine/types.ts";
+import { EngineError, type EngineEvent, type GenerateRequest, type TokenLogprobs } from "../../src/engine/types.ts";
 import { ensureModel } from "../../scripts/gen-models.ts";
 
-interface Outcome { tokens: number[]; text: string; done?: Extract<EngineEvent, { type: "done" }>; error?: Extract<EngineEvent, { type: "error" }> }
+interface Outcome {
+  tokens: number[];
+  text: string;
+  logprobs?: TokenLogprobs[];
+  done?: Extract<EngineEvent, { type: "done" }>;
+  error?: Extract<EngineEvent, { type: "error" }>;
+}
 
 let nextId = 0;
 /** Submits a request and resolves with everything it produced. */
@@ -17,6 +23,7 @@ function run(engine: Engine, request: Omit<GenerateRequest, "id">, onToken?: (id
       engine.submit({ ...request, id }, (event) => {
         if (event.type === "token") {
           if (event.token >= 0) outcome.tokens.push(event.token);
+          if (event.logprobs) (outcome.logprobs ??= []).push(event.logprobs);
           outcome.text += event.text;
           onToken?.(id, outcome.tokens.length);
         } else if (event.type === "done") {
@@ -218,13 +225,17 @@ describe("hybrid LFM2 checkpoints", () => {
   });
   afterAll(() => engine.dispose());
 
-  test("the same prompt again restores the checkpoint and generates the same tokens", async () => {
-    const request = { prompt: longPrompt, maxTokens: 12, sampling: greedy, ignoreEos: true, addSpecial: false };
+  test("the same prompt again restores the checkpoint, decodes nothing of it, and generates the same tokens", async () => {
+    const request = { prompt: longPrompt, maxTokens: 12, sampling: greedy, ignoreEos: true, addSpecial: false, logprobs: 2 };
     const first = await run(engine, request).result;
     expect(first.done!.usage.promptTokens).toBeGreaterThan(64);
+    const stepsBefore = engine.stats().decodeSteps;
     const again = await run(engine, request).result;
-    expect(again.done!.usage.cachedPromptTokens).toBe(again.done!.usage.promptTokens - 1);
+    expect(again.done!.usage.cachedPromptTokens).toBe(again.done!.usage.promptTokens);
     expect(again.tokens).toEqual(first.tokens);
+    // 12 tokens: the first from the checkpoint's logits, 11 decode steps after it.
+    expect(engine.stats().decodeSteps - stepsBefore).toBe(11);
+    expect(again.logprobs).toEqual(first.logprobs);
   });
 
   test("a next turn that diverges right after the prompt reuses the checkpoint", async () => {
@@ -233,7 +244,7 @@ describe("hybrid LFM2 checkpoints", () => {
     // A client re-renders the answer differently from the generated tokens: only the prompt is shared.
     const nextTurn = `${longPrompt}A different answer<|im_end|>\n<|im_start|>user\nAnd then?<|im_end|>\n<|im_start|>assistant\n`;
     const next = await run(engine, { prompt: nextTurn, maxTokens: 4, sampling: greedy, addSpecial: false }).result;
-    expect(next.done!.usage.cachedPromptTokens).toBe(promptTokens - 1);
+    expect(next.done!.usage.cachedPromptTokens).toBe(promptTokens);
     // And its output equals that of a fresh engine without any cache.
     const fresh = Engine.load({ modelPath: engine.info.path, parallel: 1, contextPerSequence: 1024, threads: 2 });
     try {
