@@ -7,27 +7,12 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { ensureModel } from "../../scripts/gen-models.ts";
 import { mainScript, NO_SERVER } from "../cli/cli-fixture.ts";
+import { TerminalSession } from "../cli/terminal-session.ts";
 
 const IMAGE_TOKENS = 16;
-const session = `llamux-vision-${process.pid}`;
+const terminal = new TerminalSession(`llamux-vision-${process.pid}`, 300);
 const jpeg = join(import.meta.dir, "..", "fixtures", "images", "python-16.jpg");
 let dir: string;
-
-function tmux(...args: string[]): string {
-  return Bun.spawnSync(["tmux", ...args], { stdout: "pipe", stderr: "pipe" }).stdout.toString();
-}
-const screen = () => tmux("capture-pane", "-p", "-J", "-t", session, "-S", "-300");
-const keys = (...k: string[]) => tmux("send-keys", "-t", session, ...k);
-
-async function waitFor(check: (text: string) => boolean, what: string, timeoutMs = 60_000): Promise<string> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const text = screen();
-    if (check(text)) return text;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}; screen:\n${text}`);
-    await Bun.sleep(100);
-  }
-}
 
 const promptCounts = (text: string) => [...text.matchAll(/prompt eval count:\s+(\d+) token/g)].map((m) => Number(m[1]));
 
@@ -36,39 +21,39 @@ beforeAll(async () => {
   symlinkSync(await ensureModel("tiny-llama"), join(dir, "tiny-chat.gguf"));
   symlinkSync(await ensureModel("tiny-mmproj"), join(dir, "mmproj-tiny-chat.gguf"));
   const command = `env LLAMUX_HOST=${NO_SERVER} LLAMUX_MODELS=${join(dir, "store")} LLAMUX_LOG_LEVEL=warn ${process.execPath} ${mainScript} run ${join(dir, "tiny-chat.gguf")}; echo EXITED $?; sleep 30`;
-  tmux("new-session", "-d", "-s", session, "-x", "200", "-y", "60", command);
+  terminal.start(command, 200, 60);
 });
 
 afterAll(() => {
-  tmux("kill-session", "-t", session);
+  terminal.kill();
   rmSync(dir, { recursive: true, force: true });
 });
 
 test("run: /image and a typed image path reach the model, their tokens counted", async () => {
-  await waitFor((text) => text.includes(">>> "), "the prompt");
-  keys("/set parameter num_predict 3", "Enter");
-  await waitFor((text) => text.includes("Set parameter 'num_predict' to '3'"), "/set parameter");
-  keys("/set verbose", "Enter");
-  await waitFor((text) => text.includes("Set 'verbose' mode."), "/set verbose");
+  await terminal.waitFor((text) => text.includes(">>> "), "the prompt");
+  terminal.keys("/set parameter num_predict 3", "Enter");
+  await terminal.waitFor((text) => text.includes("Set parameter 'num_predict' to '3'"), "/set parameter");
+  terminal.keys("/set verbose", "Enter");
+  await terminal.waitFor((text) => text.includes("Set 'verbose' mode."), "/set verbose");
 
-  keys("What is it?", "Enter");
-  await waitFor((text) => promptCounts(text).length === 1, "the text-only answer");
-  keys("/clear", "Enter");
-  await waitFor((text) => text.includes("Cleared session context"), "/clear");
+  terminal.keys("What is it?", "Enter");
+  await terminal.waitFor((text) => promptCounts(text).length === 1, "the text-only answer");
+  terminal.keys("/clear", "Enter");
+  await terminal.waitFor((text) => text.includes("Cleared session context"), "/clear");
 
-  keys(`/image ${jpeg} What is it?`, "Enter");
-  await waitFor((text) => text.includes(`Added image '${jpeg}'`), "the image to be added");
-  const withImage = await waitFor((text) => promptCounts(text).length === 2, "the answer about the image");
+  terminal.keys(`/image ${jpeg} What is it?`, "Enter");
+  await terminal.waitFor((text) => text.includes(`Added image '${jpeg}'`), "the image to be added");
+  const withImage = await terminal.waitFor((text) => promptCounts(text).length === 2, "the answer about the image");
   const [textOnly, imageTurn] = promptCounts(withImage);
   expect(imageTurn! - textOnly!).toBeGreaterThanOrEqual(IMAGE_TOKENS);
   expect(imageTurn! - textOnly!).toBeLessThanOrEqual(IMAGE_TOKENS + 2);
   expect(withImage).not.toContain("Error");
 
-  keys("/clear", "Enter");
-  keys(`Describe ${jpeg}`, "Enter");
-  const typed = await waitFor((text) => promptCounts(text).length === 3, "the answer about the typed image path");
+  terminal.keys("/clear", "Enter");
+  terminal.keys(`Describe ${jpeg}`, "Enter");
+  const typed = await terminal.waitFor((text) => promptCounts(text).length === 3, "the answer about the typed image path");
   expect(promptCounts(typed)[2]).toBeGreaterThan(IMAGE_TOKENS);
 
-  keys("/bye", "Enter");
-  await waitFor((text) => text.includes("EXITED 0"), "the exit");
+  terminal.keys("/bye", "Enter");
+  await terminal.waitFor((text) => text.includes("EXITED 0"), "the exit");
 }, 180_000);
