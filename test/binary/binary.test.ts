@@ -1,61 +1,29 @@
 // The single executable (make binary): copied alone into an empty directory and started with a clean
 // environment (no Bun, no node_modules, no checkout), it extracts its libraries and runs.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { chmodSync, copyFileSync, existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, statSync, truncateSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { copyFileSync, readdirSync, truncateSync } from "node:fs";
 import { join } from "node:path";
 import packageJson from "../../package.json" with { type: "json" };
 import nativePackages from "../../scripts/native-packages.json" with { type: "json" };
 import { ensureModel } from "../../scripts/gen-models.ts";
+import { type Result, StandaloneInstall, buildIfStale, root } from "./standalone.ts";
 
-const root = join(import.meta.dir, "..", "..");
 const binary = join(root, "dist", "llamux");
-
-/** Newest modification time among the files the binary is built from. */
-function newestSourceTime(): number {
-  let newest = 0;
-  const visit = (path: string) => {
-    const stat = statSync(path);
-    if (stat.isDirectory()) for (const name of readdirSync(path)) visit(join(path, name));
-    else newest = Math.max(newest, stat.mtimeMs);
-  };
-  for (const path of ["src", "ffi", ".native/lib", "scripts/build-binary.ts", "scripts/native-packages.json", "package.json", "package-lock.json"]) {
-    visit(join(root, path));
-  }
-  return newest;
-}
-
+let install: StandaloneInstall;
 let workDir: string;
 let programDir: string;
 
-interface Result { exitCode: number; stdout: string; stderr: string }
-
 /** Runs the copied executable with nothing but PATH=/usr/bin:/bin and HOME in its environment. */
-async function llamux(args: string[], env: Record<string, string> = {}): Promise<Result> {
-  const child = Bun.spawn(["./llamux", ...args], {
-    cwd: programDir,
-    env: { PATH: "/usr/bin:/bin", HOME: join(workDir, "home"), ...env },
-    stdout: "pipe",
-    stderr: "pipe",
-  });
-  const [stdout, stderr, exitCode] = await Promise.all([new Response(child.stdout).text(), new Response(child.stderr).text(), child.exited]);
-  return { exitCode, stdout, stderr };
-}
+const llamux = (args: string[], env: Record<string, string> = {}) => install.run("llamux", args, env);
 
 beforeAll(() => {
-  if (!existsSync(binary) || statSync(binary).mtimeMs < newestSourceTime()) {
-    const build = Bun.spawnSync([process.execPath, join(root, "scripts", "build-binary.ts")], { cwd: root, stdout: "inherit", stderr: "inherit" });
-    if (build.exitCode !== 0) throw new Error(`make binary failed with exit code ${build.exitCode}`);
-  }
-  workDir = mkdtempSync(join(tmpdir(), "llamux-binary-"));
-  programDir = join(workDir, "program");
-  mkdirSync(programDir);
-  mkdirSync(join(workDir, "home"));
-  copyFileSync(binary, join(programDir, "llamux"));
-  chmodSync(join(programDir, "llamux"), 0o755);
+  buildIfStale(binary, ["src", "ffi", ".native/lib", "scripts/build-binary.ts", "scripts/native-packages.json", "package.json", "package-lock.json"],
+    [join(root, "scripts", "build-binary.ts")], "make binary");
+  install = new StandaloneInstall(binary, "llamux-binary-");
+  ({ workDir, programDir } = install);
 }, 600_000);
 
-afterAll(() => rmSync(workDir, { recursive: true, force: true }));
+afterAll(() => install.dispose());
 
 function expectVersionReport(result: Result): void {
   expect(result.exitCode).toBe(0);

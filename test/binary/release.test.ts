@@ -4,59 +4,29 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import OpenAI from "openai";
 import { Ollama } from "ollama";
-import { chmodSync, copyFileSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, symlinkSync } from "node:fs";
-import { createServer } from "node:net";
-import { tmpdir } from "node:os";
+import { copyFileSync, readdirSync, readFileSync, symlinkSync } from "node:fs";
 import { join } from "node:path";
 import packageJson from "../../package.json" with { type: "json" };
 import nativePackages from "../../scripts/native-packages.json" with { type: "json" };
 import { ensureModel } from "../../scripts/gen-models.ts";
 import { OLLAMA_COMPATIBLE_VERSION } from "../../src/server/ollama/routes.ts";
 import { VLLM_COMPATIBLE_VERSION } from "../../src/server/vllm/version.ts";
+import { freePort } from "../server/serve-fixture.ts";
+import { StandaloneInstall, buildIfStale, root } from "./standalone.ts";
 
-const root = join(import.meta.dir, "..", "..");
 const releaseName = `llamux-${packageJson.version}-linux-${process.arch}`;
 const release = join(root, "dist", releaseName);
 
-function newestSourceTime(): number {
-  let newest = 0;
-  const visit = (path: string) => {
-    const stat = statSync(path);
-    if (stat.isDirectory()) for (const name of readdirSync(path)) visit(join(path, name));
-    else newest = Math.max(newest, stat.mtimeMs);
-  };
-  for (const path of ["src", "ffi", ".native/lib", "scripts/build-binary.ts", "scripts/release.ts", "package.json"]) visit(join(root, path));
-  return newest;
-}
-
+let install: StandaloneInstall;
 let workDir: string;
 let programDir: string;
 let model: string;
 
-interface Result { exitCode: number; stdout: string; stderr: string }
-
-const cleanEnv = () => ({ PATH: "/usr/bin:/bin", HOME: join(workDir, "home") });
-
-async function run(program: string, args: string[], env: Record<string, string> = {}): Promise<Result> {
-  const child = Bun.spawn([`./${program}`, ...args], { cwd: programDir, env: { ...cleanEnv(), ...env }, stdout: "pipe", stderr: "pipe" });
-  const [stdout, stderr, exitCode] = await Promise.all([new Response(child.stdout).text(), new Response(child.stderr).text(), child.exited]);
-  return { exitCode, stdout, stderr };
-}
-
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once("error", reject);
-    server.listen(0, "127.0.0.1", () => {
-      const { port } = server.address() as { port: number };
-      server.close(() => resolve(port));
-    });
-  });
-}
+const run = (program: string, args: string[], env: Record<string, string> = {}) => install.run(program, args, env);
 
 /** Starts a long-running command of the copied executable and waits until `url` answers. */
 async function startServing(program: string, args: string[], url: string, env: Record<string, string> = {}) {
-  const child = Bun.spawn([`./${program}`, ...args], { cwd: programDir, env: { ...cleanEnv(), ...env }, stdout: "pipe", stderr: "pipe" });
+  const child = install.spawn(program, args, env);
   const deadline = Date.now() + 60_000;
   while (Date.now() < deadline) {
     if (child.exitCode !== null) throw new Error(`${program} ${args.join(" ")} exited with ${child.exitCode}: ${await new Response(child.stderr).text()}`);
@@ -72,21 +42,15 @@ async function startServing(program: string, args: string[], url: string, env: R
 }
 
 beforeAll(async () => {
-  if (!existsSync(release) || statSync(release).mtimeMs < newestSourceTime()) {
-    const build = Bun.spawnSync([process.execPath, join(root, "scripts", "release.ts"), "cpu"], { cwd: root, stdout: "inherit", stderr: "inherit" });
-    if (build.exitCode !== 0) throw new Error(`make release failed with exit code ${build.exitCode}`);
-  }
-  workDir = mkdtempSync(join(tmpdir(), "llamux-release-"));
-  programDir = join(workDir, "program");
-  mkdirSync(programDir);
-  mkdirSync(join(workDir, "home"));
-  copyFileSync(release, join(programDir, "llamux"));
-  chmodSync(join(programDir, "llamux"), 0o755);
+  buildIfStale(release, ["src", "ffi", ".native/lib", "scripts/build-binary.ts", "scripts/release.ts", "package.json"],
+    [join(root, "scripts", "release.ts"), "cpu"], "make release");
+  install = new StandaloneInstall(release, "llamux-release-");
+  ({ workDir, programDir } = install);
   model = join(workDir, "tiny.gguf");
   copyFileSync(await ensureModel("tiny-llama"), model);
 }, 600_000);
 
-afterAll(() => rmSync(workDir, { recursive: true, force: true }));
+afterAll(() => install.dispose());
 
 describe("release executable", () => {
   test("SHA256SUMS lists it with its checksum", () => {

@@ -3,11 +3,11 @@
 // server's start and stop. Run from the sources with LLAMUX_PERSONA=lms, in a temporary store and state.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { mkdtempSync, readFileSync, rmSync } from "node:fs";
-import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { ensureModel } from "../../scripts/gen-models.ts";
 import { type HubServer, startHubServer } from "../fixtures/hub-server.ts";
+import { freePort } from "../server/serve-fixture.ts";
 
 const REPO = "llamux-test/Tiny-Chat-GGUF";
 const main = join(import.meta.dir, "..", "..", "src", "main.ts");
@@ -25,16 +25,6 @@ async function lms(args: string[]) {
   return { stdout, stderr, exitCode };
 }
 
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once("error", reject);
-    server.listen(0, "127.0.0.1", () => {
-      const { port } = server.address() as { port: number };
-      server.close(() => resolve(port));
-    });
-  });
-}
 
 beforeAll(async () => {
   dir = mkdtempSync(join(tmpdir(), "llamux-lms-"));

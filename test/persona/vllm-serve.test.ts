@@ -4,13 +4,13 @@
 import { afterAll, beforeAll, expect, test } from "bun:test";
 import OpenAI from "openai";
 import { mkdtempSync, readFileSync, rmSync } from "node:fs";
-import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { ensureModel } from "../../scripts/gen-models.ts";
 import { ModelStore } from "../../src/store/model-store.ts";
 import { pullModel } from "../../src/store/pull.ts";
 import { type HubServer, startHubServer } from "../fixtures/hub-server.ts";
+import { freePort, startServer } from "../server/serve-fixture.ts";
 
 const REPO = "llamux-test/Tiny-Chat-GGUF";
 // A vLLM id names the original weights; the GGUF conversion sits beside it as <model>-GGUF.
@@ -19,16 +19,6 @@ const main = join(import.meta.dir, "..", "..", "src", "main.ts");
 let dir: string;
 let hub: HubServer;
 
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once("error", reject);
-    server.listen(0, "127.0.0.1", () => {
-      const { port } = server.address() as { port: number };
-      server.close(() => resolve(port));
-    });
-  });
-}
 
 const vllm = (args: string[]) =>
   Bun.spawn([process.execPath, main, ...args], {
@@ -54,38 +44,30 @@ afterAll(async () => {
   rmSync(dir, { recursive: true, force: true });
 });
 
-async function waitUntilHealthy(port: number, child: Bun.Subprocess): Promise<boolean> {
-  for (let i = 0; i < 600 && child.exitCode === null; i++) {
-    if (await fetch(`http://127.0.0.1:${port}/health`).then((r) => r.ok, () => false)) return true;
-    await Bun.sleep(100);
-  }
-  return false;
-}
-
-async function expectServes(model: string, args: string[]): Promise<string> {
-  const port = await freePort();
-  const child = vllm(["serve", model, "--port", String(port), "--max-model-len", "512", ...args]);
+async function expectServes(model: string): Promise<string> {
+  const server = await startServer([model, "--max-model-len", "512"], {
+    LLAMUX_PERSONA: "vllm", LLAMUX_MODELS: join(dir, "store"), HF_ENDPOINT: hub.url, HF_TOKEN: "", LLAMUX_LOG_LEVEL: "info",
+  });
   try {
-    expect(await waitUntilHealthy(port, child)).toBe(true);
-    const client = new OpenAI({ baseURL: `http://127.0.0.1:${port}/v1`, apiKey: "unused", maxRetries: 0 });
+    expect((await fetch(`${server.baseUrl}/health`)).status).toBe(200);
+    const client = new OpenAI({ baseURL: `${server.baseUrl}/v1`, apiKey: "unused", maxRetries: 0 });
     expect((await client.models.list()).data.map((m) => m.id)).toContain(model);
     const completion = await client.chat.completions.create({ model, messages: [{ role: "user", content: "Hi" }], max_tokens: 3, temperature: 0 });
     expect(completion.model).toBe(model);
     expect(completion.usage!.completion_tokens).toBeGreaterThan(0);
   } finally {
-    child.kill("SIGTERM");
-    await child.exited;
+    await server.stop();
   }
-  return new Response(child.stderr as ReadableStream).text();
+  return server.stderr();
 }
 
 test("vllm serve org/model serves the stored model under that name", async () => {
-  await expectServes(REPO, []);
+  await expectServes(REPO);
 }, 120_000);
 
 test("vllm serve org/model pulls a missing model, from the -GGUF repository when the id has no GGUF", async () => {
   hub.requests.length = 0;
-  const stderr = await expectServes(BASE_REPO, []);
+  const stderr = await expectServes(BASE_REPO);
   expect(stderr).toContain(`"${BASE_REPO}" is not in the store`);
   const downloads = hub.requests.filter((r) => r.server === "hub" && r.path.includes("/resolve/main/")).map((r) => r.path);
   expect(downloads).toContain(`/${BASE_REPO}-GGUF/resolve/main/Tiny-Base-Q8_0.gguf`);
@@ -93,7 +75,7 @@ test("vllm serve org/model pulls a missing model, from the -GGUF repository when
   expect(new ModelStore(join(dir, "store")).list().map((m) => m.name)).toContain(`hf.co/${BASE_REPO}-GGUF:latest`);
   // The next start finds it in the store: nothing is asked of the hub.
   hub.requests.length = 0;
-  await expectServes(BASE_REPO, []);
+  await expectServes(BASE_REPO);
   expect(hub.requests).toEqual([]);
 }, 180_000);
 
