@@ -16,6 +16,10 @@ import {
   isModelName,
 } from "./models/catalog.ts";
 import { REPO_ROOT } from "./models/tokenizers.ts";
+import { removeAbandonedTempFiles } from "../src/store/atomic-file.ts";
+
+/** `<model file>.tmp-<pid>-<random>`: temp files of generator processes that died (Ctrl-C during a 2.5 GB model) are removed. */
+const GENERATOR_TEMP = /\.tmp-(\d+)-[0-9a-z]+$/;
 
 export { BENCH_MODEL_NAMES, MODEL_NAMES, TINY_MODEL_NAMES, isModelName, type ModelName };
 
@@ -62,7 +66,7 @@ async function generate(name: ModelName, path: string, options: EnsureModelOptio
   const recipe = recipeOf(name);
   const dir = modelsCacheDir();
   mkdirSync(dir, { recursive: true });
-  removeAbandonedTempFiles(dir);
+  removeAbandonedTempFiles(dir, GENERATOR_TEMP);
   // unique per process and call: parallel generators never share a temp file, and rename() is atomic
   const temp = join(dir, `${basename(path)}.tmp-${process.pid}-${Math.random().toString(36).slice(2, 10)}`);
   const started = performance.now();
@@ -135,7 +139,7 @@ function linkStableName(dir: string, name: string, path: string): void {
 export function pruneModelsCache(): string[] {
   const dir = modelsCacheDir();
   if (!existsSync(dir)) return [];
-  removeAbandonedTempFiles(dir);
+  removeAbandonedTempFiles(dir, GENERATOR_TEMP);
   const current = new Set(MODEL_NAMES.map((name) => basename(modelPath(name))));
   const removed: string[] = [];
   for (const file of readdirSync(dir)) {
@@ -150,21 +154,6 @@ export function pruneModelsCache(): string[] {
     else rmSync(join(dir, `${name}.gguf`), { force: true });
   }
   return removed;
-}
-
-/** Temp files of generator processes that died (Ctrl-C during a 2.5 GB model) would otherwise stay forever. */
-function removeAbandonedTempFiles(dir: string): void {
-  for (const file of readdirSync(dir)) {
-    const match = /\.tmp-(\d+)-[0-9a-z]+$/.exec(file);
-    if (!match) continue;
-    const pid = Number(match[1]);
-    if (pid === process.pid) continue;
-    try {
-      process.kill(pid, 0);
-    } catch (error) {
-      if ((error as NodeJS.ErrnoException).code === "ESRCH") rmSync(join(dir, file), { force: true });
-    }
-  }
 }
 
 function formatBytes(n: number): string {

@@ -56,8 +56,8 @@ export async function writeFileAtomic(path: string, data: Uint8Array | string): 
   }
 }
 
-/** Removes temporary files in `dir` whose writing process no longer runs. */
-export function removeAbandonedTempFiles(dir: string): void {
+/** Removes temporary files in `dir` (names `pattern` matches, its first group the writer's pid) whose writing process no longer runs. */
+export function removeAbandonedTempFiles(dir: string, pattern: RegExp = TEMP_PATTERN): void {
   let names: string[];
   try {
     names = readdirSync(dir);
@@ -65,7 +65,7 @@ export function removeAbandonedTempFiles(dir: string): void {
     return;
   }
   for (const name of names) {
-    const match = TEMP_PATTERN.exec(name);
+    const match = pattern.exec(name);
     if (!match) continue;
     const pid = Number(match[1]);
     if (pid === process.pid) continue;

@@ -39,7 +39,8 @@ export function describeWriteError(error: unknown, what: string): Error {
   return error instanceof Error ? error : new Error(String(error));
 }
 
-async function hashFile(path: string): Promise<ImportedBlob> {
+/** A file's digest (`sha256:<hex>`) and size, read in 1 MiB chunks. */
+export async function hashFile(path: string): Promise<ImportedBlob> {
   const hash = createHash("sha256");
   let size = 0;
   for await (const chunk of createReadStream(path, { highWaterMark: 1 << 20 })) {
