@@ -136,18 +136,22 @@ export function toolDefinitions(tools: CountTokensRequest["tools"]): ToolDefinit
 export function outputRequest(body: CountTokensRequest): ChatOutputRequest {
   const choice = body.tool_choice;
   const forced = choice?.type === "any" || choice?.type === "tool";
-  if (forced && body.thinking?.type === "enabled") throw badRequest("Thinking may not be enabled when tool_choice forces tool use.");
+  if (forced && body.thinking !== undefined && body.thinking.type !== "disabled") throw badRequest("Thinking may not be enabled when tool_choice forces tool use.");
   if (choice?.type === "tool" && !choice.name) throw badRequest('tool_choice.name: required when tool_choice.type is "tool"');
   const toolChoice = choice?.type === "any" ? "required" : choice?.type === "tool" ? { name: choice.name! } : choice?.type;
+  const format = body.output_config?.format;
+  if (format && (format.type !== "json_schema" || !format.schema)) throw badRequest('output_config.format: expected {"type": "json_schema", "schema": {...}}');
   return {
     tools: toolDefinitions(body.tools),
     parallelToolCalls: choice?.disable_parallel_tool_use !== true,
     ...(toolChoice ? { toolChoice } : {}),
+    ...(format ? { constraint: { type: "json_schema" as const, schema: format.schema } } : {}),
   };
 }
 
-/** The template's thinking switch: on when thinking is enabled (or adaptive), off otherwise. */
+/** The template's thinking switch: on unless thinking is disabled or absent (an output_config.effort alone turns it on). */
 export function thinkingVariables(body: CountTokensRequest): Record<string, unknown> {
-  const on = body.thinking?.type === "enabled" || body.thinking?.type === "adaptive";
+  const type = body.thinking?.type;
+  const on = type === undefined ? Boolean(body.output_config?.effort) : type !== "disabled";
   return { enable_thinking: on };
 }

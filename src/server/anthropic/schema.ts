@@ -28,8 +28,13 @@ const promptFields = {
     disable_parallel_tool_use: z.boolean().optional(),
   }).optional(),
   thinking: z.looseObject({
-    type: z.enum(["enabled", "disabled", "adaptive"]),
+    type: z.enum(["enabled", "disabled", "adaptive", "between_tools"]),
     budget_tokens: z.number().int().min(1).optional().describe("reasoning stops after this many tokens; below max_tokens"),
+  }).optional(),
+  output_config: z.looseObject({
+    effort: z.string().nullable().optional().describe("with no `thinking`, any effort turns reasoning on"),
+    format: z.looseObject({ type: z.string(), schema: z.record(z.string(), z.unknown()).optional() }).nullable().optional()
+      .describe('{"type": "json_schema", "schema"}: the reply is JSON valid against it (by grammar)'),
   }).optional(),
 };
 
