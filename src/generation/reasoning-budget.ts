@@ -53,7 +53,6 @@ async function* budgeted(
   yield { type: "token", id: "", token: closeTokens[0] ?? -1, text: CLOSE_TEXT };
   const used = tokens.length + closeTokens.length;
   const left = request.maxTokens !== undefined && request.maxTokens >= 0 ? request.maxTokens - used : undefined;
-  const firstUsage: Pick<RequestUsage, "completionTokens"> = { completionTokens: used };
   if (left !== undefined && left <= 0) {
     const prompt = typeof request.prompt === "string" ? 0 : request.prompt.length;
     yield { type: "done", id: "", finishReason: "length", usage: emptyUsage(prompt, used) };
@@ -76,7 +75,7 @@ async function* budgeted(
         ...usage,
         promptTokens: Math.max(0, usage.promptTokens - used),
         cachedPromptTokens: Math.min(usage.cachedPromptTokens, Math.max(0, usage.promptTokens - used)),
-        completionTokens: usage.completionTokens + firstUsage.completionTokens,
+        completionTokens: usage.completionTokens + used,
       },
     };
   }
