@@ -6,13 +6,13 @@ import { type ModelContent } from "./common.ts";
 import { lfm2Model, type Lfm2Shape } from "./lfm2.ts";
 import { llamaModel, type LlamaShape } from "./llama.ts";
 import { llamaLora, type LoraShape } from "./lora.ts";
-import { CHATML_HERMES_TEMPLATE, LFM2_TEMPLATE, LLAMA3_TEMPLATE } from "./templates.ts";
+import { CHATML_HERMES_TEMPLATE, CHATML_HERMES_THINK_TEMPLATE, LFM2_TEMPLATE, LLAMA3_TEMPLATE } from "./templates.ts";
 import { BERT_TOKENIZER, LLAMA3_TOKENIZER, QWEN_TOKENIZER, type TokenizerSpec, buildTokenizer, lfm2Tokenizer } from "./tokenizers.ts";
 
 /** Bump when a change to the generator code changes the bytes it writes (spec changes are hashed anyway). */
 const GENERATOR_VERSION = 1;
 
-export const TINY_MODEL_NAMES = ["tiny-llama", "tiny-lfm2", "tiny-lfm2moe", "tiny-bert", "tiny-lfm2-ollama", "tiny-mmproj", "tiny-llama-lora"] as const;
+export const TINY_MODEL_NAMES = ["tiny-llama", "tiny-lfm2", "tiny-lfm2moe", "tiny-bert", "tiny-lfm2-ollama", "tiny-mmproj", "tiny-llama-lora", "tiny-llama-think"] as const;
 export const BENCH_MODEL_NAMES = [
   "lfm2-350m",
   "lfm2-350m-q4_0",
@@ -178,6 +178,14 @@ const tinyRecipes: GeneratedRecipe[] = [
   ),
   projector("tiny-mmproj", "Tiny random-weight LLaVA-type vision projector for the 64-wide tiny text models", tinyProjectorShape),
   adapter("tiny-llama-lora", "Tiny random-weight LoRA adapter (rank 4) for tiny-llama's attention and FFN", { base: tinyLlamaShape, rank: 4, alpha: 8 }),
+  // A reasoning model for the Responses and Messages APIs: its template opens <think>, so random weights reason until cut off.
+  generated(
+    "tiny-llama-think",
+    "Tiny random-weight llama model whose ChatML/Hermes template opens <think> reasoning (enable_thinking)",
+    tinyLlamaShape,
+    { ...QWEN_TOKENIZER, chatTemplate: CHATML_HERMES_THINK_TEMPLATE },
+    llamaModel,
+  ),
 ];
 
 const lfm2_350m = generated(

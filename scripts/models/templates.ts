@@ -131,6 +131,17 @@ export const LFM2_TEMPLATE = `{{- bos_token -}}
 {%- if add_generation_prompt -%}{{- "<|im_start|>assistant\\n" -}}{%- endif -%}
 `;
 
+/**
+ * ChatML/Hermes as above, for a reasoning model whose template opens the reply's reasoning (as
+ * DeepSeek-R1's and Qwen3-Thinking's do): the generation prompt ends with `<think>`, or with an empty
+ * `<think></think>` block when the request sets enable_thinking to false.
+ */
+export const CHATML_HERMES_THINK_TEMPLATE = CHATML_HERMES_TEMPLATE.replace(
+  "{{- '<|im_start|>assistant\\n' }}\n{%- endif %}\n",
+  "{{- '<|im_start|>assistant\\n' }}\n    {%- if enable_thinking is defined and enable_thinking is false %}\n        {{- '<think>\\n\\n</think>\\n\\n' }}\n" +
+    "    {%- else %}\n        {{- '<think>\\n' }}\n    {%- endif %}\n{%- endif %}\n",
+);
+
 /** Llama 3 turns (for the benchmark shape; no tool support). */
 export const LLAMA3_TEMPLATE = `{{- bos_token -}}
 {%- for message in messages -%}

@@ -4,6 +4,8 @@ import { Hono } from "hono";
 import { ApiError, toApiError } from "./api-error.ts";
 import type { ServerDeps } from "./deps.ts";
 import { openAiRoutes } from "./openai/routes.ts";
+import { anthropicRoutes } from "./anthropic/routes.ts";
+import { errorBodyFor } from "./error-body.ts";
 import { vllmRoutes } from "./vllm/routes.ts";
 import { ollamaNotFound, ollamaRoutes } from "./ollama/routes.ts";
 import { lmStudioRoutes } from "./lmstudio/routes.ts";
@@ -21,17 +23,18 @@ export function createApp(deps: ServerDeps, options: ServerOptions = defaultServ
   const history = new RequestHistory();
   installMiddleware(app, { profile: deps.profile, options, recordRequest: (entry) => history.record(entry), publicPaths: WEB_UI_PUBLIC_PATHS });
   app.route("/", openAiRoutes(deps));
+  app.route("/", anthropicRoutes(deps));
   app.route("/", webUiRoutes({ deps, options, history }));
   if (deps.profile.name === "a") app.route("/", ollamaRoutes(deps));
   if (deps.profile.name === "b") app.route("/", vllmRoutes(deps));
   if (deps.profile.name === "c") app.route("/", lmStudioRoutes(deps));
   app.notFound(deps.profile.name === "a"
     ? ollamaNotFound(deps)
-    : (c) => c.json(deps.profile.errorBody(new ApiError(404, `No route for ${c.req.method} ${c.req.path}`), c.req.path), 404));
+    : (c) => c.json(errorBodyFor(deps.profile, new ApiError(404, `No route for ${c.req.method} ${c.req.path}`), c.req.path), 404));
   app.onError((error, c) => {
     const apiError = toApiError(error);
     if (apiError.status >= 500) log.error(`${c.req.method} ${c.req.path}: ${apiError.message}`);
-    return c.json(deps.profile.errorBody(apiError, c.req.path), apiError.status as 400);
+    return c.json(errorBodyFor(deps.profile, apiError, c.req.path), apiError.status as 400);
   });
   return app;
 }

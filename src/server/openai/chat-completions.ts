@@ -1,8 +1,8 @@
 // POST /v1/chat/completions: translates the body into the shared chat path (template, n choices,
 // output parsing) and answers with one chat.completion or an SSE stream of chat.completion.chunk.
 import type { Context } from "hono";
-import { renderChatPrompt, startChat } from "../../generation/chat.ts";
-import { parseToolChoice, planChatOutput } from "../../generation/chat-output.ts";
+import { parseToolChoice } from "../../generation/chat-output.ts";
+import { startChatRequest } from "../chat-request.ts";
 import { outputConstraintOf } from "./structured-output.ts";
 import { badRequest } from "../api-error.ts";
 import { readJsonBody, validate } from "../validation.ts";
@@ -13,11 +13,11 @@ import { chatCompletionSchema } from "./schemas.ts";
 import { checkContextLength } from "./context-check.ts";
 import { openAiEventStream } from "./sse.ts";
 import { streamChatChoices } from "./chat-stream.ts";
-import { loadOverrides, modelDefaults, withModelStops } from "./ollama-options.ts";
+import { loadOverrides, modelDefaults } from "./ollama-options.ts";
 import { ttlKeepAlive } from "./ttl.ts";
 import { requestedMaxTokens } from "./max-tokens.ts";
 import type { ResponseExtension } from "./response-extension.ts";
-import { chatCompletionBody, checkChoiceOptions, completionId, generationFields, toChatMessages, toSamplerSettings, toUsage } from "./translate.ts";
+import { chatCompletionBody, checkChoiceOptions, checkMinTokens, completionId, generationFields, toChatMessages, toSamplerSettings, toUsage } from "./translate.ts";
 
 /** `{ [key]: value }`, or nothing when the value is unset (exactOptionalPropertyTypes). */
 function optional<K extends string, V>(key: K, value: V | undefined): { [P in K]?: V } {
@@ -36,35 +36,31 @@ export function chatCompletions(deps: ServerDeps, extension?: ResponseExtension)
     checkChoiceOptions(body, n, sampling);
     if (body.top_logprobs && !body.logprobs) throw badRequest("when using `top_logprobs`, `logprobs` must be set to true.", "top_logprobs");
 
-    if (deps.models.embeds(model)) throw badRequest(`Model "${model.id}" is an embedding model and does not support chat`, "model");
     // Images are read (and refused) before the model loads.
     const messages = await toChatMessages(body.messages, imageUrlReader(deps, model));
-    const engine = await deps.models.engine(model, { ...defaults.load, ...loadOverrides(deps.profile, body) }, ttlKeepAlive(deps.profile, body.ttl));
     const constraint = outputConstraintOf(body);
-    const plan = planChatOutput({
-      tools: body.tools ?? [], parallelToolCalls: body.parallel_tool_calls ?? true,
-      ...optional("toolChoice", parseToolChoice(body.tool_choice)), ...optional("constraint", constraint),
-    }, engine.info.chatTemplate, deps.toolCallParser);
-    const prompt = await renderChatPrompt(engine, {
-      messages,
-      tools: plan.tools,
-      ...optional("toolCallSyntax", plan.syntax),
-      addGenerationPrompt: body.add_generation_prompt ?? true,
-      ...(body.chat_template_kwargs ? { templateVariables: body.chat_template_kwargs } : {}),
-    });
-    const requested = requestedMaxTokens(deps.profile, body.max_tokens, 1);
-    const maxTokens = body.max_completion_tokens ?? (requested === "unlimited" ? undefined : requested ?? defaults.maxTokens);
-    checkContextLength(deps.profile, prompt.tokens.length, maxTokens, engine.info.contextPerSequence);
-
     const logprobs = body.logprobs ? body.top_logprobs ?? 0 : undefined;
+    const { engine, prompt, maxTokens, choices } = await startChatRequest(deps, {
+      model, defaults, messages,
+      load: loadOverrides(deps.profile, body), ...optional("keepAlive", ttlKeepAlive(deps.profile, body.ttl)),
+      output: {
+        tools: body.tools ?? [], parallelToolCalls: body.parallel_tool_calls ?? true,
+        ...optional("toolChoice", parseToolChoice(body.tool_choice)), ...optional("constraint", constraint),
+      },
+      addGenerationPrompt: body.add_generation_prompt ?? true,
+      ...optional("templateVariables", body.chat_template_kwargs),
+      limit(promptTokens, context) {
+        const requested = requestedMaxTokens(deps.profile, body.max_tokens, 1);
+        const limit = body.max_completion_tokens ?? (requested === "unlimited" ? undefined : requested ?? defaults.maxTokens);
+        checkContextLength(deps.profile, promptTokens, limit, context);
+        checkMinTokens(body, limit);
+        return limit;
+      },
+      sampling, fields: generationFields(body, undefined, logprobs), keepSpecialTokens: body.skip_special_tokens !== true,
+      n, signal: c.req.raw.signal, onDone: observeChoices(deps, model.id, arrived),
+    });
     const id = completionId("chatcmpl");
     const created = Math.floor(Date.now() / 1000);
-    const fields = withModelStops(generationFields(body, maxTokens, logprobs), defaults);
-    // Call markers are special tokens: keep them in the text the parser reads (as vLLM does with tools).
-    if (plan.readsToolCalls && body.skip_special_tokens !== true) fields.renderSpecialTokens = true;
-    const choices = await startChat(engine, prompt, { sampling: { ...sampling, ...optional("grammar", plan.grammar) }, ...fields }, {
-      n, signal: c.req.raw.signal, onDone: observeChoices(deps, model.id, arrived), parser: () => plan.parser(prompt.text),
-    });
     const reportUsage = (usage: ReturnType<typeof toUsage>) =>
       c.set("usage", { promptTokens: usage.prompt_tokens, completionTokens: usage.completion_tokens });
 

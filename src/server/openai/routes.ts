@@ -5,12 +5,15 @@ import { chatCompletions } from "./chat-completions.ts";
 import { completions } from "./completions.ts";
 import { embeddings } from "./embeddings.ts";
 import { listModels, retrieveModel } from "./models.ts";
+import { ResponseStore } from "./response-store.ts";
+import { responses } from "./responses.ts";
 
 export function openAiRoutes(deps: ServerDeps): Hono {
   const routes = new Hono();
   // generation
   routes.post("/v1/chat/completions", chatCompletions(deps));
   routes.post("/v1/completions", completions(deps));
+  routes.post("/v1/responses", responses(deps, new ResponseStore()));
   routes.post("/v1/embeddings", embeddings(deps));
   // models (ids may contain "/", as in org/model)
   routes.get("/v1/models", listModels(deps));

@@ -44,12 +44,17 @@ export function generationFields(b: SamplingRequest, maxTokens: number | undefin
   if (maxTokens !== undefined) fields.maxTokens = maxTokens;
   if (b.stop_token_ids?.length) fields.stopTokenIds = b.stop_token_ids;
   if (b.min_tokens) {
-    if (maxTokens !== undefined && b.min_tokens > maxTokens) throw badRequest(`min_tokens (${b.min_tokens}) must not exceed max_tokens (${maxTokens})`, "min_tokens");
+    checkMinTokens(b, maxTokens);
     fields.minTokens = b.min_tokens;
   }
   if (logprobs !== undefined) fields.logprobs = logprobs;
   if (b.skip_special_tokens === false) fields.renderSpecialTokens = true;
   return fields;
+}
+
+/** min_tokens cannot exceed the reply's limit (known only once the prompt is rendered, for chat). */
+export function checkMinTokens(b: SamplingRequest, maxTokens: number | undefined): void {
+  if (b.min_tokens && maxTokens !== undefined && b.min_tokens > maxTokens) throw badRequest(`min_tokens (${b.min_tokens}) must not exceed max_tokens (${maxTokens})`, "min_tokens");
 }
 
 export function stopStrings(stop: string | string[] | null | undefined): string[] {

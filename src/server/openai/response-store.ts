@@ -1,0 +1,58 @@
+// The responses a listener keeps for `previous_response_id`: each one's conversation (without its
+// instructions, which OpenAI does not carry over) up to and including its reply. Bounded by count and
+// by size; the oldest go first. Held in memory only: a restart forgets them.
+import type { ChatMessage } from "../../chat/types.ts";
+
+export interface ResponseStoreLimits {
+  /** Most responses kept. */
+  maxResponses: number;
+  /** Most bytes kept (message text as UTF-16 plus image bytes, roughly). */
+  maxBytes: number;
+}
+
+export const DEFAULT_RESPONSE_STORE_LIMITS: ResponseStoreLimits = { maxResponses: 1000, maxBytes: 256 * 1024 * 1024 };
+
+function sizeOf(messages: ChatMessage[]): number {
+  let bytes = 0;
+  for (const m of messages) {
+    bytes += 2 * ((m.content?.length ?? 0) + (m.reasoning_content?.length ?? 0)) + 64;
+    for (const image of m.images ?? []) bytes += image.byteLength;
+    for (const call of m.tool_calls ?? []) bytes += 2 * JSON.stringify(call).length;
+  }
+  return bytes;
+}
+
+export class ResponseStore {
+  private readonly entries = new Map<string, { messages: ChatMessage[]; bytes: number }>();
+  private bytes = 0;
+  private readonly limits: ResponseStoreLimits;
+
+  constructor(limits: Partial<ResponseStoreLimits> = {}) {
+    this.limits = { ...DEFAULT_RESPONSE_STORE_LIMITS, ...limits };
+  }
+
+  /** The conversation of a stored response, or undefined when it is unknown (never stored, or evicted). */
+  get(id: string): ChatMessage[] | undefined {
+    return this.entries.get(id)?.messages;
+  }
+
+  put(id: string, messages: ChatMessage[]): void {
+    const bytes = sizeOf(messages);
+    if (bytes > this.limits.maxBytes) return;
+    this.delete(id);
+    this.entries.set(id, { messages, bytes });
+    this.bytes += bytes;
+    for (const [oldest, entry] of this.entries) {
+      if (this.entries.size <= this.limits.maxResponses && this.bytes <= this.limits.maxBytes) break;
+      this.entries.delete(oldest);
+      this.bytes -= entry.bytes;
+    }
+  }
+
+  private delete(id: string): void {
+    const entry = this.entries.get(id);
+    if (!entry) return;
+    this.entries.delete(id);
+    this.bytes -= entry.bytes;
+  }
+}
