@@ -129,8 +129,9 @@ describe("respond", () => {
 
   test("structured output with a zod schema gives valid, parsed JSON", async () => {
     const model = await client.llm.model();
-    const schema = z3.object({ name: z3.string(), age: z3.number().int() });
-    const result = await model.respond("Describe a person", { structured: schema, maxTokens: 200 });
+    // Closed choices keep the JSON short: random weights must still finish it within maxTokens.
+    const schema = z3.object({ mood: z3.enum(["happy", "sad"]), tall: z3.boolean() });
+    const result = await model.respond("Describe a person", { structured: schema, maxTokens: 60 });
     expect(schema.safeParse(result.parsed).success).toBe(true);
   });
 
@@ -155,18 +156,31 @@ describe("act, complete, tokens", () => {
     const weather = tool({
       name: "get_weather",
       description: "Weather of a city",
-      parameters: { city: z3.string() },
+      // A closed choice keeps the forced call short: random weights must finish it within maxTokens.
+      parameters: { city: z3.enum(["Paris", "Rome"]) },
       implementation: ({ city }) => {
         calls.push({ city });
         return "sunny";
       },
     });
-    // llamux's config key forces the call (act() has no option of its own for it).
+    // llamux's config key forces the call (act() has no option of its own for it); naming the tool
+    // allows one call, so the grammar ends right after it.
+    // The answer round after the call is random text: it is cancelled as it starts (the call is what is tested).
+    const answerRound = new AbortController();
+    const rounds: number[] = [];
     await model.act("What is the weather in Paris?", [weather], {
-      maxPredictionRounds: 2, maxTokens: 40, raw: { fields: [{ key: "llamux.toolChoice", value: "required" }] },
+      maxPredictionRounds: 2, maxTokens: 48, raw: { fields: [{ key: "llamux.toolChoice", value: { name: "get_weather" } }] },
+      signal: answerRound.signal,
+      onRoundStart: (round) => {
+        rounds.push(round);
+        if (round === 1) answerRound.abort();
+      },
+    }).catch((error: Error) => {
+      if (!answerRound.signal.aborted) throw error;
     });
+    expect(rounds).toEqual([0, 1]);
     expect(calls.length).toBeGreaterThan(0);
-    expect(typeof calls[0]!.city).toBe("string");
+    expect(["Paris", "Rome"]).toContain(calls[0]!.city);
   });
 
   test("complete() continues raw text", async () => {
@@ -254,6 +268,27 @@ describe("raw frames", () => {
     expect(listed.type).toBe("rpcResult");
     expect((listed.result as Json[]).map((m) => m.identifier)).toContain("served-chat");
     socket.close();
+  });
+
+  test("open calls per socket are bounded: the call past the limit is refused, the others go on", async () => {
+    const socket = await authed("/system");
+    for (let channelId = 0; channelId < 65; channelId++) socket.send({ type: "channelCreate", endpoint: "alive", channelId });
+    const refused = await socket.next((f) => f.type === "channelError");
+    expect(refused.channelId).toBe(64);
+    expect(refused.error.title).toMatch(/Too many open calls/);
+    socket.send({ type: "rpcCall", endpoint: "version", callId: 0 });
+    expect(await socket.next()).toMatchObject({ type: "rpcError", callId: 0 }); // still full
+    socket.close();
+  });
+
+  test("a frame over the size limit closes that socket only", async () => {
+    const socket = await authed();
+    socket.send({ type: "rpcCall", endpoint: "tokenize", callId: 0, parameter: { specifier: { type: "query", query: {} }, inputString: "x".repeat(17 * 1024 * 1024) } });
+    expect((await socket.closing(20_000)).code).toBe(1009);
+    const other = await authed("/system");
+    other.send({ type: "rpcCall", endpoint: "version", callId: 0 });
+    expect(await other.next()).toMatchObject({ type: "rpcResult", callId: 0 });
+    other.close();
   });
 
   test("a namespace llamux does not serve authenticates, then refuses each call by name", async () => {
