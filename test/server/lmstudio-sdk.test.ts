@@ -215,6 +215,38 @@ describe("act, complete, tokens", () => {
     await expect(client.llm.model(BERT_KEY, { verbose: false })).rejects.toThrow(/embedding/);
   });
 
+  test("Auto-Evict: a model loaded just in time over the socket unloads the one loaded just in time before it", async () => {
+    const chat = await client.llm.model(CHAT_KEY, { verbose: false });
+    expect((await client.llm.listLoaded()).map((m) => m.identifier)).toContain(chat.identifier);
+    const bert = await client.embedding.model(BERT_KEY, { verbose: false });
+    expect((await client.llm.listLoaded()).map((m) => m.identifier)).not.toContain(chat.identifier);
+    expect((await client.embedding.listLoaded()).map((m) => m.identifier)).toContain(bert.identifier);
+    // The model named on serve stays.
+    expect((await client.llm.listLoaded()).map((m) => m.identifier)).toContain("served-chat");
+  });
+
+  test("a ttl given to llm.model(key) unloads the model after that much idle time", async () => {
+    const model = await client.llm.model(CHAT_KEY, { verbose: false, ttl: 1 });
+    const deadline = Date.now() + 15_000;
+    let ids = (await client.llm.listLoaded()).map((m) => m.identifier);
+    while (ids.includes(model.identifier) && Date.now() < deadline) {
+      await Bun.sleep(250);
+      ids = (await client.llm.listLoaded()).map((m) => m.identifier);
+    }
+    expect(ids).not.toContain(model.identifier);
+  });
+
+  test("llm.load(key, {identifier}) loads an instance under that name, as /api/v1/models reports it", async () => {
+    const model = await client.llm.load(CHAT_KEY, { identifier: "my-chat", verbose: false });
+    expect(model.identifier).toBe("my-chat");
+    expect((await client.llm.listLoaded()).map((m) => m.identifier)).toContain("my-chat");
+    const restIds = ((await rest("/api/v1/models")).models as Json[]).flatMap((m) => (m.loaded_instances as Json[]).map((i) => i.id));
+    expect(restIds).toContain("my-chat");
+    await expect(client.llm.load(CHAT_KEY, { identifier: "my-chat", verbose: false })).rejects.toThrow(/already loaded/);
+    await model.unload();
+    expect((await client.llm.listLoaded()).map((m) => m.identifier)).not.toContain("my-chat");
+  });
+
   test("unload() unloads the instance", async () => {
     const model = await client.llm.model(CHAT_KEY, { verbose: false });
     await model.unload();

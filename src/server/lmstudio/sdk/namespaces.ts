@@ -57,7 +57,14 @@ function systemNamespace(models: LmStudioModelService): Namespace {
   return {
     name: "system",
     rpc: {
-      listDownloadedModels: async () => models.list().map(modelInfo),
+      // A file whose header cannot be read is left out, as the REST listing leaves out damaged models.
+      listDownloadedModels: async () => models.list().flatMap((model) => {
+        try {
+          return [modelInfo(model)];
+        } catch {
+          return [];
+        }
+      }),
       version: async () => ({ version: llamuxVersion, build: 0 }),
       info: async () => ({ server: "llamux", version: llamuxVersion, llamaCpp: llamaCppRelease, platform: process.platform, arch: process.arch }),
       notify: async (value) => {
