@@ -341,6 +341,17 @@ describe("raw frames", () => {
     expect((await socket.closing()).code).toBe(1008);
   });
 
+  test("a web page of a foreign origin cannot open a socket (no cross-site WebSocket hijacking)", async () => {
+    const attempt = (origin: string) => new Promise<string>((resolve) => {
+      const ws = new WebSocket(`${wsUrl()}/llm`, { headers: { Origin: origin } } as unknown as string[]);
+      ws.addEventListener("open", () => (ws.close(), resolve("open")), { once: true });
+      ws.addEventListener("error", () => resolve("refused"), { once: true });
+    });
+    expect(await attempt("https://evil.example")).toBe("refused");
+    expect(await attempt("http://localhost:3000")).toBe("open"); // a local page, as for REST
+
+  });
+
   test("a plain GET of a socket path says to use a WebSocket", async () => {
     const response = await fetch(`${server.baseUrl}/llm`);
     expect(response.status).toBe(426);

@@ -136,11 +136,15 @@ export class LmStudioModelService extends ModelService {
 
   /**
    * Loads the models named on `serve` that are not loaded yet (and were not unloaded on request):
-   * LM Studio reports them as loaded, as after `lms load`. A model that fails to load is logged and skipped.
+   * LM Studio reports them as loaded, as after `lms load`. A model that fails to load is logged and not
+   * tried again here (a request naming it still tries).
    */
   async loadServed(): Promise<void> {
     const waiting = super.list().filter((model) => !this.released.has(model.path) && !this.isLoaded(model));
-    await Promise.all(waiting.map((model) => this.engine(model).catch((error: Error) => log.error(`Cannot load "${model.id}": ${error.message}`))));
+    await Promise.all(waiting.map((model) => this.engine(model).catch((error: Error) => {
+      this.released.add(model.path);
+      log.error(`Cannot load "${model.id}": ${error.message}`);
+    })));
   }
 
   /** The loaded instance itself, marked as used (its TTL starts again). */
