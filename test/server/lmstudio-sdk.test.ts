@@ -25,7 +25,7 @@ beforeAll(async () => {
   store = await sdkStore();
   discoveryWasFree = await portIsFree(DISCOVERY_PORT);
   const served = await ensureModel("tiny-llama");
-  server = await startServer([served, "--served-model-name", "served-chat", "--profile", "c", "--ctx-size", "512", "--parallel", "2"], {
+  server = await startServer([served, "--served-model-name", "served-chat", "--profile", "c", "--ctx-size", "512", "--parallel", "2", "--sdk-port", String(DISCOVERY_PORT)], {
     LLAMUX_MODELS: store.storeDir, HF_ENDPOINT: store.hub.url,
   });
   client = new LMStudioClient({ baseUrl: wsUrl(), logger: quietLogger });
