@@ -218,7 +218,11 @@ describe("act, complete, tokens", () => {
   test("Auto-Evict: a model loaded just in time over the socket unloads the one loaded just in time before it", async () => {
     const chat = await client.llm.model(CHAT_KEY, { verbose: false });
     expect((await client.llm.listLoaded()).map((m) => m.identifier)).toContain(chat.identifier);
-    const bert = await client.embedding.model(BERT_KEY, { verbose: false });
+    // The SDK says what Auto-Evict unloads (the getOrLoad channel's unloadingOtherJITModel packet).
+    const said: string[] = [];
+    const listening = new LMStudioClient({ baseUrl: wsUrl(), logger: { ...quietLogger, info: (...parts: unknown[]) => void said.push(parts.join(" ")) } });
+    const bert = await listening.embedding.model(BERT_KEY, { verbose: true });
+    expect(said.join("\n")).toContain(`Unloading other JIT model ${chat.modelKey}`);
     expect((await client.llm.listLoaded()).map((m) => m.identifier)).not.toContain(chat.identifier);
     expect((await client.embedding.listLoaded()).map((m) => m.identifier)).toContain(bert.identifier);
     // The model named on serve stays.

@@ -102,6 +102,12 @@ export class LmStudioModelService extends ModelService {
     return engine;
   }
 
+  /** The instances Auto-Evict would unload if `model` were loaded just in time now (the SDK announces them). */
+  evictedByJitLoad(model: ServedModel): LoadedModel[] {
+    if (!this.autoEvict || model.pinned || this.isLoaded(model)) return [];
+    return this.loaded().filter((loaded) => this.jitLoaded.has(loaded.engine));
+  }
+
   /** Unloads the models loaded just in time (a busy one once its requests end). */
   private async evictJitLoaded(): Promise<void> {
     const evicted = this.loaded().filter((loaded) => this.jitLoaded.has(loaded.engine));

@@ -6,7 +6,8 @@
 //   RPC unloadModel {identifier}  -> nothing (an instance id, or a model key: all its instances)
 //   RPC tokenize {specifier, inputString} -> {tokens}; countTokens -> {tokenCount} (the text's own tokens, no BOS)
 //   channel getOrLoad {identifier, loadTtlMs?, loadConfigStack}
-//       -> alreadyLoaded {info} | startLoading {identifier, info}, loadProgress {progress}…, loadSuccess {info}
+//       -> alreadyLoaded {info} | startLoading {identifier, info}, unloadingOtherJITModel {info} (Auto-Evict),
+//          loadProgress {progress}…, loadSuccess {info}
 //   channel loadModel {modelKey, identifier?, ttlMs?, loadConfigStack}   (always a new instance, no TTL unless given)
 //       -> resolved {info}, progress {progress}…, success {info}
 // Loads report progress 0 when they start and 1 when the engine is ready.
@@ -72,6 +73,7 @@ export function modelChannelEndpoints(instances: Instances): Record<string, Chan
       }
       const model = instances.model(request.identifier);
       channel.send({ type: "startLoading", identifier: model.id, info: modelInfo(model) });
+      for (const evicted of models.evictedByJitLoad(model)) channel.send({ type: "unloadingOtherJITModel", info: instanceInfo(models, evicted) });
       channel.send({ type: "loadProgress", progress: 0 });
       // JIT loading as on the REST routes: Auto-Evict, and the TTL only when this call loads it.
       const keepAlive = request.loadTtlMs !== undefined ? { ms: request.loadTtlMs, policy: "on-load" as const } : undefined;
