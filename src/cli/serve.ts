@@ -219,8 +219,10 @@ export async function serveCommand(args: string[]): Promise<number | undefined> 
     // vLLM loads its model before serving; profile b does too, and says when that is on the CPU.
     if (name === "b" && modelArg) void preload(models);
     if (name === "c") {
-      // LM Studio reports a model loaded with `lms load` as loaded: so is the one named on `serve`.
-      if (modelArg) void (models as LmStudioModelService).loadServed();
+      // LM Studio reports a model loaded with `lms load` as loaded: so is the one named on `serve`. With
+      // --profile all that waits for the first SDK listing or request: profile b already loads its own copy
+      // at start (with its own context size), and two at once would double the memory at start-up.
+      if (modelArg && profileName === "c") void (models as LmStudioModelService).loadServed();
       if (sdkPort !== undefined && sdkPort !== listenPort) listenForSdkDiscovery(app.fetch, sdkPort, sdkWebSocket as WebSocketHandler<never>);
     }
   }
