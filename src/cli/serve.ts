@@ -1,12 +1,15 @@
 // `llamux serve [MODEL]`: the HTTP server. One listener per profile (a: Ollama on 11434, b: vLLM on
 // 8000, c: LM Studio on 1234, all: the three at once), all sharing one model manager.
 import { parseArgs } from "node:util";
+import type { Server, WebSocketHandler } from "bun";
 import { existsSync } from "node:fs";
 import { ModelManager } from "../engine/model-manager.ts";
 import { createApp } from "../server/app.ts";
 import { createVllmMetrics } from "../server/vllm/metrics.ts";
 import { ModelService } from "../server/model-service.ts";
 import { LmStudioModelService } from "../server/lmstudio/model-service.ts";
+import { listenForSdkDiscovery, sdkDiscoveryPort, SDK_DISCOVERY_PORT } from "../server/lmstudio/sdk/discovery.ts";
+import { sdkWebSocket } from "../server/lmstudio/sdk/websocket.ts";
 import { ModelStore } from "../store/model-store.ts";
 import { defaultImageFetchPolicy } from "../vision/image-fetch.ts";
 import { isHubName } from "../store/model-name.ts";
@@ -52,6 +55,9 @@ Options:
       --tensor-parallel-size N  only 1 is supported
       --trust-remote-code       accepted, no effect (GGUF files carry no code)
       --mmproj FILE             vision projector for MODEL (default: a sibling mmproj-*.gguf, if any)
+      --sdk-port N              profile c: also serve LM Studio's SDK sockets on 127.0.0.1:N, where
+                                LMStudioClient() without baseUrl looks (default ${SDK_DISCOVERY_PORT}; 0: off;
+                                a port in use is skipped with a log line)
       --allow-private-image-urls  let image URLs in requests reach loopback, private and link-local
                                 addresses (refused by default: a request could probe the local network)
 ${engineFlagsHelp}
@@ -78,10 +84,12 @@ function hostAndPort(hostFlag: string | undefined, portFlag: string | undefined,
   };
 }
 
-function listen(fetch: (request: Request) => Response | Promise<Response>, host: string, port: number): void {
+type Fetch = (request: Request, server: Server<unknown>) => Response | Promise<Response>;
+
+function listen(fetch: Fetch, host: string, port: number, websocket?: WebSocketHandler<never>): void {
   try {
     // No Bun limit on bodies: the body-limit middleware is the one limit, and answers in the profile's shape.
-    Bun.serve({ hostname: host, port, fetch, idleTimeout: 0, maxRequestBodySize: Number.MAX_SAFE_INTEGER });
+    Bun.serve({ hostname: host, port, fetch, idleTimeout: 0, maxRequestBodySize: Number.MAX_SAFE_INTEGER, ...(websocket ? { websocket } : {}) } as Parameters<typeof Bun.serve>[0]);
   } catch (error) {
     const inUse = (error as { code?: string }).code === "EADDRINUSE";
     throw new Error(`Cannot listen on ${host}:${port}: ${inUse ? "the port is in use (another server? choose one with --port)" : (error as Error).message}`);
@@ -143,7 +151,7 @@ export async function serveCommand(args: string[]): Promise<number | undefined> 
       parallel: { type: "string" }, "max-num-seqs": { type: "string" }, threads: { type: "string" }, seed: { type: "string" },
       dtype: { type: "string" }, "gpu-memory-utilization": { type: "string" }, "tensor-parallel-size": { type: "string" },
       "trust-remote-code": { type: "boolean" }, help: { type: "boolean", short: "h" }, "chat-template": { type: "string" },
-      "enable-auto-tool-choice": { type: "boolean" }, mmproj: { type: "string" }, "allow-private-image-urls": { type: "boolean" }, "tool-call-parser": { type: "string" }, "reasoning-parser": { type: "string" },
+      "enable-auto-tool-choice": { type: "boolean" }, mmproj: { type: "string" }, "allow-private-image-urls": { type: "boolean" }, "tool-call-parser": { type: "string" }, "reasoning-parser": { type: "string" }, "sdk-port": { type: "string" },
       ...serverOptionFlags,
     },
   });
@@ -180,6 +188,7 @@ export async function serveCommand(args: string[]): Promise<number | undefined> 
     : [];
   const imageFetch = { ...defaultImageFetchPolicy, allowPrivate: values["allow-private-image-urls"] ?? false };
   const threads = integer(values.threads, "threads");
+  const sdkPort = sdkDiscoveryPort(values["sdk-port"]);
   for (const name of names) {
     const profile = profiles[name];
     const ollama = name === "a";
@@ -205,10 +214,17 @@ export async function serveCommand(args: string[]): Promise<number | undefined> 
     for (const warning of exposureWarnings(options)) log.warn(`profile ${name}: ${warning}`);
     const app = createApp({ profile, models, imageFetch, ...(toolCallParser ? { toolCallParser } : {}), ...(name === "b" ? createVllmMetrics(manager, models) : {}) }, options);
     const listenPort = port ?? profile.defaultPort;
-    listen(app.fetch, host, listenPort);
+    listen(app.fetch, host, listenPort, name === "c" ? sdkWebSocket as WebSocketHandler<never> : undefined);
     log.info(`profile ${name} (${profile.anchor}-compatible) listening on http://${host}:${listenPort}`);
     // vLLM loads its model before serving; profile b does too, and says when that is on the CPU.
     if (name === "b" && modelArg) void preload(models);
+    if (name === "c") {
+      // LM Studio reports a model loaded with `lms load` as loaded: so is the one named on `serve`. With
+      // --profile all that waits for the first SDK listing or request: profile b already loads its own copy
+      // at start (with its own context size), and two at once would double the memory at start-up.
+      if (modelArg && profileName === "c") void (models as LmStudioModelService).loadServed();
+      if (sdkPort !== undefined && sdkPort !== listenPort) listenForSdkDiscovery(app.fetch, sdkPort, sdkWebSocket as WebSocketHandler<never>);
+    }
   }
   if (modelArg) log.info(`serving ${modelArg}${values["served-model-name"] ? ` as "${values["served-model-name"]}"` : ""}`);
   return undefined;

@@ -9,6 +9,7 @@ import { errorBodyFor } from "./error-body.ts";
 import { vllmRoutes } from "./vllm/routes.ts";
 import { ollamaNotFound, ollamaRoutes } from "./ollama/routes.ts";
 import { lmStudioRoutes } from "./lmstudio/routes.ts";
+import { SDK_SOCKET_PATHS } from "./lmstudio/sdk/websocket.ts";
 import { logger } from "../log.ts";
 import { installMiddleware } from "./middleware/index.ts";
 import { defaultServerOptions, type ServerOptions } from "./server-options.ts";
@@ -21,13 +22,15 @@ export function createApp(deps: ServerDeps, options: ServerOptions = defaultServ
   const app = new Hono();
   // Guards (host check, CORS, API key, body limit) and the request log run before every route.
   const history = new RequestHistory();
-  installMiddleware(app, { profile: deps.profile, options, recordRequest: (entry) => history.record(entry), publicPaths: WEB_UI_PUBLIC_PATHS });
+  // LM Studio's SDK sockets carry their key in the protocol's handshake, not in a header.
+  const publicPaths = [...WEB_UI_PUBLIC_PATHS, ...(deps.profile.name === "c" ? SDK_SOCKET_PATHS : [])];
+  installMiddleware(app, { profile: deps.profile, options, recordRequest: (entry) => history.record(entry), publicPaths });
   app.route("/", openAiRoutes(deps));
   app.route("/", anthropicRoutes(deps));
   app.route("/", webUiRoutes({ deps, options, history }));
   if (deps.profile.name === "a") app.route("/", ollamaRoutes(deps));
   if (deps.profile.name === "b") app.route("/", vllmRoutes(deps));
-  if (deps.profile.name === "c") app.route("/", lmStudioRoutes(deps));
+  if (deps.profile.name === "c") app.route("/", lmStudioRoutes(deps, options));
   app.notFound(deps.profile.name === "a"
     ? ollamaNotFound(deps)
     : (c) => c.json(errorBodyFor(deps.profile, new ApiError(404, `No route for ${c.req.method} ${c.req.path}`), c.req.path), 404));

@@ -22,10 +22,14 @@ export async function freePort(): Promise<number> {
   });
 }
 
-/** Runs `llamux serve ARGS --port P` and waits until it answers HTTP. */
+/**
+ * Runs `llamux serve ARGS --port P` and waits until it answers HTTP. Profile c's LM Studio SDK discovery
+ * port (127.0.0.1:41343) stays off unless ARGS set `--sdk-port`, so servers of parallel tests do not race for it.
+ */
 export async function startServer(args: string[], env: Record<string, string> = {}): Promise<RunningServer> {
   const port = await freePort();
-  const child = Bun.spawn([process.execPath, main, "serve", ...args, "--port", String(port)], {
+  const sdkPort = args.includes("--sdk-port") ? [] : ["--sdk-port", "0"];
+  const child = Bun.spawn([process.execPath, main, "serve", ...args, ...sdkPort, "--port", String(port)], {
     env: { ...process.env, LLAMUX_LOG_LEVEL: "warn", ...env },
     stdout: "ignore",
     stderr: "pipe",

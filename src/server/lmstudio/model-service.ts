@@ -102,6 +102,12 @@ export class LmStudioModelService extends ModelService {
     return engine;
   }
 
+  /** The instances Auto-Evict would unload if `model` were loaded just in time now (the SDK announces them). */
+  evictedByJitLoad(model: ServedModel): LoadedModel[] {
+    if (!this.autoEvict || model.pinned || this.isLoaded(model)) return [];
+    return this.loaded().filter((loaded) => this.jitLoaded.has(loaded.engine));
+  }
+
   /** Unloads the models loaded just in time (a busy one once its requests end). */
   private async evictJitLoaded(): Promise<void> {
     const evicted = this.loaded().filter((loaded) => this.jitLoaded.has(loaded.engine));
@@ -109,16 +115,47 @@ export class LmStudioModelService extends ModelService {
     await Promise.all(evicted.map((loaded) => this.manager.unload(loaded.engine)));
   }
 
-  /** Loads the model with exactly these options (a second instance when the options differ from a loaded one's). */
-  async load(model: ServedModel, overrides: Partial<EngineOptions>, keepAlive: KeepAliveRequest): Promise<EngineProcess> {
+  /**
+   * Loads the model with exactly these options (a second instance when the options differ from a loaded
+   * one's). `identifier` names the instance (the SDK's `llm.load(key, {identifier})`) when no other has it.
+   */
+  async load(model: ServedModel, overrides: Partial<EngineOptions>, keepAlive: KeepAliveRequest, identifier?: string): Promise<EngineProcess> {
+    if (identifier !== undefined && this.loaded().some((loaded) => this.instanceIds.get(loaded.engine) === identifier)) {
+      throw new ApiError(409, `Cannot load model "${model.id}" as "${identifier}": an instance with that identifier is already loaded`, { param: "identifier" });
+    }
     const engine = await super.engine(model, overrides, keepAlive);
     this.jitLoaded.delete(engine); // loaded on purpose now: Auto-Evict leaves it alone
+    if (identifier !== undefined && !this.instanceIds.has(engine)) this.instanceIds.set(engine, identifier);
+    this.released.delete(model.path);
     return engine;
   }
 
   /** Unloads one loaded instance (once its requests end, when it is busy). */
   unloadInstance(engine: EngineProcess): Promise<void> {
+    const loaded = this.loaded().find((l) => l.engine === engine);
+    if (loaded?.model.pinned) this.released.add(loaded.model.path);
     return this.manager.unload(engine);
+  }
+
+  /** Files of models named on `serve` that were unloaded on request since: no longer reported as loaded. */
+  private readonly released = new Set<string>();
+
+  /**
+   * Loads the models named on `serve` that are not loaded yet (and were not unloaded on request):
+   * LM Studio reports them as loaded, as after `lms load`. A model that fails to load is logged and not
+   * tried again here (a request naming it still tries).
+   */
+  async loadServed(): Promise<void> {
+    const waiting = super.list().filter((model) => !this.released.has(model.path) && !this.isLoaded(model));
+    await Promise.all(waiting.map((model) => this.engine(model).catch((error: Error) => {
+      this.released.add(model.path);
+      log.error(`Cannot load "${model.id}": ${error.message}`);
+    })));
+  }
+
+  /** The loaded instance itself, marked as used (its TTL starts again). */
+  useInstance(loaded: LoadedModel): Promise<EngineProcess> {
+    return this.manager.engine(loaded.engine.options, this.defaultKeepAliveMs(loaded.model), "on-load");
   }
 
   /**

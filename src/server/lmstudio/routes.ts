@@ -4,6 +4,7 @@
 // job_not_found|not_implemented|internal_error, message, code?, param?}}; v1-error.ts).
 //
 // GET  /lmstudio-greeting                  {"lmstudio": true, "version"}: how `lms` and SDKs recognise the server
+// GET  /llm /embedding /system …           WebSocket upgrade to LM Studio's SDK protocol (sdk/namespaces.ts)
 //
 // REST API v0 (LM Studio 0.3.6+)
 // GET  /api/v0/models                      {object: "list", data: [V0Model]}
@@ -55,6 +56,8 @@
 //                                          bytes_per_second? and estimated_completion? (while downloading),
 //                                          completed_at?, model? (the stored name), error? (when failed)}
 import { Hono, type Handler } from "hono";
+import type { ServerOptions } from "../server-options.ts";
+import { sdkSocketRoutes } from "./sdk/websocket.ts";
 import { llamuxVersion } from "../../cli/version.ts";
 import type { ServerDeps } from "../deps.ts";
 import { chatCompletions } from "../openai/chat-completions.ts";
@@ -75,8 +78,10 @@ interface Route {
   handler: Handler;
 }
 
-function routeTable(deps: ServerDeps, models: LmStudioModelService, jobs: DownloadJobs, threads: ChatThreads): Route[] {
+function routeTable(deps: ServerDeps, models: LmStudioModelService, jobs: DownloadJobs, threads: ChatThreads, apiKeys: string[]): Route[] {
   return [
+    // LM Studio's SDK protocol: WebSocket upgrades at /llm, /embedding, /system, … (sdk/namespaces.ts)
+    ...sdkSocketRoutes(deps, models, apiKeys).map(({ path, handler }) => ({ method: "GET" as const, path, handler })),
     { method: "GET", path: "/lmstudio-greeting", handler: (c) => c.json({ lmstudio: true, version: llamuxVersion }) },
     // REST API v0
     { method: "GET", path: "/api/v0/models", handler: v0ListModels(models) },
@@ -96,12 +101,12 @@ function routeTable(deps: ServerDeps, models: LmStudioModelService, jobs: Downlo
 }
 
 /** Needs the LM Studio model service (store-backed, JIT loading), which `serve` gives profile c. */
-export function lmStudioRoutes(deps: ServerDeps): Hono {
+export function lmStudioRoutes(deps: ServerDeps, options: Pick<ServerOptions, "apiKeys">): Hono {
   const models = deps.models;
   if (!(models instanceof LmStudioModelService)) throw new TypeError("Cannot serve LM Studio routes: profile c needs an LmStudioModelService");
   const jobs = new DownloadJobs(models.store);
   const threads = new ChatThreads();
   const routes = new Hono();
-  for (const route of routeTable(deps, models, jobs, threads)) routes.on(route.method, route.path, route.handler);
+  for (const route of routeTable(deps, models, jobs, threads, options.apiKeys)) routes.on(route.method, route.path, route.handler);
   return routes;
 }

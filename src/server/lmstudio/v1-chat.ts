@@ -15,13 +15,12 @@ import { observeChoices } from "../observe.ts";
 import { readJsonBody, validate } from "../validation.ts";
 import { imageUrlReader, type ImageUrlReader } from "../request-images.ts";
 import { checkContextLength } from "../openai/context-check.ts";
-import { modelDefaults, withModelStops } from "../openai/ollama-options.ts";
-import { generationFields, toSamplerSettings } from "../openai/translate.ts";
 import { ttlField, ttlKeepAlive } from "../openai/ttl.ts";
 import type { ChatThreads } from "./chat-threads.ts";
 import { readReply, type Reply } from "./v1-chat-reply.ts";
 import { lmStudioV1ErrorBody } from "./v1-error.ts";
 import type { LmStudioModelService } from "./model-service.ts";
+import { predictionLoadOverrides, predictionRequest, type LmStudioPrediction } from "./prediction-settings.ts";
 
 const inputItem = z.union([
   z.object({ type: z.enum(["message", "text"]), content: z.string() }),
@@ -85,11 +84,13 @@ export function v1Chat(deps: ServerDeps, models: LmStudioModelService, threads: 
     // Images are read (and refused) before the model loads.
     const messages = conversation(body, threads, await userMessage(body.input, imageUrlReader(deps, model)));
 
-    const defaults = modelDefaults(model);
+    const prediction: LmStudioPrediction = {
+      temperature: body.temperature, topP: body.top_p, topK: body.top_k, minP: body.min_p, repeatPenalty: body.repeat_penalty,
+      maxTokens: body.max_output_tokens, contextLength: body.context_length,
+    };
     const wasLoaded = models.loadedOf(model).length > 0;
     const loadStarted = performance.now();
-    const overrides = { ...defaults.load, ...(body.context_length !== undefined ? { contextPerSequence: body.context_length } : {}) };
-    const engine = await models.engine(model, overrides, ttlKeepAlive(deps.profile, body.ttl));
+    const engine = await models.engine(model, predictionLoadOverrides(model, prediction), ttlKeepAlive(deps.profile, body.ttl));
     const loadSeconds = wasLoaded ? undefined : (performance.now() - loadStarted) / 1000;
     const loaded = models.loaded().find((l) => l.engine === engine);
     const instanceId = loaded ? models.instanceId(loaded) : model.id;
@@ -98,10 +99,7 @@ export function v1Chat(deps: ServerDeps, models: LmStudioModelService, threads: 
     const plan = planChatOutput({ reasoning: thinking }, engine.info.chatTemplate);
     const prompt = await renderChatPrompt(engine, { messages, ...(body.reasoning !== undefined ? { templateVariables: { enable_thinking: thinking } } : {}) });
     checkContextLength(deps.profile, prompt.tokens.length, body.max_output_tokens, engine.info.contextPerSequence);
-    const sampling = toSamplerSettings({
-      temperature: body.temperature, top_p: body.top_p, top_k: body.top_k, min_p: body.min_p, repeat_penalty: body.repeat_penalty,
-    }, deps.profile, defaults.sampling);
-    const fields = withModelStops(generationFields({}, body.max_output_tokens ?? defaults.maxTokens, undefined), defaults);
+    const { sampling, fields } = predictionRequest(deps.profile, model, prediction);
     const [choice] = await startChat(engine, prompt, { sampling, ...fields }, {
       signal: c.req.raw.signal, onDone: observeChoices(deps, model.id, arrived), parser: () => plan.parser(prompt.text),
     });

@@ -38,21 +38,25 @@ function presentedKeys(c: Context): string[] {
   return found;
 }
 
-export function apiKey(options: ApiKeyOptions): MiddlewareHandler {
-  const opts = { publicPaths: PUBLIC_PATHS, ...options } satisfies Required<ApiKeyOptions>;
-  if (opts.keys.length === 0) throw new RangeError("Cannot require an API key: no keys given");
-  opts.keys.forEach(checkKey);
+/** A constant-time test of a presented credential against the keys (shared with LM Studio's SDK socket handshake). */
+export function keyMatcher(keys: string[]): (candidate: string) => boolean {
+  if (keys.length === 0) throw new RangeError("Cannot require an API key: no keys given");
+  keys.forEach(checkKey);
   // Digests have equal length whatever the key's length, which timingSafeEqual needs.
-  const keyDigests = opts.keys.map(sha256);
-  const publicPaths = new Set(opts.publicPaths);
-
-  const accepted = (candidate: string): boolean => {
+  const keyDigests = keys.map(sha256);
+  return (candidate: string): boolean => {
     const digest = sha256(candidate);
     let match = false;
     // No early exit: the time taken does not tell which key (or whether any) matched.
     for (const keyDigest of keyDigests) match = timingSafeEqual(keyDigest, digest) || match;
     return match;
   };
+}
+
+export function apiKey(options: ApiKeyOptions): MiddlewareHandler {
+  const opts = { publicPaths: PUBLIC_PATHS, ...options } satisfies Required<ApiKeyOptions>;
+  const accepted = keyMatcher(opts.keys);
+  const publicPaths = new Set(opts.publicPaths);
 
   return async function apiKey(c, next) {
     // Preflights carry no credentials by design (vLLM exempts OPTIONS too).

@@ -1,0 +1,277 @@
+// One WebSocket of LM Studio's SDK protocol, whatever carries it: the authentication frame first, then
+// RPCs (one answer each) and channels (packets both ways until the server closes them or the client
+// cancels). A malformed frame ends only the call it names, with rpcError/channelError, or earns a
+// communicationWarning when it names none; the socket and the server go on.
+import { ApiError } from "../../api-error.ts";
+import { logger } from "../../../log.ts";
+import { authFrameSchema, clientFrameSchema, describeIssue, serializeError, SOCKET_LIMITS, type ClientFrame, type ServerFrame } from "./frames.ts";
+
+const log = logger("lmstudio-sdk");
+
+export interface CallContext {
+  /** Aborted when the client cancels the call, closes the socket, or the socket dies. */
+  signal: AbortSignal;
+  clientIdentifier: string;
+}
+
+export interface ChannelContext extends CallContext {
+  send(packet: unknown): void;
+  /** Packets the client sends on the channel (`cancel`, …). */
+  onPacket(listener: (packet: unknown) => void): void;
+}
+
+export type RpcEndpoint = (parameter: unknown, call: CallContext) => Promise<unknown>;
+/** Resolves when the channel is done (the server closes it), rejects to close it with an error. */
+export type ChannelEndpoint = (creationParameter: unknown, channel: ChannelContext) => Promise<void>;
+
+export interface Namespace {
+  name: string;
+  rpc: Record<string, RpcEndpoint>;
+  channels: Record<string, ChannelEndpoint>;
+}
+
+export interface SocketIo {
+  send(text: string): void;
+  close(code: number, reason: string): void;
+}
+
+/** Says whether a client's identity and passkey are accepted: undefined, or why not. */
+export type Authenticator = (clientIdentifier: string, clientPasskey: string) => string | undefined;
+
+/** Counts sockets per client identity, so one client cannot hold the server's sockets. */
+export class ClientRegistry {
+  private readonly sockets = new Map<string, number>();
+  total = 0;
+
+  claim(identity: string): boolean {
+    const held = this.sockets.get(identity) ?? 0;
+    if (held >= SOCKET_LIMITS.maxSocketsPerClient) return false;
+    this.sockets.set(identity, held + 1);
+    return true;
+  }
+
+  release(identity: string): void {
+    const held = (this.sockets.get(identity) ?? 1) - 1;
+    if (held <= 0) this.sockets.delete(identity);
+    else this.sockets.set(identity, held);
+  }
+}
+
+interface OpenChannel {
+  controller: AbortController;
+  listeners: Array<(packet: unknown) => void>;
+}
+
+/** Close codes: policy violation (bad or refused authentication), try again later (too many sockets). */
+const POLICY_VIOLATION = 1008;
+const TRY_AGAIN_LATER = 1013;
+
+export class SdkSocketSession {
+  private identity: string | undefined;
+  private authTimer: ReturnType<typeof setTimeout> | undefined;
+  private readonly rpcs = new Map<number, AbortController>();
+  private readonly channels = new Map<number, OpenChannel>();
+  private closed = false;
+
+  constructor(
+    private readonly namespace: Namespace,
+    private readonly io: SocketIo,
+    private readonly authenticate: Authenticator,
+    private readonly registry: ClientRegistry,
+  ) {}
+
+  opened(): void {
+    this.authTimer = setTimeout(() => this.refuse("Authentication timed out: send {authVersion: 1, clientIdentifier, clientPasskey} first"), SOCKET_LIMITS.authTimeoutMs);
+  }
+
+  received(text: string): void {
+    if (this.closed) return;
+    let value: unknown;
+    try {
+      value = JSON.parse(text);
+    } catch {
+      if (this.identity === undefined) return this.refuse("Failed to parse authentication packet: not JSON");
+      return this.warn(`Cannot parse frame as JSON: ${JSON.stringify(text.slice(0, 40))}`);
+    }
+    if (this.identity === undefined) return this.authenticateWith(value);
+    const frame = clientFrameSchema.safeParse(value);
+    if (!frame.success) return this.malformed(value, describeIssue(frame.error, "frame"));
+    this.dispatch(frame.data);
+  }
+
+  /** The socket is gone: every call it carried is cancelled. */
+  ended(): void {
+    if (this.closed) return;
+    this.closed = true;
+    clearTimeout(this.authTimer);
+    if (this.identity !== undefined) this.registry.release(this.identity);
+    for (const controller of this.rpcs.values()) controller.abort(new ApiError(499, "The client closed the connection"));
+    for (const channel of this.channels.values()) channel.controller.abort(new ApiError(499, "The client closed the connection"));
+    this.rpcs.clear();
+    this.channels.clear();
+  }
+
+  private authenticateWith(value: unknown): void {
+    const frame = authFrameSchema.safeParse(value);
+    if (!frame.success) return this.refuse(describeIssue(frame.error, "authentication packet"));
+    const refusal = this.authenticate(frame.data.clientIdentifier, frame.data.clientPasskey);
+    if (refusal !== undefined) return this.refuse(refusal);
+    if (!this.registry.claim(frame.data.clientIdentifier)) {
+      this.write({ success: false, error: `Too many connections for client "${frame.data.clientIdentifier}" (at most ${SOCKET_LIMITS.maxSocketsPerClient})` });
+      return this.close(TRY_AGAIN_LATER, "too many connections");
+    }
+    clearTimeout(this.authTimer);
+    this.identity = frame.data.clientIdentifier;
+    this.write({ success: true });
+  }
+
+  private refuse(reason: string): void {
+    log.info(`/${this.namespace.name}: refused a client: ${reason}`);
+    this.write({ success: false, error: reason });
+    this.close(POLICY_VIOLATION, "authentication failed");
+  }
+
+  private close(code: number, reason: string): void {
+    this.io.close(code, reason);
+    this.ended();
+  }
+
+  /** A frame that does not fit the protocol: the call it names (if any) ends with an error. */
+  private malformed(value: unknown, reason: string): void {
+    const frame = (typeof value === "object" && value !== null ? value : {}) as Record<string, unknown>;
+    const error = serializeError(new ApiError(400, reason));
+    if (frame.type === "rpcCall" && Number.isSafeInteger(frame.callId)) {
+      this.rpcs.get(frame.callId as number)?.abort();
+      this.rpcs.delete(frame.callId as number);
+      return this.send({ type: "rpcError", callId: frame.callId as number, error });
+    }
+    if ((frame.type === "channelCreate" || frame.type === "channelSend") && Number.isSafeInteger(frame.channelId)) {
+      return this.failChannel(frame.channelId as number, new ApiError(400, reason));
+    }
+    this.warn(reason);
+  }
+
+  private warn(warning: string): void {
+    this.send({ type: "communicationWarning", warning });
+  }
+
+  private dispatch(frame: ClientFrame): void {
+    switch (frame.type) {
+      case "keepAlive":
+        return this.send({ type: "keepAliveAck" });
+      case "communicationWarning":
+        return log.debug(`/${this.namespace.name}: client warning: ${frame.warning.slice(0, 500)}`);
+      case "rpcCall":
+        return this.startRpc(frame.endpoint, frame.callId, frame.parameter);
+      case "channelCreate":
+        return this.startChannel(frame.endpoint, frame.channelId, frame.creationParameter);
+      case "channelSend": {
+        const channel = this.channels.get(frame.channelId);
+        if (!channel) return this.warn(`channelSend for unknown channel ${frame.channelId}`);
+        if (frame.ackId !== undefined) this.send({ type: "channelAck", channelId: frame.channelId, ackId: frame.ackId });
+        for (const listener of channel.listeners) listener(frame.message);
+        return;
+      }
+      case "channelAck":
+        return; // the server never asks for acknowledgements
+      case "signalSubscribe":
+      case "writableSignalSubscribe":
+        return this.send({
+          type: frame.type === "signalSubscribe" ? "signalError" : "writableSignalError",
+          subscribeId: frame.subscribeId,
+          error: serializeError(new ApiError(501, `Signal "${frame.endpoint}" is not served by llamux on /${this.namespace.name}`)),
+        });
+      case "signalUnsubscribe":
+      case "writableSignalUnsubscribe":
+      case "writableSignalUpdate":
+        return;
+    }
+  }
+
+  private openCalls(): number {
+    return this.rpcs.size + this.channels.size;
+  }
+
+  private startRpc(endpoint: string, callId: number, parameter: unknown): void {
+    const fail = (error: unknown) => this.send({ type: "rpcError", callId, error: serializeError(error) });
+    const handler = Object.hasOwn(this.namespace.rpc, endpoint) ? this.namespace.rpc[endpoint] : undefined;
+    if (!handler) return fail(notServed(this.namespace.name, "RPC", endpoint));
+    if (this.rpcs.has(callId)) return fail(new ApiError(400, `RPC call id ${callId} is already in use on this connection`));
+    if (this.openCalls() >= SOCKET_LIMITS.maxOpenCalls) return fail(new ApiError(429, `Too many open calls on one connection (at most ${SOCKET_LIMITS.maxOpenCalls})`));
+    const controller = new AbortController();
+    this.rpcs.set(callId, controller);
+    handler(parameter, { signal: controller.signal, clientIdentifier: this.identity! }).then(
+      (result) => {
+        if (this.rpcs.get(callId) !== controller) return;
+        this.rpcs.delete(callId);
+        this.send(result === undefined ? { type: "rpcResult", callId } : { type: "rpcResult", callId, result });
+      },
+      (error) => {
+        if (this.rpcs.get(callId) !== controller) return;
+        this.rpcs.delete(callId);
+        logFailure(this.namespace.name, endpoint, error);
+        fail(error);
+      },
+    );
+  }
+
+  private startChannel(endpoint: string, channelId: number, parameter: unknown): void {
+    const handler = Object.hasOwn(this.namespace.channels, endpoint) ? this.namespace.channels[endpoint] : undefined;
+    if (!handler) return this.failChannel(channelId, notServed(this.namespace.name, "channel", endpoint));
+    // The client now believes the id names the new channel: the old one cannot go on either.
+    if (this.channels.has(channelId)) return this.failChannel(channelId, new ApiError(400, `Channel id ${channelId} is already in use on this connection`));
+    if (this.openCalls() >= SOCKET_LIMITS.maxOpenCalls) {
+      return this.failChannel(channelId, new ApiError(429, `Too many open calls on one connection (at most ${SOCKET_LIMITS.maxOpenCalls})`));
+    }
+    const channel: OpenChannel = { controller: new AbortController(), listeners: [] };
+    this.channels.set(channelId, channel);
+    const current = () => this.channels.get(channelId) === channel;
+    const context: ChannelContext = {
+      signal: channel.controller.signal,
+      clientIdentifier: this.identity!,
+      send: (message) => {
+        if (current()) this.send({ type: "channelSend", channelId, message });
+      },
+      onPacket: (listener) => channel.listeners.push(listener),
+    };
+    handler(parameter, context).then(
+      () => {
+        if (!current()) return;
+        this.channels.delete(channelId);
+        this.send({ type: "channelClose", channelId });
+      },
+      (error) => {
+        if (!current()) return;
+        logFailure(this.namespace.name, endpoint, error);
+        this.failChannel(channelId, error);
+      },
+    );
+  }
+
+  private failChannel(channelId: number, error: unknown): void {
+    const open = this.channels.get(channelId);
+    if (open) {
+      this.channels.delete(channelId);
+      open.controller.abort(error);
+    }
+    this.send({ type: "channelError", channelId, error: serializeError(error) });
+  }
+
+  private send(frame: ServerFrame): void {
+    this.write(frame);
+  }
+
+  private write(value: unknown): void {
+    if (!this.closed) this.io.send(JSON.stringify(value));
+  }
+}
+
+function notServed(namespace: string, kind: "RPC" | "channel", endpoint: string): ApiError {
+  return new ApiError(501, `The ${kind} endpoint "${endpoint}" on /${namespace} is not served by llamux (it serves models: /llm, /embedding and /system)`);
+}
+
+function logFailure(namespace: string, endpoint: string, error: unknown): void {
+  const status = error instanceof ApiError ? error.status : 500;
+  if (status >= 500 && status !== 501) log.error(`/${namespace} ${endpoint}: ${(error as Error)?.message ?? String(error)}`);
+  else log.debug(`/${namespace} ${endpoint}: ${(error as Error)?.message ?? String(error)}`);
+}

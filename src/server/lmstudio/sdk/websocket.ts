@@ -1,0 +1,82 @@
+// Profile c's WebSocket endpoints for LM Studio's SDKs and `lms`: GET /llm, /embedding, /system (and the
+// namespaces llamux does not serve) upgrade to a socket of LM Studio's protocol. The upgrade passes the
+// listener's guards (host check, CORS, request log); the API key is checked in the protocol's own
+// authentication frame instead of a header, since the SDK sends none:
+//   without --api-key  every client is accepted, guests (random identities) included, as LM Studio;
+//   with --api-key     a client is accepted when "<clientIdentifier>:<clientPasskey>" equals a key (LM
+//                      Studio's token form "sk-lm-<id>:<passkey>", split by the SDK into identifier and
+//                      passkey), or when its passkey alone does (a plain key such as "secret").
+import type { Server, ServerWebSocket, WebSocketHandler } from "bun";
+import type { Handler } from "hono";
+import { ApiError } from "../../api-error.ts";
+import type { ServerDeps } from "../../deps.ts";
+import { keyMatcher } from "../../middleware/api-key.ts";
+import type { LmStudioModelService } from "../model-service.ts";
+import { SOCKET_LIMITS } from "./frames.ts";
+import { SDK_NAMESPACES, sdkNamespaces } from "./namespaces.ts";
+import { type Authenticator, ClientRegistry, type Namespace, SdkSocketSession } from "./socket-session.ts";
+
+interface SocketData {
+  namespace: Namespace;
+  authenticate: Authenticator;
+  registry: ClientRegistry;
+  session?: SdkSocketSession;
+}
+
+/** The paths that upgrade; they need no API key header (the handshake carries the key). */
+export const SDK_SOCKET_PATHS = SDK_NAMESPACES.map((name) => `/${name}`);
+
+function authenticator(apiKeys: string[]): Authenticator {
+  if (apiKeys.length === 0) return () => undefined;
+  const accepted = keyMatcher(apiKeys);
+  return (identifier, passkey) => {
+    // Both tests run, so the time taken does not tell which form matched.
+    const asToken = accepted(`${identifier}:${passkey}`);
+    const asKey = accepted(passkey);
+    return asToken || asKey ? undefined : `Invalid passkey for client "${identifier}": this server requires an API key`;
+  };
+}
+
+/** Bun's WebSocket callbacks, one object for every listener (each socket carries its own state). */
+export const sdkWebSocket: WebSocketHandler<SocketData> = {
+  open(ws: ServerWebSocket<SocketData>) {
+    const { namespace, authenticate, registry } = ws.data;
+    registry.total++;
+    ws.data.session = new SdkSocketSession(namespace, { send: (text) => void ws.send(text), close: (code, reason) => ws.close(code, reason) }, authenticate, registry);
+    ws.data.session.opened();
+  },
+  message(ws: ServerWebSocket<SocketData>, message: string | Buffer) {
+    ws.data.session?.received(typeof message === "string" ? message : message.toString("utf8"));
+  },
+  close(ws: ServerWebSocket<SocketData>) {
+    ws.data.registry.total--;
+    ws.data.session?.ended();
+  },
+  maxPayloadLength: SOCKET_LIMITS.maxFrameBytes,
+  idleTimeout: SOCKET_LIMITS.idleTimeoutSeconds,
+  backpressureLimit: SOCKET_LIMITS.backpressureBytes,
+  closeOnBackpressureLimit: true,
+  sendPings: true,
+  perMessageDeflate: false,
+};
+
+/** One route per namespace path, for profile c's route table. */
+export function sdkSocketRoutes(deps: ServerDeps, models: LmStudioModelService, apiKeys: string[]): Array<{ path: string; handler: Handler }> {
+  const namespaces = sdkNamespaces(deps, models);
+  const authenticate = authenticator(apiKeys);
+  const registry = new ClientRegistry();
+  return [...namespaces.values()].map((namespace) => ({
+    path: `/${namespace.name}`,
+    handler: (c) => {
+      if (c.req.header("upgrade")?.toLowerCase() !== "websocket") {
+        throw new ApiError(426, `/${namespace.name} is LM Studio's SDK WebSocket endpoint: connect with a WebSocket client (the LM Studio SDK or lms)`);
+      }
+      const server = c.env as Server<SocketData> | undefined;
+      if (typeof server?.upgrade !== "function") throw new ApiError(501, "WebSocket upgrades are not available on this listener");
+      if (registry.total >= SOCKET_LIMITS.maxSockets) throw new ApiError(503, `Too many SDK connections (at most ${SOCKET_LIMITS.maxSockets})`);
+      if (!server.upgrade(c.req.raw, { data: { namespace, authenticate, registry } })) throw new ApiError(400, "WebSocket upgrade failed");
+      // Bun answers the upgrade itself; this response is not sent.
+      return new Response(null);
+    },
+  }));
+}
