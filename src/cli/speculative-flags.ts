@@ -3,6 +3,7 @@
 // '{"method": "ngram", "num_speculative_tokens": N, "prompt_lookup_max": 4, "prompt_lookup_min": 1}').
 import { existsSync } from "node:fs";
 import { resolveSpeculativeOptions, type SpeculativeOptions } from "../engine/speculative/options.ts";
+import { fromVllmSpeculativeConfig, VLLM_SPECULATIVE_KEYS } from "../engine/speculative/vllm-config.ts";
 import { UsageError } from "./usage-error.ts";
 import { logger } from "../log.ts";
 
@@ -30,15 +31,6 @@ export interface SpeculativeFlagValues {
   "speculative-config"?: string;
 }
 
-const configKeys = new Set(["model", "method", "num_speculative_tokens", "prompt_lookup_max", "prompt_lookup_min", "draft_tensor_parallel_size"]);
-
-function numberField(config: Record<string, unknown>, key: string): number | undefined {
-  const value = config[key];
-  if (value === undefined || value === null) return undefined;
-  if (typeof value !== "number") throw new UsageError(`--speculative-config: "${key}" must be a number, got ${JSON.stringify(value)}`);
-  return value;
-}
-
 /** vLLM's --speculative-config as SpeculativeOptions. */
 export function parseSpeculativeConfig(text: string): SpeculativeOptions {
   let config: unknown;
@@ -47,28 +39,14 @@ export function parseSpeculativeConfig(text: string): SpeculativeOptions {
   } catch {
     throw new UsageError(`--speculative-config must be a JSON object such as '{"method": "ngram", "num_speculative_tokens": 4}', got ${text}`);
   }
-  if (typeof config !== "object" || config === null || Array.isArray(config)) throw new UsageError(`--speculative-config must be a JSON object, got ${text}`);
-  const fields = config as Record<string, unknown>;
-  for (const key of Object.keys(fields)) if (!configKeys.has(key)) log.warn(`--speculative-config: "${key}" is ignored`);
-  const model = fields.model;
-  if (model !== undefined && model !== null && typeof model !== "string") throw new UsageError(`--speculative-config: "model" must be a file path`);
-  const method = fields.method ?? (model ? "draft_model" : undefined);
-  const maxDraftTokens = numberField(fields, "num_speculative_tokens");
-  if (method === "ngram") {
-    const ngramMax = numberField(fields, "prompt_lookup_max");
-    const ngramMin = numberField(fields, "prompt_lookup_min");
-    return {
-      method: "ngram",
-      ...(maxDraftTokens !== undefined ? { maxDraftTokens } : {}),
-      ...(ngramMax !== undefined ? { ngramMax } : {}),
-      ...(ngramMin !== undefined ? { ngramMin } : {}),
-    };
+  if (typeof config === "object" && config !== null) {
+    for (const key of Object.keys(config)) if (!VLLM_SPECULATIVE_KEYS.has(key)) log.warn(`--speculative-config: "${key}" is ignored`);
   }
-  if (method === "draft_model") {
-    if (!model) throw new UsageError(`--speculative-config: method "draft_model" needs "model": a draft GGUF file`);
-    return { method: "draft", draftModelPath: model as string, ...(maxDraftTokens !== undefined ? { maxDraftTokens } : {}) };
+  try {
+    return fromVllmSpeculativeConfig(config);
+  } catch (error) {
+    throw new UsageError(`--speculative-config: ${(error as Error).message}`);
   }
-  throw new UsageError(`--speculative-config: method ${JSON.stringify(method)} is not supported (llamux has "ngram" and a draft "model")`);
 }
 
 /** The serve flags as SpeculativeOptions (undefined: no speculation); checked now so a bad value stops start-up. */

@@ -6,6 +6,7 @@ import { ModelDrafter } from "./model-drafter.ts";
 import { NgramDrafter } from "./ngram-drafter.ts";
 import { resolveSpeculativeOptions, type SpeculativeOptions } from "./options.ts";
 import { Speculation } from "./speculation.ts";
+import { EngineError } from "../types.ts";
 
 export interface DraftLoadSettings {
   gpuLayers: number;
@@ -14,10 +15,16 @@ export interface DraftLoadSettings {
   kvCacheType?: KvCacheType;
 }
 
+/** Throws EngineError "invalid_request" for settings or a draft model that cannot work with the target. */
 export function createSpeculation(options: SpeculativeOptions, target: LlamaModel, context: LlamaContext, settings: DraftLoadSettings): Speculation {
-  const resolved = resolveSpeculativeOptions(options);
+  let resolved;
+  try {
+    resolved = resolveSpeculativeOptions(options);
+  } catch (error) {
+    throw new EngineError("invalid_request", (error as Error).message);
+  }
   if (target.isRecurrentOrHybrid && context.recurrentRollback < resolved.maxDraftTokens) {
-    throw new Error(`Cannot use speculative decoding with "${target.path}": llama.cpp cannot roll back the recurrent state of architecture "${target.architecture}"`);
+    throw new EngineError("invalid_request", `Cannot use speculative decoding with "${target.path}": llama.cpp cannot roll back the recurrent state of architecture "${target.architecture}"`);
   }
   let drafter: Drafter;
   if (resolved.method === "ngram") {

@@ -11,6 +11,7 @@ import { DecodeStatus, LlamaContext, LlamaModel, TokenBatch, type KvCacheType } 
 import { commonPrefixLength } from "../prefix-reuse.ts";
 import type { Drafter, DraftRequest } from "./drafter.ts";
 import { draftIncompatibility } from "./compatibility.ts";
+import { EngineError } from "../types.ts";
 
 export interface DraftContextOptions {
   sequences: number;
@@ -42,7 +43,7 @@ export class ModelDrafter implements Drafter {
     const model = LlamaModel.load(path, { gpuLayers: options.gpuLayers });
     try {
       const why = draftIncompatibility(target, model);
-      if (why) throw new Error(`Cannot use "${path}" as draft model for "${target.path}": ${why}`);
+      if (why) throw new EngineError("invalid_request", `Cannot use "${path}" as draft model for "${target.path}": ${why}`);
       const context = LlamaContext.create(model, {
         contextSize: options.contextPerSequence * options.sequences,
         batchSize: options.batchSize,

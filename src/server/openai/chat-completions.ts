@@ -15,6 +15,7 @@ import { openAiEventStream } from "./sse.ts";
 import { streamChatChoices } from "./chat-stream.ts";
 import { loadOverrides, modelDefaults, withModelStops } from "./ollama-options.ts";
 import { ttlKeepAlive } from "./ttl.ts";
+import { draftModelOverrides } from "./draft-model.ts";
 import { requestedMaxTokens } from "./max-tokens.ts";
 import type { ResponseExtension } from "./response-extension.ts";
 import { chatCompletionBody, checkChoiceOptions, completionId, generationFields, toChatMessages, toSamplerSettings, toUsage } from "./translate.ts";
@@ -39,7 +40,7 @@ export function chatCompletions(deps: ServerDeps, extension?: ResponseExtension)
     if (deps.models.embeds(model)) throw badRequest(`Model "${model.id}" is an embedding model and does not support chat`, "model");
     // Images are read (and refused) before the model loads.
     const messages = await toChatMessages(body.messages, imageUrlReader(deps, model));
-    const engine = await deps.models.engine(model, { ...defaults.load, ...loadOverrides(deps.profile, body) }, ttlKeepAlive(deps.profile, body.ttl));
+    const engine = await deps.models.engine(model, { ...defaults.load, ...loadOverrides(deps.profile, body), ...draftModelOverrides(deps, body.draft_model) }, ttlKeepAlive(deps.profile, body.ttl));
     const constraint = outputConstraintOf(body);
     const plan = planChatOutput({
       tools: body.tools ?? [], parallelToolCalls: body.parallel_tool_calls ?? true,
