@@ -95,7 +95,7 @@ describe("profile c: draft_model per request", () => {
     const stats = speculative.stats as Record<string, number>;
     expect(stats.draft_model).toBeDefined();
     expect(stats.total_draft_tokens_count).toBeGreaterThan(0);
-    expect(stats.accepted_draft_tokens_count + stats.rejected_draft_tokens_count).toBe(stats.total_draft_tokens_count);
+    expect(stats.accepted_draft_tokens_count! + stats.rejected_draft_tokens_count!).toBe(stats.total_draft_tokens_count!);
     expect(stats.ignored_draft_tokens_count).toBe(0);
     // greedy output does not change with a draft
     expect(speculative.choices[0]!.message.content).toBe(plain.choices[0]!.message.content);
