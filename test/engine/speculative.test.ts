@@ -92,6 +92,44 @@ for (const target of ["tiny-llama", "tiny-lfm2"] as const) {
   });
 }
 
+describe("limits with drafts", () => {
+  test("generation stops with length when the context is full, as without drafts", async () => {
+    const model = await ensureModel("tiny-llama");
+    const options = { modelPath: model, parallel: 1, contextPerSequence: 128, threads: 1 };
+    const plain = Engine.load(options);
+    const speculative = Engine.load({ ...options, speculative: { method: "draft", draftModelPath: model, maxDraftTokens: 8 } });
+    try {
+      const request = { prompt: prompts[0]!, sampling: greedy, ignoreEos: true };
+      const expected = await run(plain, request);
+      const got = await run(speculative, request);
+      expect(got.finishReason).toBe("length");
+      expect(got.usage!.promptTokens + got.usage!.completionTokens).toBe(speculative.info.contextPerSequence + 1);
+      expect(got.tokens).toEqual(expected.tokens);
+      expect(got.usage!.acceptedDraftTokens).toBeGreaterThan(0);
+      // max_tokens bounds drafts too
+      const limited = await run(speculative, { ...request, maxTokens: 10 });
+      expect(limited.tokens).toEqual(expected.tokens.slice(0, 10));
+    } finally {
+      plain.dispose();
+      speculative.dispose();
+    }
+  }, 60_000);
+});
+
+describe("back-off", () => {
+  test("at near-zero acceptance a sequence drafts rarely: rejected drafts stay a few percent of the output", async () => {
+    // a random-weight draft agrees with the random-weight target by chance only
+    const engine = Engine.load({ ...base(await ensureModel("tiny-llama")), speculative: { method: "draft", draftModelPath: await ensureModel("tiny-llama-draft"), maxDraftTokens: 8 } });
+    try {
+      const result = await run(engine, { prompt: prompts[1]!, maxTokens: 400, sampling: greedy, ignoreEos: true });
+      const { draftTokens, acceptedDraftTokens, completionTokens } = result.usage!;
+      expect(draftTokens! - acceptedDraftTokens!).toBeLessThanOrEqual(0.05 * completionTokens);
+    } finally {
+      engine.dispose();
+    }
+  }, 120_000);
+});
+
 describe("n-gram speculation", () => {
   let engine: Engine;
   beforeAll(async () => {
