@@ -29,7 +29,15 @@ export interface ContextOptions {
   pooling?: Pooling;
   /** One KV buffer shared by all sequences (each may then use the whole context). Default: false. */
   unifiedKv?: boolean;
+  /**
+   * Recurrent-state snapshots kept per sequence so that the last decode's trailing tokens (at most this
+   * many) can be removed again (llama.cpp's n_rs_seq; speculative decoding on hybrid models). Default: 0.
+   */
+  recurrentRollback?: number;
 }
+
+/** llama_state_seq flag: only the recurrent (or SWA) part of a sequence's memory. */
+const STATE_SEQ_PARTIAL_ONLY = 1;
 
 const ggmlTypes: Record<KvCacheType, number> = { f32: 0, f16: 1, q4_0: 2, q8_0: 8 };
 const flashAttentionTypes: Record<FlashAttention, number> = { auto: -1, off: 0, on: 1 };
@@ -45,6 +53,8 @@ export class LlamaContext extends NativeHandle {
   readonly contextPerSequence: number;
   readonly batchSize: number;
   readonly sequences: number;
+  /** How many trailing tokens of the last decode a recurrent memory can remove (0: none, or not recurrent). */
+  readonly recurrentRollback: number;
 
   private constructor(private readonly n: Native, pointer: Pointer, readonly model: LlamaModel) {
     super(pointer, "context");
@@ -53,6 +63,7 @@ export class LlamaContext extends NativeHandle {
     this.contextPerSequence = n.llama.llama_n_ctx_seq(pointer);
     this.batchSize = n.llama.llama_n_batch(pointer);
     this.sequences = n.llama.llama_n_seq_max(pointer);
+    this.recurrentRollback = n.llama.llama_n_rs_seq(pointer);
   }
 
   static create(model: LlamaModel, options: ContextOptions): LlamaContext {
@@ -72,6 +83,7 @@ export class LlamaContext extends NativeHandle {
     p.set("embeddings", options.embeddings ?? false);
     p.set("pooling_type", poolingTypes[options.pooling ?? "unspecified"]);
     p.set("kv_unified", options.unifiedKv ?? false);
+    p.set("n_rs_seq", options.recurrentRollback ?? 0);
     p.set("no_perf", false);
     const { result: pointer, error } = withLlamaError(() => asPointer(n.shim.llamux_context_init(model.pointer, p.pointer)));
     if (!pointer) {
@@ -130,6 +142,26 @@ export class LlamaContext extends NativeHandle {
   restoreSequence(seq: number, state: Uint8Array): boolean {
     if (state.length === 0) return false;
     return Number(this.n.llama.llama_state_seq_set_data(this.handle, ptr(state), state.length, seq)) > 0;
+  }
+
+  /** Saves only the recurrent part of a sequence's memory (small: no KV cache), for a quick rollback. */
+  saveRecurrentState(seq: number): Uint8Array {
+    const size = Number(this.n.llama.llama_state_seq_get_size_ext(this.handle, seq, STATE_SEQ_PARTIAL_ONLY));
+    const out = new Uint8Array(Math.max(size, 1));
+    const written = Number(this.n.llama.llama_state_seq_get_data_ext(this.handle, ptr(out), size, seq, STATE_SEQ_PARTIAL_ONLY));
+    return out.subarray(0, written);
+  }
+
+  restoreRecurrentState(seq: number, state: Uint8Array): boolean {
+    if (state.length === 0) return false;
+    return Number(this.n.llama.llama_state_seq_set_data_ext(this.handle, ptr(state), state.length, seq, STATE_SEQ_PARTIAL_ONLY)) > 0;
+  }
+
+  /** The logits at batch index `index` without copying them: valid only until the next decode. */
+  logitsView(index: number): Float32Array {
+    const p = asPointer(this.n.llama.llama_get_logits_ith(this.handle, index));
+    if (!p) throw new RangeError(`Cannot read logits at batch index ${index}: that token did not request output`);
+    return new Float32Array(toArrayBuffer(p, 0, this.model.vocab.size * 4));
   }
 
   /** The vocabulary-sized logits of the token at batch index `index` of the last decode (a copy). */

@@ -2,7 +2,7 @@
 export { loadNative, backendDevices, computeSummary, amxKernelsLoaded, cpuBackendNote } from "./native.ts";
 export { LlamaModel, type ModelLoadOptions } from "./model.ts";
 export { LlamaVocab, type TokenizeOptions } from "./vocab.ts";
-export { LlamaContext, DecodeStatus, type ContextOptions } from "./context.ts";
+export { LlamaContext, DecodeStatus, type ContextOptions, type KvCacheType } from "./context.ts";
 export { TokenBatch } from "./batch.ts";
 export { SamplerChain, defaultSamplerSettings, type SamplerSettings } from "./sampler.ts";
 export { quantizeModel, quantizationTypes, type QuantizationType } from "./quantize.ts";

@@ -76,6 +76,10 @@ const llamaSymbols = {
   llama_state_seq_get_size: { args: [ptr, i32], returns: usize },
   llama_state_seq_get_data: { args: [ptr, ptr, usize, i32], returns: usize },
   llama_state_seq_set_data: { args: [ptr, ptr, usize, i32], returns: usize },
+  llama_state_seq_get_size_ext: { args: [ptr, i32, u32], returns: usize },
+  llama_state_seq_get_data_ext: { args: [ptr, ptr, usize, i32, u32], returns: usize },
+  llama_state_seq_set_data_ext: { args: [ptr, ptr, usize, i32, u32], returns: usize },
+  llama_n_rs_seq: { args: [ptr], returns: u32 },
 
   // vocab
   llama_vocab_n_tokens: { args: [ptr], returns: i32 },
@@ -89,6 +93,7 @@ const llamaSymbols = {
   llama_vocab_is_control: { args: [ptr, i32], returns: bool },
   llama_vocab_get_add_bos: { args: [ptr], returns: bool },
   llama_vocab_get_add_eos: { args: [ptr], returns: bool },
+  llama_vocab_get_text: { args: [ptr, i32], returns: cstring },
   llama_tokenize: { args: [ptr, ptr, i32, ptr, i32, bool, bool], returns: i32 },
   llama_token_to_piece: { args: [ptr, i32, ptr, i32, i32, bool], returns: i32 },
   llama_detokenize: { args: [ptr, ptr, i32, ptr, i32, bool, bool], returns: i32 },

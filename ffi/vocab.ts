@@ -16,6 +16,9 @@ export class LlamaVocab {
   readonly eos: number;
   readonly eot: number;
   readonly addBos: boolean;
+  readonly addEos: boolean;
+  /** llama_vocab_type: SPM, BPE, WPM, UGM, RWKV, … */
+  readonly type: number;
 
   constructor(private readonly n: Native, private readonly vocab: Pointer) {
     const l = n.llama;
@@ -24,6 +27,8 @@ export class LlamaVocab {
     this.eos = l.llama_vocab_eos(vocab);
     this.eot = l.llama_vocab_eot(vocab);
     this.addBos = l.llama_vocab_get_add_bos(vocab);
+    this.addEos = l.llama_vocab_get_add_eos(vocab);
+    this.type = l.llama_vocab_type(vocab);
   }
 
   get pointer(): Pointer {
@@ -63,6 +68,11 @@ export class LlamaVocab {
       n = this.n.llama.llama_detokenize(this.vocab, ptr(input), input.length, ptr(out), out.length, removeSpecial, unparseSpecial);
     }
     return new TextDecoder().decode(out.subarray(0, Math.max(0, n)));
+  }
+
+  /** A token's text as the vocabulary stores it (not detokenized). */
+  text(token: number): string {
+    return String(this.n.llama.llama_vocab_get_text(this.vocab, token) ?? "");
   }
 
   /** End of generation: EOS, EOT or any other token the vocabulary marks as ending a turn. */

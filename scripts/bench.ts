@@ -15,6 +15,7 @@ import { waitForQuietCpu } from "./bench/cpu-load.ts";
 import { runSdkBatch, sdkBatchNote } from "./bench/sdk.ts";
 import { machineInfo } from "./bench/machine.ts";
 import { measureStartup, startupSummary } from "./bench/startup.ts";
+import { CASES, llamaServerAvailable, measureCase, serverArgs, speculativeTable, type SpeculativeBenchModel, type SpeculativeSample } from "./bench/speculative.ts";
 import { type BenchReport, type Metric, SampleBook, TOOL_SOURCE, buildRows, markdownTable, writeReport } from "./bench/report.ts";
 
 const REPO_ROOT = `${import.meta.dir}/..`;
@@ -49,6 +50,9 @@ const help = `Usage: bun scripts/bench.ts [options]     (make bench)
   --settle-timeout S    longest wait in seconds for a quiet machine before measuring anyway (default 300)
   --strict              exit with status 1 if any row FAILs
   --only startup        only the executable's start-up to a listening server (no model)
+  --only speculative    only speculative decoding (plain, draft model, target as its own draft, n-gram,
+                        n-gram on a copying prompt; 1 and 4 streams; llamux and llama-server)
+  --spec-tiny           speculative decoding on the tiny test models instead (a quick check that it runs)
   --binary PATH         the executable whose start-up is timed (default dist/llamux, rebuilt by make binary)`;
 
 interface Options {
@@ -63,6 +67,8 @@ interface Options {
   retries: number;
   settleTimeoutMs: number;
   onlyStartup: boolean;
+  onlySpeculative: boolean;
+  speculativeTiny: boolean;
   binary: string | undefined;
 }
 
@@ -73,7 +79,7 @@ function parseOptions(): Options {
       "model-lfm2": { type: "string" }, "model-llama": { type: "string" }, libs: { type: "string" },
       threads: { type: "string" }, out: { type: "string" }, strict: { type: "boolean" }, help: { type: "boolean", short: "h" },
       "max-foreign-cpu": { type: "string" }, retries: { type: "string" }, "settle-timeout": { type: "string" },
-      only: { type: "string" }, binary: { type: "string" },
+      only: { type: "string" }, binary: { type: "string" }, "spec-tiny": { type: "boolean" },
     },
   });
   if (values.help) {
@@ -96,7 +102,7 @@ function parseOptions(): Options {
     !(settleTimeoutSeconds >= 0) && "--settle-timeout must be a number of seconds",
     ...modelKeys.filter((k) => !BENCH_MODELS.some((m) => m.key === k)).map((k) => `unknown model "${k}" (lfm2, llama)`),
     ...(libraryKinds ?? []).filter((k) => k !== "prebuilt" && k !== "source").map((k) => `unknown library build "${k}" (prebuilt, source)`),
-    values.only !== undefined && values.only !== "startup" && `--only takes "startup", got "${values.only}"`,
+    values.only !== undefined && values.only !== "startup" && values.only !== "speculative" && `--only takes "startup" or "speculative", got "${values.only}"`,
   ].filter(Boolean);
   if (problems.length > 0) {
     console.error(`${problems.join("\n")}\n\n${help}`);
@@ -108,6 +114,8 @@ function parseOptions(): Options {
     libraryKinds: libraryKinds as LibraryKind[] | undefined,
     outputDir: values.out ?? `${REPO_ROOT}/bench-results`,
     onlyStartup: values.only === "startup",
+    onlySpeculative: values.only === "speculative",
+    speculativeTiny: values["spec-tiny"] ?? false,
     binary: values.binary,
   };
 }
@@ -238,10 +246,78 @@ function startupBinary(options: Options): string {
   return `${REPO_ROOT}/dist/llamux`;
 }
 
+// ---- speculative decoding (issue 20) ----
+const SPEC_MODELS = [
+  { key: "lfm2", name: "lfm2-350m-q4_0", draft: "lfm2-350m-draft-q4_0", tiny: "tiny-lfm2", tinyDraft: "tiny-lfm2-draft" },
+  { key: "llama", name: "llama-1b-q4_0", draft: "llama-1b-draft-q4_0", tiny: "tiny-llama", tinyDraft: "tiny-llama-draft" },
+] as const;
+const SPEC_SETTINGS = { tokens: GENERATE, streams: [1, 4], draftTokens: 4, contextPerSequence: 1024 };
+
+/** Every case on llamux and (when built) llama-server; samples are medians over runs. Returns the report section. */
+async function measureSpeculative(options: Options): Promise<string> {
+  const log = (line: string) => console.error(line);
+  const models: Array<SpeculativeBenchModel & { vocabularySize: number }> = [];
+  for (const m of SPEC_MODELS.filter((m) => options.modelKeys.includes(m.key))) {
+    const path = await ensureModel(options.speculativeTiny ? m.tiny : m.name, { log });
+    const draftPath = await ensureModel(options.speculativeTiny ? m.tinyDraft : m.draft, { log });
+    // the vocabulary alone (no weights), for the copy case's logit bias
+    const { LlamaModel } = await import("../ffi/llama.ts");
+    const vocabOnly = LlamaModel.load(path, { vocabOnly: true });
+    const vocabularySize = vocabOnly.vocab.size;
+    vocabOnly.dispose();
+    models.push({ name: options.speculativeTiny ? m.tiny : m.name, path, draftPath, vocabularySize });
+  }
+  const servers = llamaServerAvailable() ? (["llamux", "llama-server"] as const) : (["llamux"] as const);
+  const settings = { ...SPEC_SETTINGS, threads: options.threads };
+  const runs: SpeculativeSample[][] = [];
+  for (let round = 1; round <= options.runs; round++) {
+    const samples: SpeculativeSample[] = [];
+    for (const model of models) {
+      for (const name of CASES) {
+        for (const server of round % 2 === 0 ? [...servers].reverse() : servers) {
+          await waitForQuietCpu(options.maxForeignCpuShare, options.settleTimeoutMs, () => {});
+          try {
+            const got = await measureCase(server, model, name, settings, model.vocabularySize);
+            for (const s of got) console.error(`  [run ${round}] ${model.name} ${server} ${name} ×${s.streams}: ${s.tokensPerSecond.toFixed(1)} t/s, accepted ${s.accepted}/${s.drafted}`);
+            samples.push(...got);
+          } catch (error) {
+            console.error(`  [run ${round}] ${model.name} ${server} ${name} FAILED: ${(error as Error).message}`);
+          }
+        }
+      }
+    }
+    runs.push(samples);
+  }
+  const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)] ?? 0;
+  const merged = runs[0]!.map((first) => {
+    const same = runs.flatMap((r) => r.filter((s) => s.model === first.model && s.server === first.server && s.case === first.case && s.streams === first.streams));
+    return { ...first, tokensPerSecond: median(same.map((s) => s.tokensPerSecond)), drafted: median(same.map((s) => s.drafted)), accepted: median(same.map((s) => s.accepted)) };
+  });
+  const commands = models.flatMap((model) => CASES.flatMap((name) => servers.map((server) =>
+    serverArgs(server, model, name, settings, 0, Math.max(...settings.streams)).map((a) => (a === process.execPath ? "bun" : a.startsWith("/") ? relative(process.cwd(), a) : /[{" ]/.test(a) ? `'${a}'` : a)).join(" "))));
+  return [
+    `## Speculative decoding (${settings.tokens} greedy tokens per stream, draft length ${settings.draftTokens}, ${options.threads} threads, median of ${options.runs})`,
+    "",
+    speculativeTable(merged),
+    "",
+    llamaServerAvailable() ? "" : "llama-server not built (.native/tools/llama-server): llamux only.",
+    "Random weights: a draft model agrees with the target by chance only, so \"draft\" shows the cost of drafting",
+    "at near-zero acceptance (the back-off should keep it near plain); \"self-draft\" (every draft accepted, but the",
+    "draft costs as much as the target) and \"ngram-copy\" (output forced to copy the prompt) are the high-acceptance cases.",
+    "",
+    "Server commands (port 0 stands for a free port):",
+    ...commands.map((c) => `    ${c}`),
+  ].join("\n");
+}
+
 async function main(): Promise<void> {
   const options = parseOptions();
   if (options.onlyStartup) {
     console.log(startupSummary(await measureStartup(startupBinary(options), options.runs)));
+    return;
+  }
+  if (options.onlySpeculative) {
+    console.log(await measureSpeculative(options));
     return;
   }
   const started = performance.now();
@@ -283,6 +359,13 @@ async function main(): Promise<void> {
     }
   }
 
+  let speculativeSection = "";
+  try {
+    speculativeSection = await measureSpeculative(options);
+  } catch (error) {
+    m.notes.push(`speculative decoding not measured: ${(error as Error).message}`);
+  }
+
   try {
     m.notes.push(startupSummary(await measureStartup(startupBinary(options), options.runs)));
   } catch (error) {
@@ -304,6 +387,7 @@ async function main(): Promise<void> {
   };
   const written = writeReport(report, options.outputDir);
   console.log(markdownTable(report.rows));
+  if (speculativeSection) console.log(`\n${speculativeSection}\n`);
   for (const note of report.notes) console.log(`note: ${note}`);
   console.log(`\nwritten: ${relative(process.cwd(), written.markdown)}, ${relative(process.cwd(), written.json)}`);
   if (options.strict && report.rows.some((r) => r.result !== "PASS")) process.exit(1);

@@ -12,7 +12,11 @@ import { BERT_TOKENIZER, LLAMA3_TOKENIZER, QWEN_TOKENIZER, type TokenizerSpec, b
 /** Bump when a change to the generator code changes the bytes it writes (spec changes are hashed anyway). */
 const GENERATOR_VERSION = 1;
 
-export const TINY_MODEL_NAMES = ["tiny-llama", "tiny-lfm2", "tiny-lfm2moe", "tiny-bert", "tiny-lfm2-ollama", "tiny-mmproj", "tiny-llama-lora", "tiny-llama-think"] as const;
+export const TINY_MODEL_NAMES = [
+  "tiny-llama", "tiny-lfm2", "tiny-lfm2moe", "tiny-bert", "tiny-lfm2-ollama", "tiny-mmproj", "tiny-llama-lora", "tiny-llama-think",
+  // speculative decoding: draft models with their target's tokenizer
+  "tiny-llama-draft", "tiny-lfm2-draft",
+] as const;
 export const BENCH_MODEL_NAMES = [
   "lfm2-350m",
   "lfm2-350m-q4_0",
@@ -20,6 +24,11 @@ export const BENCH_MODEL_NAMES = [
   "llama-1b",
   "llama-1b-q4_0",
   "llama-1b-q8_0",
+  // speculative decoding: small drafts with the benchmark shapes' vocabularies
+  "lfm2-350m-draft",
+  "lfm2-350m-draft-q4_0",
+  "llama-1b-draft",
+  "llama-1b-draft-q4_0",
 ] as const;
 export const MODEL_NAMES = [...TINY_MODEL_NAMES, ...BENCH_MODEL_NAMES] as const;
 
@@ -203,6 +212,25 @@ const llama1b = generated(
   llamaModel,
 );
 
+// ---- speculative decoding: drafts (same tokenizer as their target, much smaller) ----
+const tinyLlamaDraftShape: LlamaShape = { ...tinyLlamaShape, nEmbd: 32, nLayer: 1, nHead: 2, nHeadKv: 1, nFf: 64 };
+const tinyLfm2DraftShape: Lfm2Shape = { ...tinyLfm2Shape, nEmbd: 32, nLayer: 3, attentionLayers: [1], nHead: 2, nHeadKv: 1, nFf: 64 };
+tinyRecipes.push(
+  generated("tiny-llama-draft", "Tiny random-weight llama draft model for tiny-llama (same tokenizer)", tinyLlamaDraftShape,
+    { ...QWEN_TOKENIZER, chatTemplate: CHATML_HERMES_TEMPLATE }, llamaModel),
+  generated("tiny-lfm2-draft", "Tiny random-weight LFM2 draft model for tiny-lfm2 (same tokenizer)", tinyLfm2DraftShape, lfm2Chat, lfm2Model),
+);
+const lfm2DraftShape: Lfm2Shape = { ...lfm2_350mShape, nEmbd: 256, nLayer: 4, attentionLayers: [1, 3], nHead: 4, nHeadKv: 2, nFf: 1024 };
+const llamaDraftShape: LlamaShape = { ...llama1bShape, nEmbd: 256, nLayer: 2, nHead: 4, nHeadKv: 2, nFf: 1024 };
+const lfm2Draft = generated("lfm2-350m-draft", "Random-weight small LFM2 draft with the LFM2-350M vocabulary",
+  lfm2DraftShape, { ...lfm2Tokenizer(65536), chatTemplate: LFM2_TEMPLATE }, lfm2Model);
+const llamaDraft = generated("llama-1b-draft", "Random-weight small llama draft with the Llama-3.2-1B vocabulary",
+  llamaDraftShape, { ...LLAMA3_TOKENIZER, chatTemplate: LLAMA3_TEMPLATE }, llamaModel);
+const draftRecipes: ModelRecipe[] = [
+  lfm2Draft, quantized("lfm2-350m-draft-q4_0", lfm2Draft, "Q4_0"),
+  llamaDraft, quantized("llama-1b-draft-q4_0", llamaDraft, "Q4_0"),
+];
+
 const recipes: ModelRecipe[] = [
   ...tinyRecipes,
   lfm2_350m,
@@ -211,6 +239,7 @@ const recipes: ModelRecipe[] = [
   llama1b,
   quantized("llama-1b-q4_0", llama1b, "Q4_0"),
   quantized("llama-1b-q8_0", llama1b, "Q8_0"),
+  ...draftRecipes,
 ];
 
 export const MODEL_RECIPES: ReadonlyMap<ModelName, ModelRecipe> = new Map(recipes.map((r) => [r.name, r]));

@@ -60,7 +60,9 @@ export async function createCommand(args: string[]): Promise<number> {
     const client = await ServerClient.connect();
     if (client) {
       const request = await modelfileRequest(serverImporter(client), definition, dirname(file), progress.onProgress);
-      const body = { model: name, ...request, ...(quantize ? { quantize } : {}), stream: true };
+      // Ollama's wire name for the draft model's files
+      const { draftFiles, ...rest } = request;
+      const body = { model: name, ...rest, ...(draftFiles ? { draft_files: draftFiles } : {}), ...(quantize ? { quantize } : {}), stream: true };
       for await (const event of client.stream<PullProgress>("/api/create", body)) progress.onProgress(event);
     } else {
       const store = openStore();

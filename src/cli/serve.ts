@@ -17,6 +17,7 @@ import { pullWithProgress } from "./pull.ts";
 import { profiles, type ProfileName } from "../server/profiles.ts";
 import { UsageError } from "./usage-error.ts";
 import { engineFlagOptions, engineFlagsHelp, toolCallParserFlag } from "./engine-flags.ts";
+import { speculativeFlags, speculativeFlagsHelp, speculativeFromFlags } from "./speculative-flags.ts";
 import { exposureWarnings, serverOptionFlags, serverOptionsFromFlags, serverOptionsHelp } from "./server-flags.ts";
 import { logger } from "../log.ts";
 import {
@@ -61,6 +62,7 @@ Options:
       --allow-private-image-urls  let image URLs in requests reach loopback, private and link-local
                                 addresses (refused by default: a request could probe the local network)
 ${engineFlagsHelp}
+${speculativeFlagsHelp}
 ${serverOptionsHelp}
   -h, --help                    show this help
 
@@ -153,6 +155,7 @@ export async function serveCommand(args: string[]): Promise<number | undefined> 
       "trust-remote-code": { type: "boolean" }, help: { type: "boolean", short: "h" }, "chat-template": { type: "string" },
       "enable-auto-tool-choice": { type: "boolean" }, mmproj: { type: "string" }, "allow-private-image-urls": { type: "boolean" }, "tool-call-parser": { type: "string" }, "reasoning-parser": { type: "string" }, "sdk-port": { type: "string" },
       ...serverOptionFlags,
+      ...speculativeFlags,
     },
   });
   if (values.help) {
@@ -174,6 +177,8 @@ export async function serveCommand(args: string[]): Promise<number | undefined> 
   const contextFlag = integer(values["ctx-size"] ?? values["max-model-len"], "ctx-size");
 
   const engineExtras = engineFlagOptions(values);
+  const speculative = speculativeFromFlags(values);
+  if (speculative && modelArg === undefined) throw new UsageError("--model-draft and --speculative-config need a MODEL to speculate for");
   const toolCallParser = toolCallParserFlag(values);
   const servesOllama = names.includes("a");
   if (servesOllama && ollamaDebug() && !process.env.LLAMUX_LOG_LEVEL) process.env.LLAMUX_LOG_LEVEL = "debug";
@@ -205,6 +210,7 @@ export async function serveCommand(args: string[]): Promise<number | undefined> 
       // LLAMUX_MODELS, else OLLAMA_MODELS on profile a, else ~/.llamux/models
       store: ModelStore.open({ profile: name }),
       ...engineExtras,
+      ...(speculative ? { speculative } : {}),
     };
     // Profile c picks models as LM Studio does: store names load just in time, any other name gets the loaded model.
     const models = name === "c"

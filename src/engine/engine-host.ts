@@ -2,7 +2,7 @@
 // (child-main.ts, Bun IPC) or the SDK's Worker (engine-worker.ts, postMessage). It loads one Engine,
 // answers calls and sends each step's events together.
 import { Engine } from "./engine.ts";
-import { EngineError, type EngineEvent } from "./types.ts";
+import { EngineError, type EngineEvent, type ModelInfo } from "./types.ts";
 import type { ChildMessage, ParentMessage } from "./protocol.ts";
 import { logger } from "../log.ts";
 
@@ -30,10 +30,10 @@ export function engineMessageHandler(send: (message: ChildMessage) => void, exit
       case "load":
         try {
           engine = Engine.load(message.options);
-          log.info(`loaded ${engine.info.architecture} model "${message.options.modelPath}": ${engine.info.sequences} sequences × ${engine.info.contextPerSequence} tokens, ${engine.info.threads} threads, ${engine.info.compute}${engine.info.vision ? `, vision projector "${engine.info.vision.projectorPath}"` : ""}`);
+          log.info(`loaded ${engine.info.architecture} model "${message.options.modelPath}": ${engine.info.sequences} sequences × ${engine.info.contextPerSequence} tokens, ${engine.info.threads} threads, ${engine.info.compute}${engine.info.vision ? `, vision projector "${engine.info.vision.projectorPath}"` : ""}${speculationNote(engine.info)}`);
           send({ type: "loaded", info: engine.info });
         } catch (error) {
-          send({ type: "load_failed", message: (error as Error).message });
+          send({ type: "load_failed", message: (error as Error).message, ...(error instanceof EngineError ? { code: error.code } : {}) });
         }
         break;
       case "submit":
@@ -69,4 +69,12 @@ export function engineMessageHandler(send: (message: ChildMessage) => void, exit
         exit();
     }
   };
+}
+
+function speculationNote(info: ModelInfo): string {
+  const s = info.speculative;
+  if (!s) return "";
+  return s.method === "ngram"
+    ? `, speculative decoding by n-gram lookup (up to ${s.maxDraftTokens} tokens)`
+    : `, speculative decoding with draft model "${s.draftModelPath}" (up to ${s.maxDraftTokens} tokens)`;
 }

@@ -36,7 +36,7 @@ export class EngineProcess extends EngineClient {
             engine.info = message.info;
             resolve(engine);
           } else if (message.type === "load_failed") {
-            reject(new EngineError("engine_failure", message.message));
+            reject(new EngineError(message.code ?? "engine_failure", message.message));
             engine.stopping = true;
             engine.kill();
           } else {

@@ -8,7 +8,10 @@ import { freemem } from "node:os";
 import { physicalCoreCount } from "../hardware.ts";
 import { logger } from "../log.ts";
 import { Scheduler, DEFAULT_QUEUE_LIMIT } from "./scheduler.ts";
+import { DEFAULT_MAX_DRAFT_TOKENS } from "./speculative/options.ts";
 import { ImageEncoder } from "./image-encoder.ts";
+import { createSpeculation } from "./speculative/create.ts";
+import type { Speculation } from "./speculative/speculation.ts";
 import type { EventSink } from "./sequence.ts";
 import { EngineError, type EmbedResult, type EngineOptions, type EngineStats, type GenerateRequest, type ModelInfo } from "./types.ts";
 
@@ -83,8 +86,9 @@ export class Engine {
   private constructor(
     private readonly model: LlamaModel, private readonly context: LlamaContext, options: EngineOptions, threads: number,
     private readonly images?: ImageEncoder,
+    private readonly speculation?: Speculation,
   ) {
-    this.scheduler = new Scheduler(model, context, options.queueLimit ?? DEFAULT_QUEUE_LIMIT, images);
+    this.scheduler = new Scheduler(model, context, options.queueLimit ?? DEFAULT_QUEUE_LIMIT, images, speculation);
     const chatTemplate = options.chatTemplate ?? model.chatTemplate();
     this.info = {
       path: model.path,
@@ -110,6 +114,7 @@ export class Engine {
       compute: computeSummary(),
       metadata: model.allMetadata(),
       ...(images ? { vision: { projectorPath: images.projector.path, mediaMarker: images.mediaMarker } } : {}),
+      ...(speculation ? { speculative: speculation.summary } : {}),
     };
   }
 
@@ -117,6 +122,7 @@ export class Engine {
     const gpuLayers = options.gpuLayers ?? gpuLayersWithin(options);
     const model = LlamaModel.load(options.modelPath, { gpuLayers });
     let images: ImageEncoder | undefined;
+    let speculation: Speculation | undefined;
     try {
       const parallel = options.parallel ?? DEFAULT_PARALLEL;
       const perSequence = options.contextPerSequence ?? contextWithinMemory(model, parallel);
@@ -132,6 +138,8 @@ export class Engine {
         embeddings: options.embeddings ?? false,
         // Non-causal (embedding) models must see a whole input in one micro-batch.
         ...(options.embeddings ? { microBatchSize: batchSize } : {}),
+        // a hybrid model verifying drafts must be able to take the rejected ones out of its recurrent state
+        ...(options.speculative && model.isRecurrentOrHybrid ? { recurrentRollback: options.speculative.maxDraftTokens ?? DEFAULT_MAX_DRAFT_TOKENS } : {}),
       });
       try {
         const adapters = (options.loraAdapters ?? []).map((path) => ({ adapter: loadLoraAdapter(model, path), scale: 1 }));
@@ -139,11 +147,15 @@ export class Engine {
         if (options.projectorPath) {
           images = new ImageEncoder(MtmdContext.load(options.projectorPath, model, { threads, gpu: gpuLayers !== 0, mediaMarker: randomMediaMarker() }));
         }
+        if (options.speculative && !options.embeddings) {
+          speculation = createSpeculation(options.speculative, model, context, { gpuLayers, threads, flashAttention: options.flashAttention, kvCacheType: options.kvCacheType });
+        }
       } catch (error) {
+        images?.dispose();
         context.dispose();
         throw error;
       }
-      return new Engine(model, context, options, threads, images);
+      return new Engine(model, context, options, threads, images, speculation);
     } catch (error) {
       model.dispose();
       throw error;
@@ -214,6 +226,7 @@ export class Engine {
   dispose(reason = "engine stopped"): void {
     this.scheduler.failAll(reason);
     this.images?.dispose();
+    this.speculation?.dispose();
     this.context.dispose();
     this.model.dispose();
   }

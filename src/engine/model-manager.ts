@@ -50,7 +50,14 @@ interface Entry {
 /** Models with the same file but other load options (context, sequences) are separate engines. */
 function engineKey(options: EngineOptions): string {
   const { modelPath, ...load } = options;
-  return `${modelPath}\u0000${JSON.stringify(load, Object.keys(load).sort())}`;
+  return `${modelPath}\u0000${JSON.stringify(sortedKeys(load))}`;
+}
+
+/** The value with every object's keys in order, nested ones too (speculative options), for a stable key. */
+function sortedKeys(value: unknown): unknown {
+  if (Array.isArray(value)) return value.map(sortedKeys);
+  if (typeof value !== "object" || value === null) return value;
+  return Object.fromEntries(Object.keys(value).sort().map((key) => [key, sortedKeys((value as Record<string, unknown>)[key])]));
 }
 
 export class ModelManager {

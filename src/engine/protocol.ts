@@ -13,7 +13,8 @@ export type ParentMessage =
 
 export type ChildMessage =
   | { type: "loaded"; info: ModelInfo }
-  | { type: "load_failed"; message: string }
+  /** `code` is set when the load options themselves were wrong (an incompatible draft model): not the engine's fault. */
+  | { type: "load_failed"; message: string; code?: EngineErrorCode }
   // Events of one step travel together: one IPC message per step, not per token.
   | { type: "events"; events: EngineEvent[] }
   | { type: "reply"; callId: number; result?: unknown; error?: string; code?: EngineErrorCode };

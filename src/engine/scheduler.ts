@@ -16,6 +16,7 @@ import { EngineError, type EngineStats, type GenerateRequest, type TokenLogprobs
 import { computeLogprobs } from "./logprobs.ts";
 import type { ImageEncoder } from "./image-encoder.ts";
 import { disposeImages, imageCutAt, tokenizeWithImages, type ImageSpan } from "./image-prompt.ts";
+import type { Speculation } from "./speculative/speculation.ts";
 
 export const DEFAULT_QUEUE_LIMIT = 512;
 /** Recurrent/hybrid models save a checkpoint only after processing at least this many new prompt tokens. */
@@ -41,6 +42,8 @@ export class Scheduler {
     private readonly queueLimit = DEFAULT_QUEUE_LIMIT,
     /** The vision encoder, when the model was loaded with a projector. */
     private readonly images?: ImageEncoder,
+    /** Speculative decoding (draft model or n-gram), when the engine was loaded with it. */
+    private readonly speculation?: Speculation,
   ) {
     this.slots = Array.from({ length: context.sequences }, (_, seq) => new SequenceSlot(seq));
     this.batch = new TokenBatch(context.batchSize);
@@ -69,6 +72,8 @@ export class Scheduler {
       decodeSteps: this.decodeSteps,
       decodedTokens: this.decodedTokens,
       imageEncodes: this.images?.encodes ?? 0,
+      draftTokens: this.speculation?.draftedTokens ?? 0,
+      acceptedDraftTokens: this.speculation?.acceptedTokens ?? 0,
     };
   }
 
@@ -183,15 +188,19 @@ export class Scheduler {
     const started = performance.now();
     this.batch.clear();
     const prefillingThisStep: ActiveRequest[] = [];
+    const drafts = this.planDrafts(group);
     // Decode tokens go in sequence-id order: llama.cpp splits a batch whose sequences are out of order
     // into several micro-batches (measured on LFM2: 4
     // sequences took 30 ms per step in admission order 1,2,3,0 and 22.5 ms in order 0,1,2,3).
     for (const slot of group) {
       const active = slot.active;
       slot.outputIndex = -1;
+      slot.draft = undefined;
       if (active && !active.prefilling) {
         slot.outputIndex = this.batch.add(active.pendingToken, slot.cached.length, slot.seq, true);
         slot.cached.push(active.pendingToken);
+        slot.draft = drafts?.get(slot);
+        if (slot.draft) this.addDraft(slot, slot.draft);
       }
     }
     for (const slot of this.admitted) {
@@ -229,9 +238,55 @@ export class Scheduler {
     const elapsed = performance.now() - started;
     for (const active of prefillingThisStep) active.promptMs += elapsed;
     for (const slot of inGroup) {
-      if (slot.outputIndex >= 0) this.sampleSlot(slot);
+      if (slot.draft) this.verifyDraft(slot, slot.draft);
+      else if (slot.outputIndex >= 0) this.sampleSlot(slot);
     }
     return true;
+  }
+
+  // ---- speculative decoding hooks (the work itself is in ./speculative/) ----
+
+  /** Draft tokens for the group's generating sequences, when the engine speculates. */
+  private planDrafts(group: Set<SequenceSlot>): Map<SequenceSlot, number[]> | undefined {
+    if (!this.speculation) return undefined;
+    const generating = [...group].filter((slot) => slot.active && !slot.active.prefilling);
+    return this.speculation.plan(generating, this.batch.capacity, this.context.contextPerSequence);
+  }
+
+  /** Puts a draft after the slot's next token, every row with logits to verify it from. */
+  private addDraft(slot: SequenceSlot, draft: number[]): void {
+    for (const token of draft) {
+      this.batch.add(token, slot.cached.length, slot.seq, true);
+      slot.cached.push(token);
+    }
+    slot.active!.draftTokens! += draft.length;
+  }
+
+  /**
+   * Samples the slot's tokens from the verify rows, one after another, as plain decoding would, and
+   * keeps draft tokens while they equal what was sampled (llama.cpp's rule: the output follows the
+   * target's distribution exactly, and greedy output is unchanged). The first mismatch is the next
+   * token; the memory cells of the rejected draft tokens are removed.
+   */
+  private verifyDraft(slot: SequenceSlot, draft: number[]): void {
+    const active = slot.active!;
+    const base = slot.outputIndex;
+    const written = slot.cached.length;
+    slot.truncate(written - draft.length);
+    let accepted = 0;
+    for (let i = 0; i <= draft.length; i++) {
+      if (!this.sampleSlot(slot, undefined, base + i, draft[i])) break;
+      if (i === draft.length || active.pendingToken !== draft[i]) break;
+      accepted++;
+      slot.cached.push(draft[i]!);
+    }
+    slot.draft = undefined;
+    this.speculation!.settle(active, draft.length, accepted);
+    if (slot.cached.length < written && !this.context.removeTokens(slot.seq, slot.cached.length, -1)) {
+      this.context.clearSequence(slot.seq);
+      slot.truncate(0);
+      if (slot.active) this.endSlot(slot).fail("engine_failure", "Cannot remove rejected draft tokens from the sequence's memory");
+    }
   }
 
   /** The request's sampler chain; while min_tokens is unmet, end-of-generation tokens are banned in it. */
@@ -252,24 +307,32 @@ export class Scheduler {
     return this.eogTokens;
   }
 
-  /** Samples the slot's next token from the last decode's logits, or from `restored` ones. */
-  private sampleSlot(slot: SequenceSlot, restored?: Float32Array): void {
+  /**
+   * Samples the slot's next token from the last decode's logits at `index`, or from `restored` ones.
+   * True when the request goes on (the token is its pendingToken); `draftToken` is the draft token this
+   * sample verifies, counted as accepted when they are equal and the token is output.
+   */
+  private sampleSlot(slot: SequenceSlot, restored?: Float32Array, index = slot.outputIndex, draftToken?: number): boolean {
     const active = slot.active!;
-    const token = restored ? active.sampler!.sampleFrom(restored) : active.sampler!.sample(this.context, slot.outputIndex);
-    if (token === NO_TOKEN) return this.endSlot(slot).fail("invalid_request", "Cannot continue generating: the grammar allows no next token");
+    const token = restored ? active.sampler!.sampleFrom(restored) : active.sampler!.sample(this.context, index);
+    if (token === NO_TOKEN) {
+      this.endSlot(slot).fail("invalid_request", "Cannot continue generating: the grammar allows no next token");
+      return false;
+    }
     if (active.firstTokenAt === 0) active.firstTokenAt = performance.now();
     if (active.stopTokenIds.has(token)) return this.release(slot, "stop", undefined, token);
     if (!active.request.ignoreEos && this.model.vocab.isEndOfGeneration(token)) {
       return this.release(slot, "stop");
     }
     active.generated++;
+    if (token === draftToken) active.acceptedDraftTokens++;
     active.tokens.push(token);
     if (active.generated === active.request.minTokens) this.liftEndOfGenerationBan(active);
     const text = active.decoder.push(this.model.vocab.tokenToPiece(token, active.renderSpecialTokens));
     const pushed = active.stops.push(text);
     const logprobs = active.request.logprobs === undefined
       ? undefined
-      : this.logprobsOf(restored ?? this.context.logits(slot.outputIndex), token, active.request.logprobs);
+      : this.logprobsOf(restored ?? this.context.logits(index), token, active.request.logprobs);
     active.emit({ type: "token", id: active.id, token, text: pushed.text, ...(logprobs ? { logprobs } : {}) });
     if (pushed.stop) return this.release(slot, "stop", pushed.stop.stop);
     // The next step would store this token at position cached.length; stop before the context is full.
@@ -277,6 +340,7 @@ export class Scheduler {
       return this.release(slot, "length");
     }
     active.pendingToken = token;
+    return true;
   }
 
   /** min_tokens reached: the normal chain takes over, with the tokens so far in its penalty history. */
@@ -304,6 +368,7 @@ export class Scheduler {
       }
       active.nextPromptIndex = slot.cached.length;
       active.cachedPromptTokens = slot.cached.length;
+      if (this.speculation) active.draftTokens = 0;
       active.startedAt = performance.now();
       slot.active = active;
       slot.lastUsed = ++this.clock;
@@ -370,8 +435,10 @@ export class Scheduler {
     }
   }
 
-  private release(slot: SequenceSlot, reason: "stop" | "length" | "cancelled", stop?: string, stopToken?: number): void {
+  /** Ends the slot's request; returns false, so that sampleSlot can `return this.release(…)`. */
+  private release(slot: SequenceSlot, reason: "stop" | "length" | "cancelled", stop?: string, stopToken?: number): false {
     this.endSlot(slot).finish(reason, stop, stopToken);
+    return false;
   }
 
   /** Takes the slot's request out of the batch (its cached tokens stay for reuse) and returns it. */

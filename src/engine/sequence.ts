@@ -22,6 +22,9 @@ export class ActiveRequest {
   /** A restored checkpoint's logits: the first token is sampled from them, with no decode. */
   restoredLogits: Float32Array | undefined;
   cancelled = false;
+  /** Speculative decoding counts; undefined when the engine does not speculate. */
+  draftTokens: number | undefined;
+  acceptedDraftTokens = 0;
   sampler: SamplerChain | undefined;
   readonly decoder = new Utf8PieceDecoder();
   readonly stops: StopStringMatcher;
@@ -77,6 +80,7 @@ export class ActiveRequest {
       promptMs: this.promptMs,
       decodeMs: this.firstTokenAt ? now - this.firstTokenAt : 0,
       queueMs: (this.startedAt || now) - this.submittedAt,
+      ...(this.draftTokens !== undefined ? { draftTokens: this.draftTokens, acceptedDraftTokens: this.acceptedDraftTokens } : {}),
     };
   }
 
@@ -132,6 +136,8 @@ export class SequenceSlot {
   lastUsed = 0;
   /** Batch index whose logits this slot samples from after the current decode, or -1. */
   outputIndex = -1;
+  /** Draft tokens in the current decode after the slot's next token (speculative decoding), to verify. */
+  draft: number[] | undefined;
   constructor(readonly seq: number) {}
 
   /** Forgets cached tokens from `length` on, and a checkpoint that covered any of them. */

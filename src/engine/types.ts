@@ -1,6 +1,7 @@
 // The engine's one internal request shape and the events it streams back. Every profile translates
 // its wire format into GenerateRequest and renders EngineEvents; the engine knows no profile.
 import type { SamplerSettings } from "../../ffi/sampler.ts";
+import type { SpeculativeOptions } from "./speculative/options.ts";
 
 /**
  * One image of a request as the engine takes it: the bytes of a file libmtmd decodes itself (JPEG, PNG,
@@ -40,6 +41,11 @@ export interface GenerateRequest {
   /** Write special tokens (such as "<|im_end|>") into the output text instead of leaving them out. Default: only under a grammar. */
   renderSpecialTokens?: boolean;
   sampling?: Partial<SamplerSettings>;
+  /**
+   * Most draft tokens per step for this request when the engine speculates (Ollama's draft_num_predict);
+   * 0 turns speculation off for it. Default: the engine's maxDraftTokens, which also caps it.
+   */
+  draftTokens?: number;
 }
 
 export type FinishReason = "stop" | "length" | "cancelled";
@@ -60,6 +66,9 @@ export interface RequestUsage {
   decodeMs: number;
   /** Time waiting for a free sequence. */
   queueMs: number;
+  /** Set when the engine speculates: tokens drafted for this request, and how many of them it kept (each saved a decode step). */
+  draftTokens?: number;
+  acceptedDraftTokens?: number;
 }
 
 export type EngineErrorCode = "busy" | "invalid_request" | "context_overflow" | "engine_failure" | "engine_exited";
@@ -95,6 +104,8 @@ export interface EngineOptions {
   embeddings?: boolean;
   /** LoRA adapter GGUFs applied at full scale to every request (Modelfile ADAPTER). */
   loraAdapters?: string[];
+  /** Speculative decoding: a draft model or n-gram lookup proposes tokens the model verifies in one step. */
+  speculative?: SpeculativeOptions;
 }
 
 /** A pooled embedding: L2-normalised, with its input's token count and its length before normalising. */
@@ -116,6 +127,9 @@ export interface EngineStats {
   decodedTokens: number;
   /** Images run through the vision encoder (an image seen again is taken from the cache, not counted). */
   imageEncodes: number;
+  /** Speculative decoding since the engine started: tokens drafted and accepted (0 without speculation). */
+  draftTokens: number;
+  acceptedDraftTokens: number;
 }
 
 export interface ModelInfo {
@@ -147,6 +161,8 @@ export interface ModelInfo {
   metadata: Record<string, string>;
   /** Present when a vision projector is loaded: requests may carry images. */
   vision?: VisionInfo;
+  /** Present when the engine speculates. */
+  speculative?: { method: "draft" | "ngram"; draftModelPath?: string; maxDraftTokens: number };
 }
 
 export interface VisionInfo {

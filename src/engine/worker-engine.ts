@@ -51,7 +51,7 @@ export class WorkerEngine extends EngineClient {
           worker.unref();
           resolve(engine);
         } else if (message.type === "load_failed") {
-          reject(new EngineError("engine_failure", message.message));
+          reject(new EngineError(message.code ?? "engine_failure", message.message));
           void engine.stop();
         } else {
           engine.receive(message);

@@ -9,6 +9,7 @@ import { toTemplateMessages, type ChatInputMessage } from "./chat-input.ts";
 import { LocalModel } from "./local-model.ts";
 import { ProgressBar } from "./progress-bar.ts";
 import { SamplingParams, type SamplingParamsInit } from "./sampling-params.ts";
+import { fromVllmSpeculativeConfig, type VllmSpeculativeConfig } from "../engine/speculative/vllm-config.ts";
 
 export interface LLMOptions {
   /** A GGUF path, a model store name, or a Hugging Face `<org>/<model>` id. */
@@ -25,6 +26,11 @@ export interface LLMOptions {
   chat_template?: string;
   /** Model store root for store names and pulls. */
   store_root?: string;
+  /**
+   * Speculative decoding, as vLLM's LLM(speculative_config=…): `{ model: DRAFT_GGUF, num_speculative_tokens: 4 }`
+   * or `{ method: "ngram", num_speculative_tokens: 4, prompt_lookup_max: 4, prompt_lookup_min: 1 }`.
+   */
+  speculative_config?: VllmSpeculativeConfig;
 }
 
 export interface CompletionOutput {
@@ -37,6 +43,8 @@ export interface CompletionOutput {
   finish_reason: "stop" | "length" | "abort";
   /** The stop string or stop token that ended it, else null. */
   stop_reason: string | number | null;
+  /** With speculative decoding: tokens drafted for this output, and how many of them were accepted. */
+  spec_decode?: { draft_tokens: number; accepted_tokens: number };
 }
 
 export interface RequestOutput {
@@ -88,6 +96,7 @@ export class LLM {
       ...(o.threads !== undefined ? { threads: o.threads } : {}),
       ...(o.n_gpu_layers !== undefined ? { gpuLayers: o.n_gpu_layers } : {}),
       ...(o.chat_template !== undefined ? { chatTemplate: o.chat_template } : {}),
+      ...(o.speculative_config ? { speculative: fromVllmSpeculativeConfig(o.speculative_config) } : {}),
     }, o.store_root ? { storeRoot: o.store_root } : {});
   }
 
@@ -188,6 +197,9 @@ async function runPrompt(engine: EngineHandle, prompt: PreparedPrompt): Promise<
           index, text, token_ids, cumulative_logprob: null, logprobs: null,
           finish_reason: event.finishReason === "cancelled" ? "abort" : event.finishReason,
           stop_reason: event.stop ?? event.stopToken ?? null,
+          ...(event.usage.draftTokens !== undefined
+            ? { spec_decode: { draft_tokens: event.usage.draftTokens, accepted_tokens: event.usage.acceptedDraftTokens ?? 0 } }
+            : {}),
         };
       } else {
         throw new Error(`Cannot generate for prompt ${request_id}: ${event.message}`);

@@ -38,6 +38,11 @@ export interface SamplingParamsInit {
   logit_bias?: Record<number, number> | null;
   /** A GBNF grammar the output must follow (llamux's addition; vLLM has structured_outputs). */
   grammar?: string | null;
+  /**
+   * With speculative decoding (LLM speculative_config): most draft tokens per step for this request, 0 for
+   * none (llamux's addition). Default: the LLM's num_speculative_tokens.
+   */
+  num_speculative_tokens?: number | null;
 }
 
 /** Sampling settings that follow vLLM's defaults and reject what vLLM rejects, with its wording. */
@@ -60,6 +65,7 @@ export class SamplingParams {
   readonly skip_special_tokens: boolean;
   readonly logit_bias: Record<number, number> | null;
   readonly grammar: string | null;
+  readonly num_speculative_tokens: number | null;
 
   constructor(init: SamplingParamsInit = {}) {
     this.n = init.n ?? 1;
@@ -82,6 +88,7 @@ export class SamplingParams {
     this.skip_special_tokens = init.skip_special_tokens ?? true;
     this.logit_bias = init.logit_bias ?? null;
     this.grammar = init.grammar ?? null;
+    this.num_speculative_tokens = init.num_speculative_tokens ?? null;
     this.verify();
   }
 
@@ -101,6 +108,8 @@ export class SamplingParams {
     check(Number.isInteger(this.min_tokens) && this.min_tokens >= 0, `min_tokens must be greater than or equal to 0, got ${this.min_tokens}.`);
     check(this.max_tokens === null || this.min_tokens <= this.max_tokens, `min_tokens must be less than or equal to max_tokens=${this.max_tokens}, got ${this.min_tokens}.`);
     check(!this.stop.some((s) => s === ""), "stop cannot contain an empty string.");
+    check(this.num_speculative_tokens === null || (Number.isInteger(this.num_speculative_tokens) && this.num_speculative_tokens >= 0),
+      `num_speculative_tokens must be a non-negative integer, got ${this.num_speculative_tokens}.`);
     check(this.temperature > 0 || this.n === 1, `n must be 1 when using greedy sampling, got ${this.n}.`);
   }
 
@@ -129,6 +138,7 @@ export class SamplingParams {
     if (this.stop_token_ids.length > 0) request.stopTokenIds = this.stop_token_ids;
     if (this.min_tokens > 0) request.minTokens = this.min_tokens;
     if (!this.skip_special_tokens) request.renderSpecialTokens = true;
+    if (this.num_speculative_tokens !== null) request.draftTokens = this.num_speculative_tokens;
     return request;
   }
 }

@@ -70,6 +70,8 @@ export interface ModelServiceOptions {
   kvCacheType?: EngineOptions["kvCacheType"];
   /** The model store requests may name models from (none: served models and paths only). */
   store?: ModelStore;
+  /** Speculative decoding for the models named on `serve` (--model-draft, --speculative-config). */
+  speculative?: EngineOptions["speculative"];
 }
 
 /** A model given by path gets the projector lying next to it. */
@@ -77,6 +79,13 @@ function withProjector(model: ServedModel): ServedModel {
   if (model.projectorPath) return model;
   const projectorPath = siblingProjector(model.path);
   return projectorPath ? { ...model, projectorPath } : model;
+}
+
+/** A served model speculates as `serve` says; a stored one with a DRAFT layer uses that draft model. */
+function speculativeOf(model: ServedModel, served: EngineOptions["speculative"]): Pick<EngineOptions, "speculative"> {
+  if (model.pinned && served) return { speculative: served };
+  if (model.stored?.draftPath) return { speculative: { method: "draft", draftModelPath: model.stored.draftPath } };
+  return {};
 }
 
 export class ModelService {
@@ -191,6 +200,7 @@ export class ModelService {
       ...(this.options.kvCacheType !== undefined ? { kvCacheType: this.options.kvCacheType } : {}),
       // a store model's ADAPTER layers (another engine than the bare model's: the key includes them)
       ...(model.stored?.adapterPaths.length ? { loraAdapters: model.stored.adapterPaths } : {}),
+      ...speculativeOf(model, this.options.speculative),
       ...overrides,
     };
   }

@@ -21,6 +21,8 @@ export interface CreateModelRequest {
   /** File name → `sha256:<hex>` of blobs already in the store (uploaded through /api/blobs). */
   files?: Record<string, string>;
   adapters?: Record<string, string>;
+  /** Ollama's draft_files: file name → digest of a draft model GGUF (speculative decoding); replaces the base's. */
+  draftFiles?: Record<string, string>;
   template?: string;
   system?: string;
   /** Merged over the base model's parameters. */
@@ -152,8 +154,22 @@ export async function createModel(
     if (!existsSync(path)) throw new CreateModelError(`blob ${digest} for adapter "${file}" is not in the store; upload it first`);
     layers.push({ mediaType: layerMediaType.adapter, digest: `sha256:${digest.replace(/^sha256[:-]/, "")}`, size: statSync(path).size });
   }
+  for (const [file, digest] of Object.entries(request.draftFiles ?? {})) {
+    const path = store.blobPath(digest);
+    if (!existsSync(path)) throw new CreateModelError(`blob ${digest} for draft "${file}" is not in the store; upload it first`);
+    try {
+      if (isProjector(readGgufHeaderSync(path, { maxArrayLength: 0 }))) throw new CreateModelError(`draft "${file}" is a vision projector, not a model`);
+    } catch (error) {
+      if (error instanceof CreateModelError) throw error;
+      throw new CreateModelError(`draft "${file}" is not a GGUF file: ${(error as Error).message}`);
+    }
+    const layer = { mediaType: layerMediaType.draft, digest: `sha256:${digest.replace(/^sha256[:-]/, "")}`, size: statSync(path).size };
+    layers = [...layers.filter((l) => l.mediaType !== layerMediaType.draft), layer];
+  }
   let model = layers.find((layer) => layer.mediaType === layerMediaType.model);
   if (!model) throw new CreateModelError("no model layer: 'from' or 'files' must name a GGUF model");
+  const draftLayer = layers.find((layer) => layer.mediaType === layerMediaType.draft);
+  if (draftLayer?.digest === model.digest) throw new CreateModelError("the draft model must not be the model itself (DRAFT names the same file as FROM)");
   if (request.quantize) {
     const quantized = await quantizeLayer(store, model, request.quantize, onProgress, signal);
     layers = layers.map((layer) => (layer === model ? quantized : layer));

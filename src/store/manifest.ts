@@ -33,6 +33,8 @@ export const layerMediaType = {
   params: `${OLLAMA_IMAGE}params`,
   messages: `${OLLAMA_IMAGE}messages`,
   license: `${OLLAMA_IMAGE}license`,
+  /** a draft model for speculative decoding (Modelfile DRAFT, /api/create draft_files) */
+  draft: `${OLLAMA_IMAGE}draft`,
 } as const;
 
 const DIGEST_PATTERN = /^sha256[:-]([0-9a-fA-F]{64})$/;

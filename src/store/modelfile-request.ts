@@ -78,6 +78,13 @@ export async function modelfileRequest(
     }
     request.adapters = { ...request.adapters, [basename(path)]: await importFile(path) };
   }
+  if (definition.draft !== undefined) {
+    const path = localFile(definition.draft, baseDir);
+    if (!path) throw new CreateModelError(`Cannot use DRAFT "${definition.draft}": no such file`);
+    if (basePath && path === basePath) throw new CreateModelError(`Cannot use DRAFT "${definition.draft}": it is the FROM model itself`);
+    if (isProjector(readHeader(path, "DRAFT"))) throw new CreateModelError(`Cannot use DRAFT "${definition.draft}": it is a vision projector, not a model`);
+    request.draftFiles = { [basename(path)]: await importFile(path) };
+  }
   if (definition.template !== undefined) request.template = definition.template;
   if (definition.system !== undefined) request.system = definition.system;
   if (Object.keys(definition.parameters).length > 0) request.parameters = definition.parameters;

@@ -27,6 +27,8 @@ export interface ResolvedModel {
   modelPath: string;
   projectorPath?: string;
   adapterPaths: string[];
+  /** The draft model for speculative decoding (a draft layer: Modelfile DRAFT). */
+  draftPath?: string;
   /** Go text/template (Ollama TEMPLATE) */
   template?: string;
   system?: string;
@@ -81,6 +83,7 @@ export function resolveManifest(context: ManifestContext, blobPath: (digest: str
   const params = ofType(layerMediaType.params)[0];
   const messages = ofType(layerMediaType.messages)[0];
   const licenses = ofType(layerMediaType.license);
+  const draft = ofType(layerMediaType.draft)[0];
 
   const parameters = params ? jsonOf(params, "params") : {};
   if (typeof parameters !== "object" || parameters === null || Array.isArray(parameters)) fail("its params layer is not a JSON object");
@@ -103,6 +106,7 @@ export function resolveManifest(context: ManifestContext, blobPath: (digest: str
     modelPath: fileOf(model),
     ...(projector ? { projectorPath: fileOf(projector) } : {}),
     adapterPaths: ofType(layerMediaType.adapter).map(fileOf),
+    ...(draft ? { draftPath: fileOf(draft) } : {}),
     ...(template ? { template: textOf(template) } : {}),
     ...(system ? { system: textOf(system) } : {}),
     parameters: parameters as Record<string, unknown>,

@@ -118,7 +118,9 @@ describe("parseModelfile", () => {
     expect(definition.system).toBe("a\nb");
   });
 
-  test("DRAFT, RENDERER and PARSER are read and reported as unsupported", () => {
+  test("DRAFT names the draft model; RENDERER and PARSER are read and reported as unsupported", () => {
+    expect(definitionOf("FROM m\nDRAFT ./draft.gguf").draft).toBe("./draft.gguf");
+    expect(definitionOf("FROM m\nDRAFT ./draft.gguf").unsupported).toEqual([]);
     expect(definitionOf("FROM m\nRENDERER qwen3\nPARSER qwen3").unsupported).toEqual([
       { instruction: "RENDERER", line: 2 },
       { instruction: "PARSER", line: 3 },

@@ -93,7 +93,11 @@ export class LmStudioModelService extends ModelService {
    */
   override async engine(model: ServedModel, overrides: Partial<EngineOptions> = {}, keepAlive?: KeepAliveRequest): Promise<EngineProcess> {
     const keep = model.pinned || !keepAlive ? { ms: this.defaultKeepAliveMs(model), policy: "on-load" as const } : keepAlive;
-    const loaded = this.loadedOf(model).sort((a, b) => b.lastUsed - a.lastUsed)[0];
+    // a request's draft_model needs an instance that speculates with that draft (loaded with it, as LM Studio does)
+    const draft = overrides.speculative?.draftModelPath;
+    const loaded = this.loadedOf(model)
+      .filter((l) => draft === undefined || l.engine.options.speculative?.draftModelPath === draft)
+      .sort((a, b) => b.lastUsed - a.lastUsed)[0];
     if (loaded) return this.manager.engine(loaded.engine.options, keep.ms, keep.policy);
     if (model.pinned) return super.engine(model, overrides, keep);
     if (this.autoEvict) await this.evictJitLoaded();

@@ -4,6 +4,8 @@
 import { llamaCppRelease } from "../../cli/version.ts";
 import type { FinishedChoice, ResponseExtension } from "../openai/response-extension.ts";
 import { modelFacts } from "./model-facts.ts";
+import { basename } from "node:path";
+import type { ModelInfo, RequestUsage } from "../../engine/types.ts";
 
 /** LM Studio's LLMPredictionStopReason for a finished choice. */
 export function lmStudioStopReason(choice: FinishedChoice, maxTokens: number | undefined): string {
@@ -27,6 +29,22 @@ export const runtimeInfo = {
   supported_formats: ["gguf"],
 };
 
+/**
+ * LM Studio's speculative-decoding stats: drafted, accepted and rejected token counts (ignored drafts,
+ * ones LM Studio drops unverified, do not occur here: every draft token is verified).
+ */
+export function draftStats(speculative: ModelInfo["speculative"], usage: RequestUsage): Record<string, unknown> {
+  if (!speculative || usage.draftTokens === undefined) return {};
+  const accepted = usage.acceptedDraftTokens ?? 0;
+  return {
+    draft_model: speculative.draftModelPath ? basename(speculative.draftModelPath, ".gguf") : `ngram`,
+    total_draft_tokens_count: usage.draftTokens,
+    accepted_draft_tokens_count: accepted,
+    rejected_draft_tokens_count: usage.draftTokens - accepted,
+    ignored_draft_tokens_count: 0,
+  };
+}
+
 export const lmStudioStats: ResponseExtension = ({ engine, choices, maxTokens }) => {
   const first = choices[0]!;
   const generationSeconds = first.usage.decodeMs / 1000;
@@ -37,6 +55,7 @@ export const lmStudioStats: ResponseExtension = ({ engine, choices, maxTokens })
       time_to_first_token: first.usage.timeToFirstTokenMs / 1000,
       generation_time: generationSeconds,
       stop_reason: lmStudioStopReason(first, maxTokens),
+      ...draftStats(engine.info.speculative, first.usage),
     },
     model_info: { arch: engine.info.architecture, quant: facts.quantization, format: "gguf", context_length: engine.info.contextPerSequence },
     runtime: runtimeInfo,

@@ -20,6 +20,7 @@ const createSchema = z.object({
   from: z.string().nullable().optional().describe("a stored model (or a GGUF path on the server) to start from"),
   files: z.record(z.string(), z.string()).nullable().optional().describe("file name → sha256 digest of an uploaded blob"),
   adapters: z.record(z.string(), z.string()).nullable().optional(),
+  draft_files: z.record(z.string(), z.string()).nullable().optional().describe("file name → sha256 digest of an uploaded draft model (speculative decoding)"),
   template: z.string().nullable().optional(),
   system: z.string().nullable().optional(),
   parameters: z.record(z.string(), z.unknown()).nullable().optional(),
@@ -56,6 +57,11 @@ function createRequest(body: CreateBody): CreateModelRequest {
       else throw badRequest(`FROM ${from}: a projector must be uploaded as a blob first`, "modelfile");
     }
     if (Object.keys(files).length) request.files = files;
+    if (definition.draft !== undefined) {
+      const blob = BLOB_REFERENCE.exec(definition.draft);
+      if (!blob) throw badRequest(`DRAFT ${definition.draft}: the draft model must be uploaded as a blob first (@sha256:…)`, "modelfile");
+      request.draftFiles = { "draft.gguf": `sha256:${blob[1]}` };
+    }
     if (definition.template !== undefined) request.template = definition.template;
     if (definition.system !== undefined) request.system = definition.system;
     if (Object.keys(definition.parameters).length) request.parameters = definition.parameters;
@@ -65,6 +71,7 @@ function createRequest(body: CreateBody): CreateModelRequest {
   if (body.from) request.from = body.from;
   if (body.files) request.files = body.files;
   if (body.adapters) request.adapters = body.adapters;
+  if (body.draft_files) request.draftFiles = body.draft_files;
   if (body.template != null) request.template = body.template;
   if (body.system != null) request.system = body.system;
   if (body.parameters) request.parameters = body.parameters;
@@ -99,7 +106,7 @@ export function create(deps: ServerDeps) {
     // what can be told before streaming gets a status code of its own
     if (!request.from && !Object.keys(request.files ?? {}).length) throw badRequest("neither 'from' or 'files' was specified");
     if (request.from && !store.find(request.from) && !existsSync(request.from)) throw notFound(`model '${request.from}' not found`);
-    for (const [file, digest] of Object.entries({ ...request.files, ...request.adapters })) {
+    for (const [file, digest] of Object.entries({ ...request.files, ...request.adapters, ...request.draftFiles })) {
       if (!BLOB_REFERENCE.test(digest)) throw badRequest(`invalid digest "${digest}" for "${file}"`, "files");
       if (!store.hasBlob(digest)) throw badRequest(`blob ${digest} for "${file}" is missing: upload it first (POST /api/blobs/${digest})`, "files");
     }

@@ -34,7 +34,7 @@ export const ollamaOptions = {
   frequency_penalty: { kind: "float", default: 0, description: "" },
   seed: { kind: "int", default: -1, description: "-1 is random" },
   stop: { kind: "strings", default: [], description: "text that ends generation" },
-  draft_num_predict: { kind: "int", default: 0, description: "0, as Ollama forces it for a model without a draft model: llamux makes none (create warns that DRAFT is ignored)" },
+  draft_num_predict: { kind: "int", default: 4, description: "most draft tokens per step for a model with a draft model (Modelfile DRAFT); 0 turns speculative decoding off; without a draft model nothing is drafted" },
 } as const satisfies Record<string, OptionSpec>;
 
 export type OptionName = keyof typeof ollamaOptions;

@@ -111,9 +111,11 @@ export function explicitSamplerSettings(options: OllamaOptions): Partial<Sampler
 }
 
 /** How long to generate and what ends it. */
-export function generationLimits(options: OllamaOptions): Pick<GenerateRequest, "maxTokens" | "stop"> {
+export function generationLimits(options: OllamaOptions): Pick<GenerateRequest, "maxTokens" | "stop" | "draftTokens"> {
   const numPredict = valueOf(options, "num_predict");
   return {
+    // draft tokens per step when the model has a draft (DRAFT); 0 turns speculation off for the request
+    ...(options.draft_num_predict !== undefined ? { draftTokens: Math.max(0, options.draft_num_predict) } : {}),
     // -1 and -2 both mean "until the context is full"; the engine stops there.
     ...(numPredict >= 0 ? { maxTokens: numPredict } : {}),
     stop: valueOf(options, "stop").filter((stop) => stop !== ""),

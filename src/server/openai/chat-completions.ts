@@ -15,6 +15,7 @@ import { openAiEventStream } from "./sse.ts";
 import { streamChatChoices } from "./chat-stream.ts";
 import { loadOverrides, modelDefaults } from "./ollama-options.ts";
 import { ttlKeepAlive } from "./ttl.ts";
+import { draftModelOverrides } from "./draft-model.ts";
 import { requestedMaxTokens } from "./max-tokens.ts";
 import type { ResponseExtension } from "./response-extension.ts";
 import { chatCompletionBody, checkChoiceOptions, checkMinTokens, completionId, generationFields, toChatMessages, toSamplerSettings, toUsage } from "./translate.ts";
@@ -42,7 +43,7 @@ export function chatCompletions(deps: ServerDeps, extension?: ResponseExtension)
     const logprobs = body.logprobs ? body.top_logprobs ?? 0 : undefined;
     const { engine, prompt, maxTokens, choices } = await startChatRequest(deps, {
       model, defaults, messages,
-      load: loadOverrides(deps.profile, body), ...optional("keepAlive", ttlKeepAlive(deps.profile, body.ttl)),
+      load: { ...loadOverrides(deps.profile, body), ...draftModelOverrides(deps, body.draft_model) }, ...optional("keepAlive", ttlKeepAlive(deps.profile, body.ttl)),
       output: {
         tools: body.tools ?? [], parallelToolCalls: body.parallel_tool_calls ?? true,
         ...optional("toolChoice", parseToolChoice(body.tool_choice)), ...optional("constraint", constraint),

@@ -13,6 +13,7 @@ import { openAiEventStream } from "./sse.ts";
 import { observeChoices } from "../observe.ts";
 import { loadOverrides, modelDefaults, withModelStops } from "./ollama-options.ts";
 import { ttlKeepAlive } from "./ttl.ts";
+import { draftModelOverrides } from "./draft-model.ts";
 import { requestedMaxTokens } from "./max-tokens.ts";
 import type { ResponseExtension } from "./response-extension.ts";
 import { checkChoiceOptions, completionId, generationFields, textLogprobs, toSamplerSettings, toUsage } from "./translate.ts";
@@ -49,7 +50,7 @@ export function completions(deps: ServerDeps, extension?: ResponseExtension) {
     checkChoiceOptions(body, n, sampling);
 
     if (deps.models.embeds(model)) throw badRequest(`Model "${model.id}" is an embedding model and does not support completions`, "model");
-    const engine = await deps.models.engine(model, { ...defaults.load, ...loadOverrides(deps.profile, body) }, ttlKeepAlive(deps.profile, body.ttl));
+    const engine = await deps.models.engine(model, { ...defaults.load, ...loadOverrides(deps.profile, body), ...draftModelOverrides(deps, body.draft_model) }, ttlKeepAlive(deps.profile, body.ttl));
     const prompts = await Promise.all(promptList(body.prompt).map((p) => (typeof p === "string" ? engine.tokenize(p) : Promise.resolve(p))));
     const texts = await Promise.all(prompts.map((p) => engine.detokenize(p)));
     const requested = requestedMaxTokens(deps.profile, body.max_tokens, 0);

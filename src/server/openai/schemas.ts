@@ -60,6 +60,8 @@ export const samplingFields = {
   num_ctx: z.number().int().min(4).optional(),
   options: z.record(z.string(), z.unknown()).optional(),
   ttl: ttlField,
+  /** Profile c: LM Studio's speculative decoding with this model as the draft. */
+  draft_model: z.string().nullable().optional().describe("LM Studio: a draft model (same vocabulary, smaller) for speculative decoding"),
 };
 
 const samplingSchema = z.object(samplingFields);

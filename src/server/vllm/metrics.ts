@@ -51,11 +51,16 @@ export function createVllmMetrics(manager: ModelManager, models: ModelService): 
   // llamux's own: how well continuous batching packs decode steps (tokens per step = tokens / steps).
   const decodeSteps = gauge("llamux:decode_steps", "llama_decode calls of the loaded engines since they started.");
   const decodedTokens = gauge("llamux:decoded_tokens", "Tokens those llama_decode calls took.");
+  const engineDraftTokens = gauge("llamux:draft_tokens", "Speculative decoding: tokens drafted by the loaded engines since they started (every profile's requests).");
+  const engineAcceptedTokens = gauge("llamux:accepted_draft_tokens", "Speculative decoding: draft tokens the loaded engines accepted.");
 
   const promptTokens = counter("vllm:prompt_tokens_total", "Number of prefill tokens processed.");
   const generationTokens = counter("vllm:generation_tokens_total", "Number of generation tokens processed.");
   const prefixCacheQueries = counter("vllm:prefix_cache_queries_total", "Prefix cache queries, in terms of number of queried tokens.");
   const prefixCacheHits = counter("vllm:prefix_cache_hits_total", "Prefix cache hits, in terms of number of cached tokens.");
+  // speculative decoding (serve --speculative-config / --model-draft): vLLM's names
+  const draftTokens = counter("vllm:spec_decode_num_draft_tokens_total", "Number of draft tokens.");
+  const acceptedDraftTokens = counter("vllm:spec_decode_num_accepted_tokens_total", "Number of accepted tokens.");
   const requestSuccess = new Counter<Label | "finished_reason">({
     name: "vllm:request_success_total", help: "Count of successfully processed requests.", labelNames: [...labelNames, "finished_reason"], registers,
   });
@@ -89,6 +94,10 @@ export function createVllmMetrics(manager: ModelManager, models: ModelService): 
       prefixCacheQueries.inc(labels, usage.promptTokens);
       prefixCacheHits.inc(labels, usage.cachedPromptTokens);
       requestSuccess.inc({ ...labels, finished_reason: finishReason });
+      if (usage.draftTokens !== undefined) {
+        draftTokens.inc(labels, usage.draftTokens);
+        acceptedDraftTokens.inc(labels, usage.acceptedDraftTokens ?? 0);
+      }
       requestPromptTokens.observe(labels, usage.promptTokens);
       requestGenerationTokens.observe(labels, usage.completionTokens);
       e2eLatency.observe(labels, e2eSeconds);
@@ -117,8 +126,8 @@ export function createVllmMetrics(manager: ModelManager, models: ModelService): 
   async function sampleEngines(): Promise<void> {
     const engines = await manager.loaded();
     const samples = await Promise.all(engines.map(async (engine) => ({ engine, stats: await engine.stats().catch(() => undefined) })));
-    type Load = { running: number; waiting: number; used: number; capacity: number; steps: number; tokens: number };
-    const empty = (): Load => ({ running: 0, waiting: 0, used: 0, capacity: 0, steps: 0, tokens: 0 });
+    type Load = { running: number; waiting: number; used: number; capacity: number; steps: number; tokens: number; drafted: number; accepted: number };
+    const empty = (): Load => ({ running: 0, waiting: 0, used: 0, capacity: 0, steps: 0, tokens: 0, drafted: 0, accepted: 0 });
     const load = new Map<string, Load>();
     for (const { id } of models.list()) load.set(id, empty());
     for (const { engine, stats } of samples) {
@@ -132,9 +141,11 @@ export function createVllmMetrics(manager: ModelManager, models: ModelService): 
       entry.capacity += stats.capacityTokens;
       entry.steps += stats.decodeSteps;
       entry.tokens += stats.decodedTokens;
+      entry.drafted += stats.draftTokens;
+      entry.accepted += stats.acceptedDraftTokens;
       load.set(name, entry);
     }
-    for (const g of [running, waiting, kvCacheUsage, decodeSteps, decodedTokens]) g.reset();
+    for (const g of [running, waiting, kvCacheUsage, decodeSteps, decodedTokens, engineDraftTokens, engineAcceptedTokens]) g.reset();
     for (const [name, entry] of load) {
       const labels = { model_name: name, engine: ENGINE };
       running.set(labels, entry.running);
@@ -142,6 +153,8 @@ export function createVllmMetrics(manager: ModelManager, models: ModelService): 
       kvCacheUsage.set(labels, entry.capacity > 0 ? entry.used / entry.capacity : 0);
       decodeSteps.set(labels, entry.steps);
       decodedTokens.set(labels, entry.tokens);
+      engineDraftTokens.set(labels, entry.drafted);
+      engineAcceptedTokens.set(labels, entry.accepted);
     }
   }
 

@@ -33,6 +33,8 @@ export function modelDefinition(modelfile: Modelfile): ModelDefinition {
         break;
       }
       case "draft":
+        definition.draft = command.value;
+        break;
       case "renderer":
       case "parser":
         definition.unsupported.push({ instruction: command.kind.toUpperCase(), line: command.line });

@@ -33,6 +33,8 @@ export interface ModelDefinition {
   license: string[];
   /** Minimum version (REQUIRES), without a leading "v". */
   requires?: string;
-  /** DRAFT, RENDERER and PARSER: Ollama features llamux does not have; create refuses them. */
+  /** DRAFT: a draft model (a path) for speculative decoding. */
+  draft?: string;
+  /** RENDERER and PARSER: Ollama features llamux does not have; create refuses them. */
   unsupported: Array<{ instruction: string; line: number }>;
 }

@@ -1,0 +1,199 @@
+// Speculative decoding benchmark (`bun scripts/bench.ts --only speculative`): whole servers over HTTP,
+// llamux (profile b) and llama-server with the same model, draft and settings, 1 and 4 concurrent
+// greedy streams, plain decoding against each way of speculating:
+//   draft       the small random-weight draft with the target's vocabulary (acceptance near zero:
+//               random weights agree on nothing, so this measures what back-off saves)
+//   self-draft  the target as its own draft (every draft accepted: the mechanism's ceiling, and its
+//               overhead, since the "draft" costs as much as the target)
+//   ngram       prompt lookup on an ordinary prompt (random output rarely repeats its prompt)
+//   ngram-copy  prompt lookup on a prompt the output copies (the copy is forced: a grammar spells the
+//               passage again and a logit bias leaves only its tokens, as a model quoting its input would);
+//               compared with plain-copy, the same requests decoded plainly (the grammar and the bias
+//               over the whole vocabulary make every token dearer than in the other cases)
+// Throughput is completion tokens over wall time; acceptance is accepted / drafted tokens
+// (llamux: /metrics; llama-server: each response's timings.draft_n and draft_n_accepted).
+import { existsSync } from "node:fs";
+import { join } from "node:path";
+import { createServer } from "node:net";
+
+const REPO_ROOT = join(import.meta.dir, "..", "..");
+export const LLAMA_SERVER = join(REPO_ROOT, ".native", "tools", "llama-server");
+const MAIN = join(REPO_ROOT, "src", "main.ts");
+
+export interface SpeculativeBenchModel {
+  name: string;
+  path: string;
+  draftPath: string;
+}
+
+export interface SpeculativeBenchOptions {
+  threads: number;
+  tokens: number;
+  streams: number[];
+  draftTokens: number;
+  contextPerSequence: number;
+}
+
+export type CaseName = "plain" | "draft" | "self-draft" | "ngram" | "plain-copy" | "ngram-copy";
+export const CASES: CaseName[] = ["plain", "draft", "self-draft", "ngram", "plain-copy", "ngram-copy"];
+/** What a case's speed is compared with: plain decoding of the same requests. */
+const BASELINE: Record<CaseName, CaseName> = { plain: "plain", draft: "plain", "self-draft": "plain", ngram: "plain", "plain-copy": "plain-copy", "ngram-copy": "plain-copy" };
+
+export interface SpeculativeSample {
+  model: string;
+  server: "llamux" | "llama-server";
+  case: CaseName;
+  streams: number;
+  tokensPerSecond: number;
+  drafted: number;
+  accepted: number;
+}
+
+const PASSAGE = " alpha beta gamma delta epsilon zeta eta theta iota kappa lambda mu nu xi omicron pi rho sigma tau upsilon phi chi psi omega";
+const STORY = "Write a long story about a lighthouse keeper who finds a map in a bottle, and what happens next:";
+
+function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.once("error", reject);
+    server.listen(0, "127.0.0.1", () => {
+      const { port } = server.address() as { port: number };
+      server.close(() => resolve(port));
+    });
+  });
+}
+
+interface Running { url: string; stop(): Promise<void> }
+
+async function startProcess(argv: string[], url: string, env: Record<string, string> = {}): Promise<Running> {
+  const child = Bun.spawn(argv, { env: { ...process.env, ...env }, stdout: "ignore", stderr: "pipe" });
+  let stderr = "";
+  void (async () => {
+    for await (const chunk of child.stderr) stderr = (stderr + new TextDecoder().decode(chunk)).slice(-4000);
+  })();
+  const deadline = Date.now() + 300_000;
+  for (;;) {
+    if (child.exitCode !== null) throw new Error(`${argv[0]} exited: ${stderr}`);
+    try {
+      if ((await fetch(`${url}/health`)).ok) break;
+    } catch {
+      // not listening yet
+    }
+    if (Date.now() > deadline) {
+      child.kill("SIGKILL");
+      throw new Error(`${argv[0]} did not start: ${stderr}`);
+    }
+    await Bun.sleep(100);
+  }
+  return { url, async stop() { child.kill("SIGTERM"); await child.exited; } };
+}
+
+/** The command line of one server for one case (shown in the report, and run). */
+export function serverArgs(server: "llamux" | "llama-server", model: SpeculativeBenchModel, name: CaseName, o: SpeculativeBenchOptions, port: number, parallel: number): string[] {
+  const n = String(o.draftTokens);
+  if (server === "llamux") {
+    const spec: Record<CaseName, string[]> = {
+      plain: [],
+      "plain-copy": [],
+      draft: ["--model-draft", model.draftPath, "--draft-max", n],
+      "self-draft": ["--model-draft", model.path, "--draft-max", n],
+      ngram: ["--speculative-config", JSON.stringify({ method: "ngram", num_speculative_tokens: o.draftTokens, prompt_lookup_max: 3, prompt_lookup_min: 1 })],
+      "ngram-copy": ["--speculative-config", JSON.stringify({ method: "ngram", num_speculative_tokens: o.draftTokens, prompt_lookup_max: 3, prompt_lookup_min: 1 })],
+    };
+    return [process.execPath, MAIN, "serve", "--profile", "b", model.path, "--port", String(port), "--threads", String(o.threads),
+      "--ctx-size", String(o.contextPerSequence), "--parallel", String(parallel), ...spec[name]];
+  }
+  const spec: Record<CaseName, string[]> = {
+    plain: [],
+    "plain-copy": [],
+    draft: ["-md", model.draftPath, "--spec-draft-n-max", n],
+    "self-draft": ["-md", model.path, "--spec-draft-n-max", n],
+    ngram: ["--spec-type", "ngram-simple", "--spec-ngram-simple-size-n", "3", "--spec-ngram-simple-size-m", n],
+    "ngram-copy": ["--spec-type", "ngram-simple", "--spec-ngram-simple-size-n", "3", "--spec-ngram-simple-size-m", n],
+  };
+  return [LLAMA_SERVER, "-m", model.path, "--host", "127.0.0.1", "--port", String(port), "-t", String(o.threads), "-c", String(o.contextPerSequence * parallel),
+    "-np", String(parallel), "--temp", "0", ...spec[name]];
+}
+
+interface Completion { tokens: number; drafted: number; accepted: number }
+
+async function tokenize(url: string, text: string): Promise<number[]> {
+  const response = await fetch(`${url}/tokenize`, { method: "POST", body: JSON.stringify({ prompt: text, add_special_tokens: false, content: text, add_special: false }) });
+  const body = await response.json() as { tokens: number[] };
+  return body.tokens;
+}
+
+/** The request body: an ordinary story prompt, or the copy prompt with its grammar and logit bias. */
+async function requestBody(server: "llamux" | "llama-server", url: string, name: CaseName, tokens: number, vocabularySize: number, stream: number): Promise<Record<string, unknown>> {
+  const base = { max_tokens: tokens, n_predict: tokens, temperature: 0, ignore_eos: true };
+  if (!name.endsWith("copy")) return { ...base, prompt: `${STORY} (${stream + 1})` };
+  const allowed = new Set(await tokenize(url, PASSAGE));
+  // OpenAI's map form for llamux (-100 bans), llama-server's [token, false] pairs (false bans)
+  const banned: number[] = [];
+  for (let t = 0; t < vocabularySize; t++) if (!allowed.has(t)) banned.push(t);
+  const bias = server === "llamux" ? Object.fromEntries(banned.map((t) => [t, -100])) : banned.map((t) => [t, false]);
+  const copies = Math.ceil(tokens / Math.max(1, allowed.size)) + 1;
+  // ignore_eos and more copies than max_tokens can reach: every run generates exactly `tokens` tokens
+  return { ...base, prompt: `Repeat:${PASSAGE}\nAgain:`, grammar: `root ::= (${JSON.stringify(PASSAGE)}){1,${copies}}`, logit_bias: bias };
+}
+
+async function complete(server: "llamux" | "llama-server", url: string, body: Record<string, unknown>, model: string): Promise<Completion> {
+  const path = server === "llamux" ? "/v1/completions" : "/completion";
+  const response = await fetch(`${url}${path}`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ ...body, model }) });
+  if (!response.ok) throw new Error(`${server} ${path}: ${response.status} ${(await response.text()).slice(0, 300)}`);
+  const json = await response.json() as { usage?: { completion_tokens: number }; tokens_predicted?: number; timings?: { predicted_n?: number; draft_n?: number; draft_n_accepted?: number } };
+  if (server === "llamux") return { tokens: json.usage!.completion_tokens, drafted: 0, accepted: 0 };
+  return { tokens: json.timings?.predicted_n ?? json.tokens_predicted ?? 0, drafted: json.timings?.draft_n ?? 0, accepted: json.timings?.draft_n_accepted ?? 0 };
+}
+
+async function llamuxDraftCounts(url: string): Promise<{ drafted: number; accepted: number }> {
+  const text = await (await fetch(`${url}/metrics`)).text();
+  const sum = (name: string) => text.split("\n").filter((l) => l.startsWith(`${name}{`)).reduce((s, l) => s + Number(l.split(" ").pop()), 0);
+  return { drafted: sum("vllm:spec_decode_num_draft_tokens_total"), accepted: sum("vllm:spec_decode_num_accepted_tokens_total") };
+}
+
+/** One server, one case: started once, warmed up, then measured at each stream count. */
+export async function measureCase(
+  server: "llamux" | "llama-server", model: SpeculativeBenchModel, name: CaseName, o: SpeculativeBenchOptions, vocabularySize: number,
+): Promise<SpeculativeSample[]> {
+  const port = await freePort();
+  const parallel = Math.max(...o.streams);
+  const running = await startProcess(serverArgs(server, model, name, o, port, parallel), `http://127.0.0.1:${port}`, { LLAMUX_LOG_LEVEL: "warn" });
+  const samples: SpeculativeSample[] = [];
+  try {
+    await complete(server, running.url, { ...(await requestBody(server, running.url, name, 8, vocabularySize, 0)), max_tokens: 8, n_predict: 8 }, model.path);
+    for (const streams of o.streams) {
+      const bodies = await Promise.all(Array.from({ length: streams }, (_, i) => requestBody(server, running.url, name, o.tokens, vocabularySize, i)));
+      const before = server === "llamux" ? await llamuxDraftCounts(running.url) : { drafted: 0, accepted: 0 };
+      const started = performance.now();
+      const results = await Promise.all(bodies.map((body) => complete(server, running.url, body, model.path)));
+      const seconds = (performance.now() - started) / 1000;
+      const after = server === "llamux" ? await llamuxDraftCounts(running.url) : undefined;
+      const tokens = results.reduce((s, r) => s + r.tokens, 0);
+      samples.push({
+        model: model.name, server, case: name, streams, tokensPerSecond: tokens / seconds,
+        drafted: after ? after.drafted - before.drafted : results.reduce((s, r) => s + r.drafted, 0),
+        accepted: after ? after.accepted - before.accepted : results.reduce((s, r) => s + r.accepted, 0),
+      });
+    }
+  } finally {
+    await running.stop();
+  }
+  return samples;
+}
+
+export function llamaServerAvailable(): boolean {
+  return existsSync(LLAMA_SERVER);
+}
+
+/** The report table: tokens/s, speed-up over plain decoding of the same server, acceptance. */
+export function speculativeTable(samples: SpeculativeSample[]): string {
+  const lines = ["| model | server | case | streams | tokens/s | × plain (same requests) | drafted | accepted | acceptance |", "|---|---|---|---|---|---|---|---|---|"];
+  for (const s of samples) {
+    const plain = samples.find((p) => p.model === s.model && p.server === s.server && p.streams === s.streams && p.case === BASELINE[s.case]);
+    const ratio = plain ? (s.tokensPerSecond / plain.tokensPerSecond).toFixed(2) : "–";
+    const acceptance = s.drafted > 0 ? `${Math.round((100 * s.accepted) / s.drafted)}%` : "–";
+    lines.push(`| ${s.model} | ${s.server} | ${s.case} | ${s.streams} | ${s.tokensPerSecond.toFixed(1)} | ${ratio} | ${s.drafted} | ${s.accepted} | ${acceptance} |`);
+  }
+  return lines.join("\n");
+}

@@ -1,0 +1,40 @@
+// Back-off: how many tokens a sequence drafts next, and when it stops drafting for a while.
+//
+// Every drafted token costs: a draft-model decode, and a row in the target's verify batch. So the draft
+// length follows what the target accepted (all accepted: twice as many next time, up to the maximum;
+// otherwise one more than were accepted), and a round that accepts nothing pauses speculation for that
+// sequence for a number of generated tokens that doubles at each fruitless round (16, 32, … 512) and
+// falls back to 16 once a round accepts at least half of its draft. At near-zero acceptance the
+// wasted rounds thin out geometrically, so plain decode's speed is kept within a few percent.
+
+export const PAUSE_MIN_TOKENS = 16;
+export const PAUSE_MAX_TOKENS = 512;
+
+export class DraftPace {
+  length: number;
+  private pauseTokens = PAUSE_MIN_TOKENS;
+  /** Generated-token count before which the sequence does not draft. */
+  private resumeAt = 0;
+
+  constructor(readonly max: number) {
+    this.length = max;
+  }
+
+  /** Whether to draft now, `generated` tokens into the request. */
+  drafting(generated: number): boolean {
+    return generated >= this.resumeAt;
+  }
+
+  /** Records a verified round: `drafted` tokens proposed, `accepted` of them kept. */
+  settle(drafted: number, accepted: number, generated: number): void {
+    if (drafted === 0) return;
+    if (accepted === drafted) this.length = Math.min(this.max, Math.max(this.length, drafted) * 2);
+    else this.length = Math.max(1, Math.min(this.max, accepted + 1));
+    if (accepted === 0) {
+      this.resumeAt = generated + this.pauseTokens;
+      this.pauseTokens = Math.min(PAUSE_MAX_TOKENS, this.pauseTokens * 2);
+    } else if (accepted * 2 >= drafted) {
+      this.pauseTokens = PAUSE_MIN_TOKENS;
+    }
+  }
+}

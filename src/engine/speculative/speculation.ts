@@ -1,0 +1,78 @@
+// Speculative decoding as the scheduler sees it: before a decode step, `plan` asks the drafter for
+// tokens for each generating sequence (within its back-off pace, the request's own limit, the context
+// and the batch); the scheduler puts them after the sequence's next token and verifies them from the
+// target's logits; `settle` then feeds what was accepted back into the pace.
+import type { ActiveRequest, SequenceSlot } from "../sequence.ts";
+import type { Drafter, DraftRequest } from "./drafter.ts";
+import { DraftPace } from "./pace.ts";
+
+export class Speculation {
+  private readonly paces = new WeakMap<ActiveRequest, DraftPace>();
+  draftedTokens = 0;
+  acceptedTokens = 0;
+
+  constructor(
+    private readonly drafter: Drafter, readonly maxDraftTokens: number, readonly method: "draft" | "ngram", readonly draftModelPath?: string,
+  ) {}
+
+  /** What ModelInfo reports. */
+  get summary(): { method: "draft" | "ngram"; draftModelPath?: string; maxDraftTokens: number } {
+    return { method: this.method, ...(this.draftModelPath ? { draftModelPath: this.draftModelPath } : {}), maxDraftTokens: this.maxDraftTokens };
+  }
+
+  private paceOf(active: ActiveRequest): DraftPace {
+    let pace = this.paces.get(active);
+    if (!pace) {
+      const limit = active.request.draftTokens === undefined ? this.maxDraftTokens : Math.min(this.maxDraftTokens, active.request.draftTokens);
+      pace = new DraftPace(Math.max(0, limit));
+      this.paces.set(active, pace);
+    }
+    return pace;
+  }
+
+  /**
+   * Draft tokens for the generating slots that speculate this step. `batchCapacity` is the step's
+   * token budget; `contextPerSequence` bounds how far a sequence may run ahead.
+   */
+  plan(slots: SequenceSlot[], batchCapacity: number, contextPerSequence: number): Map<SequenceSlot, number[]> {
+    const planned = new Map<SequenceSlot, number[]>();
+    if (slots.length === 0) return planned;
+    const room = Math.floor((batchCapacity - slots.length) / slots.length);
+    const chosen: SequenceSlot[] = [];
+    const requests: DraftRequest[] = [];
+    for (const slot of slots) {
+      const active = slot.active!;
+      // a draft model cannot see image embeddings; the positions they fill hold no real tokens
+      if (active.images.length > 0) continue;
+      const pace = this.paceOf(active);
+      if (pace.max === 0 || !pace.drafting(active.generated)) continue;
+      // the pending token and the drafts must fit the context, and the output its length limit
+      const max = Math.min(pace.length, room, active.maxTokens - active.generated - 1, contextPerSequence - slot.cached.length - 2);
+      if (max < 1) continue;
+      chosen.push(slot);
+      requests.push({ seq: slot.seq, tokens: [...slot.cached, active.pendingToken], max });
+    }
+    if (requests.length === 0) return planned;
+    const drafts = this.drafter.draft(requests);
+    chosen.forEach((slot, i) => {
+      const draft = drafts[i]!;
+      if (draft.length > 0) planned.set(slot, draft);
+    });
+    return planned;
+  }
+
+  /** Records a verified draft: usage counts it per request and in total; the pace adapts. */
+  settle(active: ActiveRequest, drafted: number, accepted: number): void {
+    this.draftedTokens += drafted;
+    this.acceptedTokens += accepted;
+    this.paceOf(active).settle(drafted, accepted, active.generated);
+  }
+
+  forget(seq: number): void {
+    this.drafter.forget(seq);
+  }
+
+  dispose(): void {
+    this.drafter.dispose();
+  }
+}
