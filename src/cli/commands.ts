@@ -102,6 +102,13 @@ export const commands: Record<string, CommandEntry> = {
       return { help: versionHelp, run: versionCommand };
     },
   },
+  "rpc-server": {
+    summary: "Serve this machine's devices to other llamux servers over llama.cpp's RPC protocol",
+    load: async () => {
+      const { rpcServerHelp, rpcServerCommand } = await import("./rpc-server.ts");
+      return { help: rpcServerHelp, run: rpcServerCommand };
+    },
+  },
   doctor: {
     summary: "Report the libraries, CPU, GPUs, model store and ports llamux finds here",
     load: async () => {

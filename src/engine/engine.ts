@@ -9,6 +9,7 @@ import { physicalCoreCount } from "../hardware.ts";
 import { logger } from "../log.ts";
 import { Scheduler, DEFAULT_QUEUE_LIMIT } from "./scheduler.ts";
 import { ImageEncoder } from "./image-encoder.ts";
+import { layersOnRpcServers } from "./rpc-split.ts";
 import type { EventSink } from "./sequence.ts";
 import { EngineError, type EmbedResult, type EngineOptions, type EngineStats, type GenerateRequest, type ModelInfo } from "./types.ts";
 
@@ -114,7 +115,9 @@ export class Engine {
   }
 
   static load(options: EngineOptions): Engine {
-    const gpuLayers = options.gpuLayers ?? gpuLayersWithin(options);
+    const gpuLayers = options.rpcServers?.length
+      ? layersOnRpcServers(options.rpcServers, layerCountOf(options.modelPath), options.gpuLayers)
+      : options.gpuLayers ?? gpuLayersWithin(options);
     const model = LlamaModel.load(options.modelPath, { gpuLayers });
     let images: ImageEncoder | undefined;
     try {
