@@ -8,7 +8,7 @@ LIB        := $(NATIVE)/lib
 LLAMA_SRC  := $(NATIVE)/llama.cpp
 CC         ?= cc
 
-.PHONY: all setup native run test test-unit test-e2e binary release bench models clean llama-from-source typecheck
+.PHONY: all setup native run test test-unit test-e2e binary release bench models clean llama-from-source typecheck image
 
 all: setup
 
@@ -75,6 +75,11 @@ binary: setup
 RELEASE_VARIANTS ?= cpu
 release: setup
 	RELEASE_VARIANTS="$(RELEASE_VARIANTS)" $(BUN) scripts/release.ts
+
+# An OCI image of profile b with vLLM's container interface (LLAMUX_GPU=cuda: of the CUDA executable),
+# built offline from the executable and Debian's packages: container/Containerfile.
+image: setup
+	LLAMUX_GPU=$(LLAMUX_GPU) bash scripts/image/build-image.sh
 
 bench: setup
 	$(BUN) scripts/bench.ts

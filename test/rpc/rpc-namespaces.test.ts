@@ -4,54 +4,22 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { join } from "node:path";
 import { ensureModel } from "../../scripts/gen-models.ts";
+import { type HostPair, type Spawned, makeHostPair, whyNoNamespaces } from "../../scripts/netns.ts";
 
 const root = join(import.meta.dir, "..", "..");
 const main = join(root, "src", "main.ts");
-const client = join(import.meta.dir, "netns-client.ts");
+const client = join(root, "scripts", "netns-client.ts");
 const bun = process.execPath;
 
-const id = `${process.pid % 10000}`;
-const rpcNs = `llamux-rpc-${id}`;
-const serveNs = `llamux-serve-${id}`;
-// Addresses of this test's own two hosts; no traffic leaves the two namespaces.
-const subnet = `10.213.${process.pid % 250}`;
-const rpcAddress = `${subnet}.1`;
-const serveAddress = `${subnet}.2`;
 const RPC_PORT = 50052;
 const SPLIT_PORT = 8000;
 const LOCAL_PORT = 8001;
 
-function sh(args: string[]): { ok: boolean; out: string } {
-  const result = Bun.spawnSync(args, { stdout: "pipe", stderr: "pipe" });
-  return { ok: result.exitCode === 0, out: `${result.stdout.toString()}${result.stderr.toString()}` };
-}
-
-/** Why namespaces cannot be made here, or undefined when they can. */
-function whyNoNamespaces(): string | undefined {
-  if (process.getuid?.() !== 0) return "network namespaces need root";
-  const probe = `llamux-probe-${id}`;
-  const added = sh(["ip", "netns", "add", probe]);
-  if (!added.ok) return `"ip netns add" failed: ${added.out.trim() || "is iproute2 installed?"}`;
-  sh(["ip", "netns", "del", probe]);
-  return undefined;
-}
-
 const skipReason = whyNoNamespaces();
 if (skipReason) console.warn(`skipping the RPC namespace tests: ${skipReason}`);
 
-interface Spawned { proc: ReturnType<typeof Bun.spawn>; output: () => string }
-
-function spawnIn(ns: string, args: string[], env: Record<string, string> = {}): Spawned {
-  const proc = Bun.spawn(["ip", "netns", "exec", ns, ...args], { env: { ...process.env, ...env }, stdout: "pipe", stderr: "pipe" });
-  let output = "";
-  const decoder = new TextDecoder();
-  for (const stream of [proc.stdout, proc.stderr]) {
-    void (async () => {
-      for await (const chunk of stream) output += decoder.decode(chunk, { stream: true });
-    })();
-  }
-  return { proc, output: () => output };
-}
+let hosts: HostPair;
+const spawnIn = (ns: string, args: string[], env: Record<string, string> = {}) => hosts.spawnIn(ns, args, env);
 
 /** Runs the namespace client to its end and returns its last JSON line. */
 async function inServeNs(args: string[]): Promise<Record<string, unknown>> {
@@ -69,8 +37,12 @@ async function waitFor(check: () => Promise<boolean> | boolean, what: string, ti
   }
 }
 
+let serveNs: string;
+
 describe.skipIf(skipReason !== undefined)("a model split across network namespaces over RPC", () => {
   let model: string;
+  let rpcNs: string;
+  let rpcAddress: string;
   let rpcServer: Spawned;
   let splitServer: Spawned;
   let localServer: Spawned;
@@ -85,18 +57,10 @@ describe.skipIf(skipReason !== undefined)("a model split across network namespac
 
   beforeAll(async () => {
     model = await ensureModel("tiny-llama");
-    for (const [ns, address, link] of [[rpcNs, rpcAddress, `vr${id}`], [serveNs, serveAddress, `vs${id}`]] as const) {
-      expect(sh(["ip", "netns", "add", ns]).out).toBe("");
-      sh(["ip", "-n", ns, "link", "set", "lo", "up"]);
-      void address; void link;
-    }
-    const made = sh(["ip", "link", "add", `vr${id}`, "netns", rpcNs, "type", "veth", "peer", "name", `vs${id}`, "netns", serveNs]);
-    expect(made.out).toBe("");
-    for (const [ns, address, link] of [[rpcNs, rpcAddress, `vr${id}`], [serveNs, serveAddress, `vs${id}`]] as const) {
-      sh(["ip", "-n", ns, "addr", "add", `${address}/24`, "dev", link]);
-      sh(["ip", "-n", ns, "link", "set", link, "up"]);
-    }
-
+    hosts = makeHostPair("llamux-rpc");
+    rpcNs = hosts.a.ns;
+    rpcAddress = hosts.a.address;
+    serveNs = hosts.b.ns;
     rpcServer = spawnIn(rpcNs, [bun, main, "rpc-server", "--host", rpcAddress, "--port", String(RPC_PORT), "--threads", "1"]);
     await waitFor(() => rpcServer.output().includes("endpoint"), "the RPC server to start");
     splitServer = spawnIn(serveNs, [bun, main, "serve", "--profile", "b", "--port", String(SPLIT_PORT), "--rpc", `${rpcAddress}:${RPC_PORT}`, "--threads", "1", model], { LLAMUX_LOG_LEVEL: "debug" });
@@ -111,8 +75,7 @@ describe.skipIf(skipReason !== undefined)("a model split across network namespac
       spawned.proc.kill("SIGTERM");
       await spawned.proc.exited;
     }
-    sh(["ip", "netns", "del", rpcNs]);
-    sh(["ip", "netns", "del", serveNs]);
+    hosts?.remove();
   });
 
   const greedy = JSON.stringify({ model: "m", prompt: "The capital of France is", max_tokens: 24, temperature: 0 });

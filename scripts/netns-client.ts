@@ -8,13 +8,13 @@ if (mode === "get") {
   const response = await fetch(url!);
   console.log(JSON.stringify({ status: response.status }));
 } else if (mode === "json") {
-  const response = await fetch(url!, { method: "POST", headers: { "content-type": "application/json" }, body: body! });
+  const response = await fetch(url!, { method: "POST", headers: { "content-type": "application/json" }, body: body!, timeout: false } as RequestInit);
   console.log(JSON.stringify({ status: response.status, body: await response.json() }));
 } else if (mode === "stream") {
   let done = false;
   let error: string | undefined;
   try {
-    const response = await fetch(url!, { method: "POST", headers: { "content-type": "application/json" }, body: body! });
+    const response = await fetch(url!, { method: "POST", headers: { "content-type": "application/json" }, body: body!, timeout: false } as RequestInit);
     const decoder = new TextDecoder();
     let buffered = "";
     for await (const chunk of response.body!) {
