@@ -8,7 +8,7 @@ LIB        := $(NATIVE)/lib
 LLAMA_SRC  := $(NATIVE)/llama.cpp
 CC         ?= cc
 
-.PHONY: all setup native run test test-unit test-e2e binary release bench models clean llama-from-source typecheck
+.PHONY: all setup native run test test-unit test-e2e binary release bench models clean llama-from-source typecheck image
 
 all: setup
 
@@ -25,7 +25,7 @@ $(LIB)/VARIANT: scripts/native-packages.json scripts/fetch-native.sh
 
 native: node_modules/.installed
 	@if [ ! -f $(LIB)/VARIANT ] || ! grep -q -- "-$(LLAMUX_GPU)$$" $(LIB)/VARIANT; then bash scripts/fetch-native.sh $(LLAMUX_GPU); fi
-	@$(MAKE) --no-print-directory $(LIB)/libllamux-shim.so $(LIB)/libmtmd.so $(LIB)/libllamux-mtmd.so
+	@$(MAKE) --no-print-directory $(LIB)/libllamux-shim.so $(LIB)/libmtmd.so $(LIB)/libllamux-mtmd.so $(LIB)/libggml-rpc.so
 
 $(LIB)/libllamux-shim.so: ffi/shim.c $(LIB)/VARIANT
 	$(CC) -O2 -shared -fPIC -std=c11 -Wall -Werror -I$(LLAMA_SRC)/include -I$(LLAMA_SRC)/ggml/include \
@@ -33,6 +33,10 @@ $(LIB)/libllamux-shim.so: ffi/shim.c $(LIB)/VARIANT
 
 $(LIB)/libmtmd.so: scripts/mtmd.mk $(LIB)/VARIANT
 	$(MAKE) --no-print-directory -f scripts/mtmd.mk SRC=$(LLAMA_SRC) LIB=$(LIB) OBJ=$(NATIVE)/obj/mtmd
+
+# ggml's RPC back end (models split across machines), loaded at run time like the CPU back ends.
+$(LIB)/libggml-rpc.so: scripts/rpc.mk $(LIB)/VARIANT
+	$(MAKE) --no-print-directory -f scripts/rpc.mk SRC=$(LLAMA_SRC) LIB=$(LIB) OBJ=$(NATIVE)/obj/rpc
 
 # The vision shim links libmtmd, so only engines with a projector load either.
 $(LIB)/libllamux-mtmd.so: ffi/mtmd-shim.c $(LIB)/libmtmd.so
@@ -45,7 +49,7 @@ $(LIB)/libllamux-mtmd.so: ffi/mtmd-shim.c $(LIB)/libmtmd.so
 llama-from-source: node_modules/.installed
 	@[ -f $(LLAMA_SRC)/include/llama.h ] || bash scripts/fetch-native.sh $(LLAMUX_GPU)
 	LIB=$(LIB) bash scripts/build-llama-from-source.sh libs $(LLAMUX_GPU)
-	@$(MAKE) --no-print-directory $(LIB)/libllamux-shim.so $(LIB)/libmtmd.so $(LIB)/libllamux-mtmd.so
+	@$(MAKE) --no-print-directory $(LIB)/libllamux-shim.so $(LIB)/libmtmd.so $(LIB)/libllamux-mtmd.so $(LIB)/libggml-rpc.so
 
 # llama-bench and llama-batched-bench from the same source, statically linked, into $(NATIVE)/tools (for make bench).
 .PHONY: llama-tools
@@ -71,6 +75,11 @@ binary: setup
 RELEASE_VARIANTS ?= cpu
 release: setup
 	RELEASE_VARIANTS="$(RELEASE_VARIANTS)" $(BUN) scripts/release.ts
+
+# An OCI image of profile b with vLLM's container interface (LLAMUX_GPU=cuda: of the CUDA executable),
+# built offline from the executable and Debian's packages: container/Containerfile.
+image: setup
+	LLAMUX_GPU=$(LLAMUX_GPU) bash scripts/image/build-image.sh
 
 bench: setup
 	$(BUN) scripts/bench.ts

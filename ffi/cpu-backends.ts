@@ -83,7 +83,10 @@ function linkDirWithout(libDir: string, excluded: string): string {
     try {
       rmSync(staging, { recursive: true, force: true });
       mkdirSync(staging, { recursive: true });
-      for (const name of wanted) symlinkSync(join(libDir, name), join(staging, name));
+      // Inside the library directory the links are relative, so the directory can move (an image's root
+      // filesystem is assembled in one place and used in another).
+      const inside = dir === candidates[0];
+      for (const name of wanted) symlinkSync(inside ? join("..", name) : join(libDir, name), join(staging, name));
       rmSync(dir, { recursive: true, force: true });
       renameSync(staging, dir);
       return dir;
@@ -98,7 +101,8 @@ function linkDirWithout(libDir: string, excluded: string): string {
 function isComplete(dir: string, wanted: string[]): boolean {
   try {
     const present = readdirSync(dir).sort();
-    return present.length === wanted.length && present.every((name, i) => name === wanted[i]);
+    // existsSync follows each link: one into a library directory that has moved away counts as missing.
+    return present.length === wanted.length && present.every((name, i) => name === wanted[i] && existsSync(join(dir, name)));
   } catch {
     return false;
   }

@@ -14,6 +14,11 @@ const ggmlSymbols = {
   ggml_backend_dev_description: { args: [ptr], returns: cstring },
   ggml_backend_dev_type: { args: [ptr], returns: i32 },
   ggml_backend_dev_memory: { args: [ptr, ptr, ptr], returns: none },
+  ggml_backend_dev_backend_reg: { args: [ptr], returns: ptr },
+  ggml_backend_reg_name: { args: [ptr], returns: cstring },
+  ggml_backend_reg_by_name: { args: [ptr], returns: ptr },
+  ggml_backend_reg_get_proc_address: { args: [ptr, ptr], returns: ptr },
+  ggml_backend_register: { args: [ptr], returns: none },
 } as const;
 
 const llamaSymbols = {

@@ -44,7 +44,7 @@ function run(command: string[], env: Record<string, string> = {}): void {
 
 const variantOf = (libDir: string) => (existsSync(join(libDir, "VARIANT")) ? readFileSync(join(libDir, "VARIANT"), "utf8").trim() : undefined);
 
-/** A directory holding the complete library set of one variant (prebuilt libraries, shim, libmtmd). */
+/** A directory holding the complete library set of one variant (prebuilt libraries, shim, libmtmd, the RPC back end). */
 function libraryDirectory(gpu: Gpu, plat: string): string {
   const wanted = `${plat}-${gpu}`;
   const defaultDir = join(root, ".native", "lib");
@@ -54,7 +54,7 @@ function libraryDirectory(gpu: Gpu, plat: string): string {
   const rel = relative(root, dir);
   if (variantOf(dir) !== wanted) run(["bash", "scripts/fetch-native.sh", gpu], { LIB: rel });
   // The same rules `make native` uses, pointed at this directory (LLAMUX_GPU keeps them from refetching).
-  run(["make", "--no-print-directory", `LIB=${rel}`, `LLAMUX_GPU=${gpu}`, `${rel}/libllamux-shim.so`, `${rel}/libmtmd.so`, `${rel}/libllamux-mtmd.so`]);
+  run(["make", "--no-print-directory", `LIB=${rel}`, `LLAMUX_GPU=${gpu}`, `${rel}/libllamux-shim.so`, `${rel}/libmtmd.so`, `${rel}/libllamux-mtmd.so`, `${rel}/libggml-rpc.so`]);
   return dir;
 }
 

@@ -17,6 +17,7 @@ export const envVars: EnvVar[] = [
   { name: "LLAMUX_API_KEY", default: "", description: "require this API key (VLLM_API_KEY too on profile b)" },
   { name: "LLAMUX_MODELS", default: "~/.llamux/models", description: "the model store requests can name models from (all profiles)" },
   { name: "LLAMUX_LOG_LEVEL", default: "info", description: "error, warn, info or debug (with llama.cpp's own log)" },
+  { name: "LLAMUX_RPC_SERVERS", default: "", description: "host:port list of `llamux rpc-server`s that take part of each model's layers (--rpc wins; the way to set it for `ollama serve`)" },
   { name: "LLAMUX_JIT_AUTO_EVICT", default: "1", description: "profile c: a model loaded just in time unloads the one loaded just in time before it (LM Studio's Auto-Evict); 0 keeps both" },
   { name: "OLLAMA_HOST", default: "127.0.0.1:11434", description: "profile a: address to bind, [scheme://]host[:port]" },
   { name: "OLLAMA_MODELS", default: "~/.llamux/models", description: "profile a: the model store when LLAMUX_MODELS is unset; an Ollama models directory works as is" },
@@ -137,4 +138,19 @@ export function ollamaDebug(env: Env = process.env): boolean {
 /** Profile c: LM Studio's Auto-Evict of the previous just-in-time model (on unless LLAMUX_JIT_AUTO_EVICT=0). */
 export function jitAutoEvict(env: Env = process.env): boolean {
   return bool(env, "LLAMUX_JIT_AUTO_EVICT") ?? true;
+}
+
+/** RPC servers as `host:port`, checked for shape (the connection is tried when a model loads). */
+export function rpcServerList(value: string, source: string): string[] {
+  const servers = value.split(",").map((s) => s.trim()).filter(Boolean);
+  for (const server of servers) {
+    if (!/^(\[[0-9a-fA-F:]+\]|[^\s:\/]+):\d{1,5}$/.test(server)) throw invalid(source, value, "a comma-separated list of host:port");
+  }
+  return servers;
+}
+
+/** LLAMUX_RPC_SERVERS: the RPC servers that take part of each model's layers. */
+export function rpcServers(env: Env = process.env): string[] | undefined {
+  const value = read(env, "LLAMUX_RPC_SERVERS");
+  return value === undefined ? undefined : rpcServerList(value, "LLAMUX_RPC_SERVERS");
 }

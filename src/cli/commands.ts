@@ -102,6 +102,20 @@ export const commands: Record<string, CommandEntry> = {
       return { help: versionHelp, run: versionCommand };
     },
   },
+  "rpc-server": {
+    summary: "Serve this machine's devices to other llamux servers over llama.cpp's RPC protocol",
+    load: async () => {
+      const { rpcServerHelp, rpcServerCommand } = await import("./rpc-server.ts");
+      return { help: rpcServerHelp, run: rpcServerCommand };
+    },
+  },
+  health: {
+    summary: "Exit 0 when a running server answers its readiness probe (for container health checks)",
+    load: async () => {
+      const { healthHelp, healthCommand } = await import("./health.ts");
+      return { help: healthHelp, run: healthCommand };
+    },
+  },
   doctor: {
     summary: "Report the libraries, CPU, GPUs, model store and ports llamux finds here",
     load: async () => {
@@ -128,6 +142,14 @@ export const commands: Record<string, CommandEntry> = {
     load: async () => {
       const { helpHelp, helpCommand } = await import("./help.ts");
       return { help: helpHelp, run: helpCommand };
+    },
+  },
+  "serve-container": {
+    summary: "The container image's entry point: vLLM's container interface on 0.0.0.0:8000",
+    hidden: true,
+    load: async () => {
+      const { serveContainerHelp, serveContainerCommand } = await import("./serve-container.ts");
+      return { help: serveContainerHelp, run: serveContainerCommand };
     },
   },
   __quantize: {

@@ -4,6 +4,7 @@ import { existsSync, readFileSync } from "node:fs";
 import type { ModelServiceOptions } from "../server/model-service.ts";
 import { UsageError } from "./usage-error.ts";
 import { logger } from "../log.ts";
+import { rpcServerList, rpcServers } from "../config.ts";
 import { TOOL_CALL_PARSER_NAMES, type ToolCallParserName } from "../generation/chat-output.ts";
 
 const log = logger("serve");
@@ -11,6 +12,8 @@ const log = logger("serve");
 export const engineFlagsHelp = `      --chat-template T         a Jinja chat template, or a file holding one, used instead of the model's
       --gpu-memory-utilization F  share (0-1] of free GPU memory the model's layers may fill; without a GPU
                                 the model runs on the CPU
+      --rpc HOST:PORT[,...]     run part of each model's layers on these \`llamux rpc-server\`s (llama.cpp's
+                                RPC back end; trusted networks only) (env LLAMUX_RPC_SERVERS)
       --tool-call-parser NAME   how replies write tool calls: lfm2 (<|tool_call_start|>[f(a=1)]<|tool_call_end|>),
                                 pythonic (a bare [f(a=1)] list), hermes (<tool_call>{json}</tool_call>), or none
                                 (read no calls); default: the syntax the chat template shows, else hermes
@@ -24,10 +27,13 @@ interface EngineFlagValues {
   "enable-auto-tool-choice"?: boolean;
   "tool-call-parser"?: string;
   "reasoning-parser"?: string;
+  rpc?: string;
 }
 
-export function engineFlagOptions(values: EngineFlagValues): Pick<ModelServiceOptions, "chatTemplate" | "gpuMemoryFraction"> {
-  const out: Pick<ModelServiceOptions, "chatTemplate" | "gpuMemoryFraction"> = {};
+export function engineFlagOptions(values: EngineFlagValues): Pick<ModelServiceOptions, "chatTemplate" | "gpuMemoryFraction" | "rpcServers"> {
+  const out: Pick<ModelServiceOptions, "chatTemplate" | "gpuMemoryFraction" | "rpcServers"> = {};
+  const rpc = values.rpc !== undefined ? rpcServerList(values.rpc, "--rpc") : rpcServers();
+  if (rpc?.length) out.rpcServers = rpc;
   const template = values["chat-template"];
   if (template !== undefined) out.chatTemplate = existsSync(template) ? readFileSync(template, "utf8") : template;
   const fraction = values["gpu-memory-utilization"];

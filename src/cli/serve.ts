@@ -154,6 +154,7 @@ export async function serveCommand(args: string[]): Promise<number | undefined> 
       dtype: { type: "string" }, "gpu-memory-utilization": { type: "string" }, "tensor-parallel-size": { type: "string" },
       "trust-remote-code": { type: "boolean" }, help: { type: "boolean", short: "h" }, "chat-template": { type: "string" },
       "enable-auto-tool-choice": { type: "boolean" }, mmproj: { type: "string" }, "allow-private-image-urls": { type: "boolean" }, "tool-call-parser": { type: "string" }, "reasoning-parser": { type: "string" }, "sdk-port": { type: "string" },
+      rpc: { type: "string" },
       ...serverOptionFlags,
       ...speculativeFlags,
     },

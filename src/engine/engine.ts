@@ -12,6 +12,7 @@ import { DEFAULT_MAX_DRAFT_TOKENS } from "./speculative/options.ts";
 import { ImageEncoder } from "./image-encoder.ts";
 import { createSpeculation } from "./speculative/create.ts";
 import type { Speculation } from "./speculative/speculation.ts";
+import { layersOnRpcServers } from "./rpc-split.ts";
 import type { EventSink } from "./sequence.ts";
 import { EngineError, type EmbedResult, type EngineOptions, type EngineStats, type GenerateRequest, type ModelInfo } from "./types.ts";
 
@@ -119,7 +120,9 @@ export class Engine {
   }
 
   static load(options: EngineOptions): Engine {
-    const gpuLayers = options.gpuLayers ?? gpuLayersWithin(options);
+    const gpuLayers = options.rpcServers?.length
+      ? layersOnRpcServers(options.rpcServers, layerCountOf(options.modelPath), options.gpuLayers)
+      : options.gpuLayers ?? gpuLayersWithin(options);
     const model = LlamaModel.load(options.modelPath, { gpuLayers });
     let images: ImageEncoder | undefined;
     let speculation: Speculation | undefined;

@@ -93,6 +93,11 @@ export interface EngineOptions {
   gpuLayers?: number;
   /** vLLM's --gpu-memory-utilization: the share of GPU memory the model's layers may fill (used when gpuLayers is unset). */
   gpuMemoryFraction?: number;
+  /**
+   * RPC servers (host:port) whose devices take part of the layers (`gpuLayers` of them when set, else a
+   * share by free memory); the rest stay on this machine.
+   */
+  rpcServers?: string[];
   /** A chat template that replaces the model's own (vLLM --chat-template). */
   chatTemplate?: string;
   /** Requests waiting for a free sequence before new ones are refused as busy. Default: 512. */

@@ -64,6 +64,8 @@ export interface ModelServiceOptions {
   queueLimit?: number;
   gpuLayers?: number;
   gpuMemoryFraction?: number;
+  /** RPC servers (host:port) that take part of every model's layers. */
+  rpcServers?: string[];
   /** Replaces the models' own chat templates. */
   chatTemplate?: string;
   flashAttention?: EngineOptions["flashAttention"];
@@ -194,6 +196,7 @@ export class ModelService {
       ...(this.options.threads !== undefined ? { threads: this.options.threads } : {}),
       ...(this.options.gpuLayers !== undefined ? { gpuLayers: this.options.gpuLayers } : {}),
       ...(this.options.gpuMemoryFraction !== undefined ? { gpuMemoryFraction: this.options.gpuMemoryFraction } : {}),
+      ...(this.options.rpcServers?.length ? { rpcServers: this.options.rpcServers } : {}),
       ...(this.options.queueLimit !== undefined ? { queueLimit: this.options.queueLimit } : {}),
       ...(this.options.chatTemplate !== undefined ? { chatTemplate: this.options.chatTemplate } : {}),
       ...(this.options.flashAttention !== undefined ? { flashAttention: this.options.flashAttention } : {}),

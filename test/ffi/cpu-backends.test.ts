@@ -1,6 +1,6 @@
 // Which CPU back ends load: the AMX variant is left out on processors with AMX unless asked for.
 import { afterAll, describe, expect, test } from "bun:test";
-import { mkdtempSync, readdirSync, readlinkSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, mkdtempSync, readdirSync, readlinkSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { AMX_CPU_VARIANT, chooseCpuBackends } from "../../ffi/cpu-backends.ts";
@@ -24,9 +24,22 @@ describe("CPU back-end choice", () => {
     expect(choice.amxKernels).toBe(false);
     expect(choice.note).toContain("LLAMUX_CPU_AMX=1");
     expect(readdirSync(choice.dir).sort()).toEqual(["libggml-base.so", "libggml-cpu-haswell.so", "libggml-cpu-zen4.so"]);
-    expect(readlinkSync(join(choice.dir, "libggml-cpu-zen4.so"))).toBe(join(libDir, "libggml-cpu-zen4.so"));
+    // relative inside the library directory, so the directory may move (an image's root filesystem)
+    expect(readlinkSync(join(choice.dir, "libggml-cpu-zen4.so"))).toBe(join("..", "libggml-cpu-zen4.so"));
     // A second process reuses the directory the first one made.
     expect(choose({}).dir).toBe(choice.dir);
+  });
+
+  test("a links directory whose targets moved away is made again", () => {
+    const moved = mkdtempSync(join(tmpdir(), "llamux-cpu-moved-"));
+    for (const name of libraries) writeFileSync(join(moved, name), "");
+    const first = chooseCpuBackends({ libDir: moved, cpuFlags: amxCpu, amxRequested: false, platform: "linux" }).dir;
+    // a link to where the library directory used to be
+    rmSync(join(first, "libggml-cpu-zen4.so"));
+    symlinkSync(join(tmpdir(), "gone", "libggml-cpu-zen4.so"), join(first, "libggml-cpu-zen4.so"));
+    const again = chooseCpuBackends({ libDir: moved, cpuFlags: amxCpu, amxRequested: false, platform: "linux" }).dir;
+    expect(existsSync(join(again, "libggml-cpu-zen4.so"))).toBe(true);
+    rmSync(moved, { recursive: true, force: true });
   });
 
   test("LLAMUX_CPU_AMX=1 loads the AMX variant and says so", () => {

@@ -1,0 +1,26 @@
+// `llamux health`: asks a running server whether it is ready, for container HEALTHCHECKs and scripts
+// on machines without curl.
+import { parseArgs } from "node:util";
+
+export const healthHelp = `Usage: llamux health [--url URL] [--timeout SECONDS]
+
+Exits 0 when the server at URL answers 200 (ready), 1 otherwise (not up, loading, or failing).
+
+Options:
+      --url URL          what to ask (default http://127.0.0.1:8000/health, profile b's readiness probe)
+      --timeout SECONDS  give up after this long (default 5)
+  -h, --help             show this help`;
+
+export async function healthCommand(args: string[]): Promise<number> {
+  const { values } = parseArgs({ args, options: { url: { type: "string" }, timeout: { type: "string" } }, strict: true });
+  const url = values.url ?? "http://127.0.0.1:8000/health";
+  const seconds = Number(values.timeout ?? 5);
+  try {
+    const response = await fetch(url, { signal: AbortSignal.timeout(seconds * 1000) });
+    if (response.ok) return 0;
+    console.error(`${url}: ${response.status} ${response.statusText}`);
+  } catch (error) {
+    console.error(`${url}: ${(error as Error).message}`);
+  }
+  return 1;
+}
