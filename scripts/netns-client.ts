@@ -37,3 +37,4 @@ if (mode === "get") {
   console.error(`unknown mode ${mode}`);
   process.exit(2);
 }
+export {};

@@ -51,5 +51,5 @@ export async function rpcServerCommand(args: string[]): Promise<number> {
   // Loaded only now: --help must not need the native libraries.
   const { serveRpc } = await import("../../ffi/rpc.ts");
   log.info(`serving this machine's devices over RPC on ${host}:${port} (${threads} threads)`);
-  serveRpc(`${host}:${port}`, { threads, ...(values["cache-dir"] ? { cacheDir: values["cache-dir"] } : {}) });
+  return serveRpc(`${host}:${port}`, { threads, ...(values["cache-dir"] ? { cacheDir: values["cache-dir"] } : {}) });
 }
