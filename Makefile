@@ -78,7 +78,8 @@ release: setup
 
 # An OCI image of profile b with vLLM's container interface (LLAMUX_GPU=cuda: of the CUDA executable),
 # built offline from the executable and Debian's packages: container/Containerfile.
-image: setup
+# (The CUDA executable comes from its own library directory; .native/lib stays as it is.)
+image: node_modules/.installed
 	LLAMUX_GPU=$(LLAMUX_GPU) bash scripts/image/build-image.sh
 
 bench: setup

@@ -14,8 +14,8 @@ work=dist/image-$gpu
 packages=(libc6 libstdc++6 libgcc-s1 tzdata)
 
 case "$gpu" in
-  cpu)  make --no-print-directory binary; exe=dist/llamux; libdir=.native/lib; tag="${IMAGE_TAG:-llamux:$version}" ;;
-  cuda) make --no-print-directory release RELEASE_VARIANTS=cuda; exe="dist/llamux-$version-linux-x64-cuda"; libdir=.native/variants/cuda/lib; tag="${IMAGE_TAG:-llamux:$version-cuda}" ;;
+  cpu)  make --no-print-directory LLAMUX_GPU=cpu binary; exe=dist/llamux; libdir=.native/lib; tag="${IMAGE_TAG:-llamux:$version}" ;;
+  cuda) make --no-print-directory LLAMUX_GPU=cpu release RELEASE_VARIANTS=cuda; exe="dist/llamux-$version-linux-x64-cuda"; libdir=.native/variants/cuda/lib; tag="${IMAGE_TAG:-llamux:$version-cuda}" ;;
   *)    echo "make image: LLAMUX_GPU must be cpu or cuda, got \"$gpu\"" >&2; exit 2 ;;
 esac
 
