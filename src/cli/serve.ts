@@ -11,7 +11,8 @@ import { ModelStore } from "../store/model-store.ts";
 import { defaultImageFetchPolicy } from "../vision/image-fetch.ts";
 import { isHubName } from "../store/model-name.ts";
 import { pullWithProgress } from "./pull.ts";
-import { profiles, type ProfileName } from "../server/profiles.ts";
+import { type Profile, profiles, type ProfileName } from "../server/profiles.ts";
+import { listen } from "../server/listener.ts";
 import { UsageError } from "./usage-error.ts";
 import { engineFlagOptions, engineFlagsHelp, toolCallParserFlag } from "./engine-flags.ts";
 import { exposureWarnings, serverOptionFlags, serverOptionsFromFlags, serverOptionsHelp } from "./server-flags.ts";
@@ -78,10 +79,9 @@ function hostAndPort(hostFlag: string | undefined, portFlag: string | undefined,
   };
 }
 
-function listen(fetch: (request: Request) => Response | Promise<Response>, host: string, port: number): void {
+function listenOn(app: { fetch: (request: Request) => Response | Promise<Response> }, profile: Profile, host: string, port: number, idleTimeoutSeconds: number): void {
   try {
-    // No Bun limit on bodies: the body-limit middleware is the one limit, and answers in the profile's shape.
-    Bun.serve({ hostname: host, port, fetch, idleTimeout: 0, maxRequestBodySize: Number.MAX_SAFE_INTEGER });
+    listen({ fetch: app.fetch, profile, hostname: host, port, idleTimeoutSeconds });
   } catch (error) {
     const inUse = (error as { code?: string }).code === "EADDRINUSE";
     throw new Error(`Cannot listen on ${host}:${port}: ${inUse ? "the port is in use (another server? choose one with --port)" : (error as Error).message}`);
@@ -205,7 +205,7 @@ export async function serveCommand(args: string[]): Promise<number | undefined> 
     for (const warning of exposureWarnings(options)) log.warn(`profile ${name}: ${warning}`);
     const app = createApp({ profile, models, imageFetch, ...(toolCallParser ? { toolCallParser } : {}), ...(name === "b" ? createVllmMetrics(manager, models) : {}) }, options);
     const listenPort = port ?? profile.defaultPort;
-    listen(app.fetch, host, listenPort);
+    listenOn(app, profile, host, listenPort, options.idleTimeoutSeconds);
     log.info(`profile ${name} (${profile.anchor}-compatible) listening on http://${host}:${listenPort}`);
     // vLLM loads its model before serving; profile b does too, and says when that is on the CPU.
     if (name === "b" && modelArg) void preload(models);
