@@ -113,7 +113,7 @@ test("the listener keeps a silent answer and a stream with long gaps open, and c
     ]);
     expect(silent).toEqual({ received: 3 });
     expect(stream.trim().split("\n")).toEqual(['{"n":0}', '{"n":1}', '{"n":2}']);
-    const stalled = rawSend(bound.port, "POST /silent HTTP/1.1\r\nHost: localhost\r\nContent-Length: 10\r\n\r\nab");
+    const stalled = rawSend(bound.port!, "POST /silent HTTP/1.1\r\nHost: localhost\r\nContent-Length: 10\r\n\r\nab");
     expect(await within(stalled.closed, 8_000)).toBe("");
   } finally {
     bound.stop(true);

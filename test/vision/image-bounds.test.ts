@@ -127,7 +127,7 @@ describe("WebP through the server", () => {
     symlinkSync(await ensureModel("tiny-mmproj"), join(dir, "mmproj-tiny-chat.gguf"));
     server = await startServer([join(dir, "tiny-chat.gguf"), "--profile", "b", "--served-model-name", "tiny-vision", "--ctx-size", "512", "--threads", "2"]);
     const pixels = new Uint8ClampedArray(side * side * 4).fill(180);
-    bigWebp = new Uint8Array(await encodeWebp({ data: pixels, width: side, height: side, colorSpace: "srgb" } as ImageData, { lossless: 1 }));
+    bigWebp = new Uint8Array(await encodeWebp({ data: pixels, width: side, height: side, colorSpace: "srgb" } as unknown as Parameters<typeof encodeWebp>[0], { lossless: 1 }));
   }, 120_000);
   afterAll(async () => {
     await server?.stop();

@@ -26,7 +26,7 @@ const spellings = (port: number) => [
 ];
 
 test("34 spellings of internal addresses are refused before connecting", async () => {
-  const list = spellings(server.port);
+  const list = spellings(server.port!);
   expect(list).toHaveLength(34);
   for (const url of list) {
     const error = await fetchImageUrl(url, { ...defaultImageFetchPolicy, timeoutMs: 2_000 }).then(() => undefined, (e: unknown) => e);
