@@ -43,6 +43,34 @@ function rawSend(port: number, payload: string): RawExchange {
 const within = <T>(promise: Promise<T>, ms: number) =>
   Promise.race([promise, Bun.sleep(ms).then(() => { throw new Error(`not settled within ${ms} ms`); })]);
 
+// First, while profile b still loads the model it was started with.
+test("a storm of 40 clients that leave early (while the model loads, queued, or streaming) leaves no work behind", async () => {
+  const storm = Array.from({ length: 40 }, async (_, i) => {
+    const controller = new AbortController();
+    setTimeout(() => controller.abort(), 30 + ((i * 37) % 900));
+    const response = await fetch(`${vllm.baseUrl}/v1/chat/completions`, {
+      method: "POST", headers: { "Content-Type": "application/json" }, signal: controller.signal,
+      body: JSON.stringify({ model: "", messages: [{ role: "user", content: `Story ${i}` }], max_tokens: 400, stream: i % 2 === 0 }),
+    }).catch(() => undefined);
+    await response?.text().catch(() => undefined);
+  });
+  await Promise.all(storm);
+  // Every abandoned request is cancelled: none runs or waits a moment later (before, those that left
+  // while the model loaded ran to their 400 tokens, 4 at a time).
+  const busy = async () => {
+    const metrics = await (await fetch(`${vllm.baseUrl}/metrics`)).text();
+    return [...metrics.matchAll(/^vllm:num_requests_(?:running|waiting)\{[^}]*\} (\d+)/gm)].reduce((sum, m) => sum + Number(m[1]), 0);
+  };
+  const deadline = Date.now() + 10_000;
+  while ((await busy()) > 0 && Date.now() < deadline) await Bun.sleep(200);
+  expect(await busy()).toBe(0);
+  const answer = await fetch(`${vllm.baseUrl}/v1/chat/completions`, {
+    method: "POST", headers: { "Content-Type": "application/json" },
+    body: JSON.stringify({ model: "", messages: [{ role: "user", content: "Hi" }], max_tokens: 4 }),
+  });
+  expect(answer.status).toBe(200);
+}, 60_000);
+
 test("200 uploads that stall after one byte are all closed after the idle timeout", async () => {
   const started = performance.now();
   const stalled = Array.from({ length: 200 }, () =>
