@@ -57,11 +57,15 @@ test("a storm of 40 clients that leave early (while the model loads, queued, or 
   await Promise.all(storm);
   // Every abandoned request is cancelled: none runs or waits a moment later (before, those that left
   // while the model loaded ran to their 400 tokens, 4 at a time).
-  const busy = async () => {
+  const counts = async () => {
     const metrics = await (await fetch(`${vllm.baseUrl}/metrics`)).text();
-    return [...metrics.matchAll(/^vllm:num_requests_(?:running|waiting)\{[^}]*\} (\d+)/gm)].reduce((sum, m) => sum + Number(m[1]), 0);
+    return [...metrics.matchAll(/^vllm:num_requests_(?:running|waiting)\{[^}]*\} (\d+)/gm)].map((m) => Number(m[1]));
   };
-  const deadline = Date.now() + 10_000;
+  // The counts appear once the model has loaded; then the abandoned requests must be gone within seconds.
+  const loaded = Date.now() + 30_000;
+  while ((await counts()).length === 0 && Date.now() < loaded) await Bun.sleep(100);
+  const busy = async () => (await counts()).reduce((sum, n) => sum + n, 0);
+  const deadline = Date.now() + 5_000;
   while ((await busy()) > 0 && Date.now() < deadline) await Bun.sleep(200);
   expect(await busy()).toBe(0);
   const answer = await fetch(`${vllm.baseUrl}/v1/chat/completions`, {
