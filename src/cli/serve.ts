@@ -12,7 +12,7 @@ import { defaultImageFetchPolicy } from "../vision/image-fetch.ts";
 import { isHubName } from "../store/model-name.ts";
 import { pullWithProgress } from "./pull.ts";
 import { type Profile, profiles, type ProfileName } from "../server/profiles.ts";
-import { listen } from "../server/listener.ts";
+import { listen, type ListenerSetup } from "../server/listener.ts";
 import { UsageError } from "./usage-error.ts";
 import { engineFlagOptions, engineFlagsHelp, toolCallParserFlag } from "./engine-flags.ts";
 import { exposureWarnings, serverOptionFlags, serverOptionsFromFlags, serverOptionsHelp } from "./server-flags.ts";
@@ -79,7 +79,7 @@ function hostAndPort(hostFlag: string | undefined, portFlag: string | undefined,
   };
 }
 
-function listenOn(app: { fetch: (request: Request) => Response | Promise<Response> }, profile: Profile, host: string, port: number, idleTimeoutSeconds: number): void {
+function listenOn(app: { fetch: ListenerSetup["fetch"] }, profile: Profile, host: string, port: number, idleTimeoutSeconds: number): void {
   try {
     listen({ fetch: app.fetch, profile, hostname: host, port, idleTimeoutSeconds });
   } catch (error) {

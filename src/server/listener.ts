@@ -10,8 +10,14 @@ import type { Profile } from "./profiles.ts";
 import { DEFAULT_IDLE_TIMEOUT_SECONDS } from "./server-options.ts";
 
 
+/** What the app gets besides the request (Hono's `c.env`): the server, e.g. to upgrade a WebSocket. */
+export interface ListenerEnv {
+  server: Server<undefined>;
+}
+
 export interface ListenerSetup {
-  fetch: (request: Request) => Response | Promise<Response>;
+  /** A request without a body (a WebSocket upgrade too) is passed as Bun gave it; one with a body is wrapped. */
+  fetch: (request: Request, env: ListenerEnv) => Response | Promise<Response>;
   profile: Profile;
   hostname: string;
   port: number;
@@ -46,19 +52,22 @@ export function boundedFetch(setup: Pick<ListenerSetup, "fetch" | "profile" | "i
   const idle = setup.idleTimeoutSeconds ?? DEFAULT_IDLE_TIMEOUT_SECONDS;
   return async function boundedFetch(raw: Request, server: Server<undefined>): Promise<Response> {
     if (!URL.canParse(raw.url)) return badRequestResponse(setup.profile, raw, "Cannot serve a request without a Host header: send one (required since HTTP/1.1)");
-    const request = watchBody(raw, () => server.timeout(raw, 0));
-    const response = await setup.fetch(request);
+    const request = watchBody(raw, () => setIdleTimeout(server, raw, 0));
+    const response = await setup.fetch(request, { server });
+    // After server.upgrade (a WebSocket) there is no response to send.
+    if (!(response instanceof Response)) return response;
     const contentType = response.headers.get("content-type") ?? "";
     if (response.body && STREAM_TYPES.some((type) => contentType.startsWith(type))) {
-      return new Response(watchEnd(response.body, () => rearm(server, raw, idle)), response);
+      return new Response(watchEnd(response.body, () => setIdleTimeout(server, raw, idle)), response);
     }
     // An answer that is not streamed goes out now: the connection is idle again after it.
-    rearm(server, raw, idle);
+    setIdleTimeout(server, raw, idle);
     return response;
   };
 }
 
-function rearm(server: Server<undefined>, request: Request, seconds: number): void {
+/** Bun's per-connection idle timeout (0: none) for the connection `request` came on. */
+function setIdleTimeout(server: Server<undefined>, request: Request, seconds: number): void {
   try {
     server.timeout(request, seconds);
   } catch {

@@ -68,7 +68,7 @@ const LEFT_OUT = new Set([
   "num_ctx", "context_length", "options", "logit_bias", "stop_token_ids", "allowed_token_ids", "bad_words", "prompt_token_ids",
 ]);
 const DEADLINE_MS = 30_000;
-const RUNS = Number(process.env.FUZZ_RUNS ?? 15);
+const RUNS = Number(process.env.FUZZ_RUNS ?? 30);
 
 const servers: Partial<Record<Profile, RunningServer>> = {};
 let storeDir: string;
@@ -106,10 +106,12 @@ function bodies(route: Route): fc.Arbitrary<Body> {
   );
 }
 
-async function send(server: RunningServer, route: Route, body: Body): Promise<{ status: number; text: string }> {
+const CONTENT_TYPES = ["application/json", "application/json; charset=utf-8", "text/plain", "application/x-www-form-urlencoded", "multipart/form-data", ""];
+
+async function send(server: RunningServer, route: Route, body: Body, contentType = "application/json"): Promise<{ status: number; text: string }> {
   const response = await fetch(`${server.baseUrl}${route.path}`, {
     method: route.method,
-    headers: { "Content-Type": "application/json" },
+    headers: contentType ? { "Content-Type": contentType } : {},
     body: body.kind === "text" ? body.text : JSON.stringify(body.value),
     signal: AbortSignal.timeout(DEADLINE_MS),
   });
@@ -120,10 +122,12 @@ async function send(server: RunningServer, route: Route, body: Body): Promise<{ 
 for (const profile of ["a", "b", "c"] as const) {
   test(`profile ${profile}: malformed bodies on every route get an answer below 500 and the server stays up`, async () => {
     const server = servers[profile]!;
+    const statuses = new Map<number, number>();
     const cases = fc.oneof(...ROUTES[profile].map((route) => bodies(route).map((body) => ({ route, body }))));
     await fc.assert(
-      fc.asyncProperty(cases, async ({ route, body }) => {
-        const { status, text } = await send(server, route, body);
+      fc.asyncProperty(cases, fc.constantFrom(...CONTENT_TYPES), async ({ route, body }, contentType) => {
+        const { status, text } = await send(server, route, body, contentType);
+        statuses.set(status, (statuses.get(status) ?? 0) + 1);
         const unreachable = route.upstream && /ECONNREFUSED|Unable to connect/.test(text);
         if (status >= 500 && !unreachable) throw new Error(`${route.method} ${route.path} answered ${status}: ${text.slice(0, 300)}`);
         // A stream that started well may only report errors in its own shape, never a server error.
@@ -131,8 +135,38 @@ for (const profile of ["a", "b", "c"] as const) {
       }),
       { numRuns: RUNS * ROUTES[profile].length, interruptAfterTimeLimit: 60_000, markInterruptAsFailure: false },
     );
+    // Not vacuous: many requests were sent, and some were accepted (they reached the engine).
+    const sent = [...statuses.values()].reduce((a, b) => a + b, 0);
+    expect(sent).toBeGreaterThanOrEqual(Math.min(100, RUNS * ROUTES[profile].length));
+    expect(statuses.get(200) ?? 0).toBeGreaterThan(0);
+    console.log(`profile ${profile}: ${sent} requests, statuses ${JSON.stringify(Object.fromEntries(statuses))}`);
     // Still up, and still generating.
     const probe = await send(server, ROUTES[profile][0]!, { kind: "json", value: ROUTES[profile][0]!.valid("fuzz") });
     expect(probe.status).toBe(200);
   }, 120_000);
+}
+
+/** Routes without a body, with hostile path parameters and query strings. */
+const GET_PATHS: Record<Profile, string[]> = {
+  a: ["/api/tags", "/api/ps", "/api/version", "/api/blobs/", "/v1/models/", "/api/v1/server/requests?after=", "/ui/"],
+  b: ["/health", "/version", "/metrics", "/v1/models/", "/api/v1/server/requests?after="],
+  c: ["/api/v0/models/", "/api/v1/models", "/api/v1/models/download/status/", "/v1/models/", "/lmstudio-greeting", "/api/v1/server/requests?after="],
+};
+
+for (const profile of ["a", "b", "c"] as const) {
+  test(`profile ${profile}: hostile paths and query strings on routes without a body get an answer below 500`, async () => {
+    const server = servers[profile]!;
+    const suffix = fc.oneof(
+      fc.string({ maxLength: 80 }).map((text) => encodeURIComponent(text)),
+      fc.constantFrom("%", "%00", "%ff%fe", "..%2f..%2fetc%2fpasswd", "a/b/c/d", "-1", "1e400", "NaN", "x".repeat(5000), "sha256:" + "g".repeat(64)),
+    );
+    await fc.assert(
+      fc.asyncProperty(fc.constantFrom(...GET_PATHS[profile]), suffix, fc.constantFrom("GET", "HEAD"), async (path, tail, method) => {
+        const response = await fetch(`${server.baseUrl}${path}${tail}`, { method, signal: AbortSignal.timeout(DEADLINE_MS) });
+        const text = await response.text();
+        if (response.status >= 500) throw new Error(`${method} ${path}${tail} answered ${response.status}: ${text.slice(0, 300)}`);
+      }),
+      { numRuns: RUNS * 10, interruptAfterTimeLimit: 30_000, markInterruptAsFailure: false },
+    );
+  }, 60_000);
 }
