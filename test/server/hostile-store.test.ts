@@ -141,8 +141,30 @@ describe("request bodies", () => {
     expect(((await wrong.json()) as { error: string }).error).toContain("digest mismatch");
     expect(blobFiles().some((name) => name.startsWith(".llamux-tmp-"))).toBe(false);
     expect((await upload(digest)).status).toBe(201);
+    console.log(`a 256 MiB blob upload raised the server's peak memory by ${(peakRssMib(server.pid) - before).toFixed(0)} MiB`);
     expect(peakRssMib(server.pid) - before).toBeLessThan(96);
     rmSync(join(storeDir, "blobs", `sha256-${digest.slice(7)}`));
+  }, 60_000);
+
+  test("4 concurrent 100 MiB bodies (chunked, no length given) are refused, and the server holds little of them", async () => {
+    const before = peakRssMib(server.pid);
+    const chunk = new TextEncoder().encode("x".repeat(1 << 20));
+    const hundredMib = () => {
+      let sent = 0;
+      return new ReadableStream<Uint8Array>({
+        pull(controller) {
+          if (sent === 0) controller.enqueue(new TextEncoder().encode('{"model":"base","prompt":"'));
+          if (sent++ === 100) return controller.close();
+          controller.enqueue(chunk);
+        },
+      });
+    };
+    const answers = await Promise.all(Array.from({ length: 4 }, () =>
+      fetch(`${server.baseUrl}/api/chat`, { method: "POST", body: hundredMib(), duplex: "half" } as RequestInit).then((r) => r.status, () => 413)));
+    expect(answers).toEqual([413, 413, 413, 413]);
+    // Each is read only up to the 32 MiB limit (713 MB for four 100 MiB bodies when the limit was 100 MiB).
+    console.log(`four 100 MiB bodies raised the server's peak memory by ${(peakRssMib(server.pid) - before).toFixed(0)} MiB`);
+    expect(peakRssMib(server.pid) - before).toBeLessThan(300);
   }, 60_000);
 
   test("a JSON body over 32 MiB is refused with 413 before it is parsed", async () => {
