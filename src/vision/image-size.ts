@@ -64,11 +64,14 @@ function gifSize(b: Uint8Array, view: DataView): ImageSize | undefined {
   return b.length >= 10 ? { width: view.getUint16(6, true), height: view.getUint16(8, true) } : undefined;
 }
 
-/** BITMAPCOREHEADER (12 bytes) has 16-bit sizes; the later headers 32-bit ones (height negative: top-down). */
+/**
+ * BITMAPCOREHEADER (12 bytes) has 16-bit sizes; the later headers 32-bit ones, the width unsigned and
+ * the height signed (negative: rows top-down), as stb_image reads them.
+ */
 function bmpSize(b: Uint8Array, view: DataView): ImageSize | undefined {
   if (b.length < 26) return undefined;
   if (view.getUint32(14, true) === 12) return { width: view.getUint16(18, true), height: view.getUint16(20, true) };
-  return { width: Math.abs(view.getInt32(18, true)), height: Math.abs(view.getInt32(22, true)) };
+  return { width: view.getUint32(18, true), height: Math.abs(view.getInt32(22, true)) };
 }
 
 /** A VP8L bitstream's size: signature 0x2f, then 14 bits of width - 1 and 14 of height - 1. */

@@ -8,6 +8,8 @@ import { join } from "node:path";
 import encodeWebp from "@jsquash/webp/encode.js";
 import { ensureModel } from "../../scripts/gen-models.ts";
 import { toEngineImage } from "../../src/vision/image-format.ts";
+import { Engine } from "../../src/engine/engine.ts";
+import type { EngineError, EngineEvent, EngineImage } from "../../src/engine/types.ts";
 import { imageSize, MAX_IMAGE_PIXELS } from "../../src/vision/image-size.ts";
 import { startServer, type RunningServer } from "../server/serve-fixture.ts";
 
@@ -112,6 +114,37 @@ describe("image sizes as the decoders read them", () => {
     vp8x.set(new TextEncoder().encode("WEBPVP8X"), 8);
     vp8x.set([0xff, 0xff, 0x00, 0xff, 0xff, 0x00], 24); // canvas 65536 x 65536
     await expect(toEngineImage(vp8x)).rejects.toThrow("65536x65536 pixels");
+  });
+});
+
+describe("the engine, with stb_image's own header parse", () => {
+  let engine: Engine;
+  beforeAll(async () => {
+    engine = Engine.load({ modelPath: await ensureModel("tiny-llama"), projectorPath: await ensureModel("tiny-mmproj"), parallel: 2, contextPerSequence: 256, threads: 1 });
+  });
+  afterAll(() => engine.dispose());
+
+  /** The engine's answer to a prompt with one image given straight to it (past the server's checks). */
+  const answer = (image: EngineImage) => new Promise<EngineEvent>((resolve) => {
+    const prompt = `${engine.info.vision!.mediaMarker}\nDescribe`;
+    try {
+      engine.submit({ id: `img-${Math.random()}`, prompt, images: [image], maxTokens: 1 }, (event) => {
+        if (event.type !== "token") resolve(event);
+      });
+    } catch (error) {
+      resolve({ type: "error", id: "", code: (error as EngineError).code, message: (error as Error).message });
+    }
+  });
+
+  test("a file image over the pixel cap, or whose header stb_image cannot read, is refused before decoding", async () => {
+    const jpeg = fixture("python-16.jpg");
+    expect((await answer({ kind: "file", bytes: jpeg })).type).toBe("done");
+    const huge = await answer({ kind: "file", bytes: withJpegSize(jpeg, 20_000, 20_000) });
+    expect(huge).toMatchObject({ type: "error", code: "invalid_request", message: expect.stringContaining("20000x20000 pixels is more than") });
+    const unreadable = await answer({ kind: "file", bytes: new Uint8Array([0xff, 0xd8, 0xff, 0xd9, 1, 2, 3, 4]) });
+    expect(unreadable).toMatchObject({ type: "error", code: "invalid_request", message: expect.stringContaining("does not say its width and height") });
+    const rgb = await answer({ kind: "rgb", width: 10_000, height: 10_000, pixels: new Uint8Array(3) });
+    expect(rgb).toMatchObject({ type: "error", code: "invalid_request", message: expect.stringContaining("10000x10000 pixels") });
   });
 });
 
