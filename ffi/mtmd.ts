@@ -91,6 +91,18 @@ export class MtmdContext extends NativeHandle {
     return new MtmdBitmap(this.n, result);
   }
 
+  /**
+   * An image file's width and height as stb_image (the decoder imageFromFile uses) reads them from its
+   * header, without decoding it; undefined when stb_image cannot read the header.
+   */
+  imageFileSize(bytes: Uint8Array): { width: number; height: number } | undefined {
+    if (bytes.length === 0 || bytes.length > 0x7fffffff) return undefined;
+    const out = new Int32Array(3);
+    const ok = this.n.mtmd.stbi_info_from_memory(ptr(bytes), bytes.length, ptr(out, 0), ptr(out, 4), ptr(out, 8));
+    // stb_image keeps sizes unsigned; a BMP's height is signed (negative: rows top-down) and its loader takes abs().
+    return ok ? { width: out[0]! >>> 0, height: Math.abs(out[1]!) } : undefined;
+  }
+
   /** A bitmap from raw RGB pixels (images decoded outside libmtmd), identified by `id`. */
   imageFromRgb(width: number, height: number, rgb: Uint8Array, id: string): MtmdBitmap {
     if (rgb.length !== width * height * 3) throw new RangeError(`Cannot make a ${width}x${height} bitmap from ${rgb.length} bytes`);

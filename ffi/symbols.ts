@@ -179,6 +179,9 @@ const mtmdSymbols = {
   mtmd_encode_chunk: { args: [ptr, ptr], returns: i32 },
   mtmd_get_output_embd: { args: [ptr], returns: ptr },
   mtmd_helper_decode_image_chunk: { args: [ptr, ptr, ptr, ptr, i32, i32, i32, ptr, ptr, ptr], returns: i32 },
+
+  // stb_image, which libmtmd decodes image files with (and exports): its own header parse.
+  stbi_info_from_memory: { args: [ptr, i32, ptr, ptr, ptr], returns: i32 },
 } as const;
 
 const mtmdShimSymbols = {

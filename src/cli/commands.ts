@@ -160,6 +160,14 @@ export const commands: Record<string, CommandEntry> = {
       return { help: quantizeHelp, run: async (args) => quantizeMain(args) };
     },
   },
+  "__decode-webp": {
+    summary: "Decode a WebP image (stdin) into RGB pixels (stdout) for a parent llamux process",
+    hidden: true,
+    load: async () => {
+      const { decodeWebpMain } = await import("../vision/webp-decode.ts");
+      return { help: "Usage: llamux __decode-webp < image.webp", run: async () => decodeWebpMain() };
+    },
+  },
   __engine: {
     summary: "Host one model's engine for a parent llamux process",
     hidden: true,

@@ -14,7 +14,8 @@ import { ModelStore } from "../store/model-store.ts";
 import { defaultImageFetchPolicy } from "../vision/image-fetch.ts";
 import { isHubName } from "../store/model-name.ts";
 import { pullWithProgress } from "./pull.ts";
-import { profiles, type ProfileName } from "../server/profiles.ts";
+import { type Profile, profiles, type ProfileName } from "../server/profiles.ts";
+import { listen, type ListenerSetup } from "../server/listener.ts";
 import { UsageError } from "./usage-error.ts";
 import { engineFlagOptions, engineFlagsHelp, toolCallParserFlag } from "./engine-flags.ts";
 import { speculativeFlags, speculativeFlagsHelp, speculativeFromFlags } from "./speculative-flags.ts";
@@ -86,12 +87,9 @@ function hostAndPort(hostFlag: string | undefined, portFlag: string | undefined,
   };
 }
 
-type Fetch = (request: Request, server: Server<unknown>) => Response | Promise<Response>;
-
-function listen(fetch: Fetch, host: string, port: number, websocket?: WebSocketHandler<never>): void {
+function listenOn(app: { fetch: ListenerSetup["fetch"] }, profile: Profile, host: string, port: number, idleTimeoutSeconds: number, websocket?: ListenerSetup["websocket"]): void {
   try {
-    // No Bun limit on bodies: the body-limit middleware is the one limit, and answers in the profile's shape.
-    Bun.serve({ hostname: host, port, fetch, idleTimeout: 0, maxRequestBodySize: Number.MAX_SAFE_INTEGER, ...(websocket ? { websocket } : {}) } as Parameters<typeof Bun.serve>[0]);
+    listen({ fetch: app.fetch, profile, hostname: host, port, idleTimeoutSeconds, ...(websocket ? { websocket } : {}) });
   } catch (error) {
     const inUse = (error as { code?: string }).code === "EADDRINUSE";
     throw new Error(`Cannot listen on ${host}:${port}: ${inUse ? "the port is in use (another server? choose one with --port)" : (error as Error).message}`);
@@ -221,7 +219,7 @@ export async function serveCommand(args: string[]): Promise<number | undefined> 
     for (const warning of exposureWarnings(options)) log.warn(`profile ${name}: ${warning}`);
     const app = createApp({ profile, models, imageFetch, ...(toolCallParser ? { toolCallParser } : {}), ...(name === "b" ? createVllmMetrics(manager, models) : {}) }, options);
     const listenPort = port ?? profile.defaultPort;
-    listen(app.fetch, host, listenPort, name === "c" ? sdkWebSocket as WebSocketHandler<never> : undefined);
+    listenOn(app, profile, host, listenPort, options.idleTimeoutSeconds, name === "c" ? sdkWebSocket as WebSocketHandler<never> : undefined);
     log.info(`profile ${name} (${profile.anchor}-compatible) listening on http://${host}:${listenPort}`);
     // vLLM loads its model before serving; profile b does too, and says when that is on the CPU.
     if (name === "b" && modelArg) void preload(models);

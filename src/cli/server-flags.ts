@@ -1,15 +1,21 @@
 // The `llamux serve` flags and env vars that guard a listener: API keys, extra CORS origins, public
 // metrics. Kept apart from serve.ts so each listener's ServerOptions come from one function.
 import type { ProfileName } from "../server/profiles.ts";
-import { isLoopbackHost, serverOptions, type ServerOptions } from "../server/server-options.ts";
+import {
+  DEFAULT_BODY_LIMIT_BYTES, DEFAULT_IDLE_TIMEOUT_SECONDS, isLoopbackHost, serverOptions, type ServerOptions,
+} from "../server/server-options.ts";
 import { UsageError } from "./usage-error.ts";
 import { ollamaOrigins } from "../config.ts";
+
+const MIB = 1024 * 1024;
 
 export const serverOptionFlags = {
   "api-key": { type: "string", multiple: true },
   "cors-origins": { type: "string" },
   "allowed-origins": { type: "string" },
   "public-metrics": { type: "boolean" },
+  "max-body-size": { type: "string" },
+  "idle-timeout": { type: "string" },
 } as const;
 
 export const serverOptionsHelp = `      --api-key KEY             require KEY as "Authorization: Bearer KEY" or "X-Api-Key: KEY" (repeat for
@@ -18,13 +24,27 @@ export const serverOptionsHelp = `      --api-key KEY             require KEY as
       --public-metrics          serve /metrics without the key
       --cors-origins LIST       browser origins allowed besides localhost pages and app shells: a comma
                                 list such as https://app.example,chrome-extension://*; "*" allows any site
-      --allowed-origins JSON    vLLM's spelling of --cors-origins, as a JSON list: '["https://app.example"]'`;
+      --allowed-origins JSON    vLLM's spelling of --cors-origins, as a JSON list: '["https://app.example"]'
+      --max-body-size MIB       largest request body in MiB (default ${DEFAULT_BODY_LIMIT_BYTES / MIB}); blob uploads stream to disk
+                                and are not limited
+      --idle-timeout SECONDS    close a connection that sends nothing for this long while the server waits
+                                on it: headers, a body, an idle keep-alive (default ${DEFAULT_IDLE_TIMEOUT_SECONDS}, at most 255);
+                                a request whose body has arrived is never cut, however long it generates`;
 
 export interface ServerFlagValues {
   "api-key"?: string[];
   "cors-origins"?: string;
   "allowed-origins"?: string;
   "public-metrics"?: boolean;
+  "max-body-size"?: string;
+  "idle-timeout"?: string;
+}
+
+function wholeNumber(value: string | undefined, flag: string, min: number, max: number): number | undefined {
+  if (value === undefined) return undefined;
+  const n = Number(value);
+  if (!Number.isInteger(n) || n < min || n > max) throw new UsageError(`--${flag} must be a whole number from ${min} to ${max}, got "${value}"`);
+  return n;
 }
 
 function allowedOriginsJson(text: string): string[] {
@@ -58,7 +78,13 @@ export function serverOptionsFromFlags(
     ...(values["allowed-origins"] !== undefined ? allowedOriginsJson(values["allowed-origins"]) : []),
     ...(profile === "a" ? ollamaOrigins(env) : []),
   ];
-  return serverOptions({ apiKeys: apiKeys(values, profile, env), corsOrigins, publicMetrics: values["public-metrics"] ?? false, bindHost });
+  const maxBodyMib = wholeNumber(values["max-body-size"], "max-body-size", 1, 1024 * 1024);
+  const idleTimeout = wholeNumber(values["idle-timeout"], "idle-timeout", 1, 255);
+  return serverOptions({
+    apiKeys: apiKeys(values, profile, env), corsOrigins, publicMetrics: values["public-metrics"] ?? false, bindHost,
+    ...(maxBodyMib !== undefined ? { bodyLimitBytes: maxBodyMib * MIB } : {}),
+    ...(idleTimeout !== undefined ? { idleTimeoutSeconds: idleTimeout } : {}),
+  });
 }
 
 /** What to warn about before serving with these options (the anchors' exposed-server incidents). */

@@ -71,6 +71,8 @@ export abstract class EngineClient implements EngineHandle {
     });
     const onAbort = () => this.cancel(id);
     signal?.addEventListener("abort", onAbort);
+    // A client that left before this point (while its model loaded) fires no abort event any more.
+    if (signal?.aborted) onAbort();
     this.openStreams++;
     try {
       for (;;) {

@@ -4,6 +4,7 @@
 // id comes from the image's content hash, so the same image in the next turn matches.
 import type { MtmdBitmap, MtmdChunk, MtmdContext } from "../../ffi/mtmd.ts";
 import { EngineError, type EngineImage } from "./types.ts";
+import { MAX_IMAGE_PIXELS } from "../vision/image-size.ts";
 
 export interface ImageSpan {
   /** Prompt index of the image's first position. */
@@ -35,7 +36,20 @@ function sha256Hex(bytes: Uint8Array): string {
   return new Bun.CryptoHasher("sha256").update(bytes).digest("hex");
 }
 
+/** Held here as well as where requests arrive: the decoder's own header parse has the last word. */
+function checkFileSize(mtmd: MtmdContext, bytes: Uint8Array, index: number): void {
+  const size = mtmd.imageFileSize(bytes);
+  if (!size) throw new EngineError("invalid_request", `Cannot use image ${index + 1}: its header does not say its width and height`);
+  if (size.width * size.height > MAX_IMAGE_PIXELS) {
+    throw new EngineError("invalid_request", `Cannot use image ${index + 1}: ${size.width}x${size.height} pixels is more than the ${MAX_IMAGE_PIXELS} allowed`);
+  }
+}
+
 function toBitmap(mtmd: MtmdContext, image: EngineImage, index: number): MtmdBitmap {
+  if (image.kind === "file") checkFileSize(mtmd, image.bytes, index);
+  else if (image.width * image.height > MAX_IMAGE_PIXELS) {
+    throw new EngineError("invalid_request", `Cannot use image ${index + 1}: ${image.width}x${image.height} pixels is more than the ${MAX_IMAGE_PIXELS} allowed`);
+  }
   try {
     if (image.kind === "file") return mtmd.imageFromFile(image.bytes);
     return mtmd.imageFromRgb(image.width, image.height, image.pixels, sha256Hex(image.pixels));

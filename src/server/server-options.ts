@@ -10,12 +10,22 @@ export interface ServerOptions {
   publicMetrics: boolean;
   /** The address the listener binds; a loopback one turns the Host-header check on. */
   bindHost: string;
-  /** Largest request body accepted, in bytes. */
+  /** Largest request body accepted, in bytes (blob uploads excepted: they stream to disk). */
   bodyLimitBytes: number;
+  /** Seconds a connection may send nothing while the server waits for it (headers, body, keep-alive). */
+  idleTimeoutSeconds: number;
 }
 
-/** Images arrive base64-encoded inside JSON bodies, so the limit is generous. */
-export const DEFAULT_BODY_LIMIT_BYTES = 100 * 1024 * 1024;
+/** How long a connection may send nothing while the server waits on it (Bun's limit is 255). */
+export const DEFAULT_IDLE_TIMEOUT_SECONDS = 30;
+
+/**
+ * A JSON request is held whole while it is parsed (about twice its size in memory), so the limit is
+ * what a chat needs: images arrive base64-encoded (4/3 of their size), and 32 MiB carries one image
+ * as large as an image URL may fetch (20 MB) or several full-size photos, as Anthropic's API allows
+ * 32 MB. Model files go through /api/blobs, which streams to disk and is not limited.
+ */
+export const DEFAULT_BODY_LIMIT_BYTES = 32 * 1024 * 1024;
 
 export const defaultServerOptions: ServerOptions = {
   apiKeys: [],
@@ -23,6 +33,7 @@ export const defaultServerOptions: ServerOptions = {
   publicMetrics: false,
   bindHost: "127.0.0.1",
   bodyLimitBytes: DEFAULT_BODY_LIMIT_BYTES,
+  idleTimeoutSeconds: DEFAULT_IDLE_TIMEOUT_SECONDS,
 };
 
 export function serverOptions(options: Partial<ServerOptions> = {}): ServerOptions {

@@ -5,10 +5,10 @@ import { existsSync, readFileSync, statSync } from "node:fs";
 import { rm } from "node:fs/promises";
 import type { QuantizationType } from "../../ffi/quantize.ts";
 import { tempPathIn } from "./atomic-file.ts";
-import { type GgufHeader, ggufNumber, ggufString, readGgufHeaderSync } from "./gguf.ts";
+import { type GgufHeader, GgufReadError, ggufNumber, ggufString, readGgufHeaderSync } from "./gguf.ts";
 import { CONFIG_MEDIA_TYPE, MANIFEST_MEDIA_TYPE, layerMediaType, type Manifest, type ManifestLayer } from "./manifest.ts";
 import { fileTypeName, modelConfigFromHeader } from "./model-config.ts";
-import { checkModelLayer } from "./model-layer.ts";
+import { checkModelLayer, discardBlob } from "./model-layer.ts";
 import { parseModelName } from "./model-name.ts";
 import { ModelNotFoundError, type ModelStore } from "./model-store.ts";
 import { parameterProblems } from "./modelfile/parameters.ts";
@@ -63,7 +63,8 @@ async function ggufLayer(store: ModelStore, digest: string, label: string, onPro
   try {
     header = readGgufHeaderSync(path, { maxArrayLength: 0 });
   } catch (error) {
-    throw new CreateModelError(`"${label}" is not a GGUF file: ${(error as Error).message}`);
+    // The reason only: the reader's message names the blob, whose name is the content's digest.
+    throw new CreateModelError(`"${label}" is not a GGUF file: ${error instanceof GgufReadError ? error.reason : "cannot read it"}`);
   }
   const base = { digest: `sha256:${digest.replace(/^sha256[:-]/, "")}`, size: statSync(path).size };
   if (isProjector(header)) return { layer: { mediaType: layerMediaType.projector, ...base }, header };
@@ -80,12 +81,53 @@ async function baseLayers(store: ModelStore, from: string, onProgress: ProgressH
     return { layers: stored.manifest.layers, config: stored.manifest.config };
   }
   if (existsSync(from) && statSync(from).isFile()) {
+    // Any file the server can read may be named: nothing is copied, and nothing about it is told,
+    // unless it is a GGUF file whose whole header reads.
+    checkGgufFile(from);
     onProgress({ status: `copying file ${from}` });
     const blob = await store.importBlob(from);
     const { layer } = await ggufLayer(store, blob.digest, from, onProgress);
     return { layers: [layer] };
   }
   throw new ModelNotFoundError(from);
+}
+
+/** Throws CreateModelError unless `path` starts like a GGUF file and its header reads whole. */
+export function checkGgufFile(path: string): GgufHeader {
+  try {
+    return readGgufHeaderSync(path, { maxArrayLength: 0 });
+  } catch (error) {
+    const reason = error instanceof GgufReadError && error.reason !== "bad magic" ? `: ${error.reason}` : "";
+    throw new CreateModelError(`"${path}" is not a GGUF model file${reason}`);
+  }
+}
+
+/** An ADAPTER blob: a GGUF LoRA adapter for the model's architecture, or CreateModelError. */
+function checkAdapter(path: string, file: string, modelArchitecture: string | undefined): void {
+  let header: GgufHeader;
+  try {
+    header = readGgufHeaderSync(path, { maxArrayLength: 0 });
+  } catch (error) {
+    throw new CreateModelError(`adapter "${file}" is not a GGUF file: ${error instanceof GgufReadError ? error.reason : "cannot read it"}`);
+  }
+  if (ggufString(header, "general.type") !== "adapter" || ggufString(header, "adapter.type") !== "lora") {
+    throw new CreateModelError(`adapter "${file}" is not a LoRA adapter: its GGUF metadata needs general.type "adapter" and adapter.type "lora"`);
+  }
+  const architecture = ggufString(header, "general.architecture");
+  if (modelArchitecture && architecture !== modelArchitecture) {
+    throw new CreateModelError(`adapter "${file}" is for architecture "${architecture ?? "unknown"}", but the model is "${modelArchitecture}"`);
+  }
+}
+
+/** The store, except that the digest of every blob imported through it is added to `imported`. */
+function recordingImports(store: ModelStore, imported: string[]): ModelStore {
+  const recording = Object.create(store) as ModelStore;
+  recording.importBlob = async (source, options) => {
+    const blob = await store.importBlob(source, options);
+    imported.push(blob.digest);
+    return blob;
+  };
+  return recording;
 }
 
 function parametersOf(store: ModelStore, layers: ManifestLayer[]): Record<string, unknown> {
@@ -124,9 +166,24 @@ async function quantizeLayer(store: ModelStore, model: ManifestLayer, name: stri
   }
 }
 
-/** Creates (or replaces) `name`; progress goes to `onProgress` in /api/create's shape, ending with "success". */
+/**
+ * Creates (or replaces) `name`; progress goes to `onProgress` in /api/create's shape, ending with "success".
+ * A create that fails (or is cancelled) removes the blobs it wrote that no manifest references.
+ */
 export async function createModel(
   store: ModelStore, name: string, request: CreateModelRequest, onProgress: ProgressHandler = () => {}, signal?: AbortSignal,
+): Promise<void> {
+  const imported: string[] = [];
+  try {
+    await createModelRecording(recordingImports(store, imported), name, request, onProgress, signal);
+  } catch (error) {
+    for (const digest of imported) await discardBlob(store, digest);
+    throw error;
+  }
+}
+
+async function createModelRecording(
+  store: ModelStore, name: string, request: CreateModelRequest, onProgress: ProgressHandler, signal?: AbortSignal,
 ): Promise<void> {
   try {
     parseModelName(name);
@@ -149,9 +206,12 @@ export async function createModel(
     if (layer.mediaType === layerMediaType.model) config = undefined;
     layers = [...layers.filter((l) => l.mediaType !== layer.mediaType), layer];
   }
+  const modelLayer = layers.find((layer) => layer.mediaType === layerMediaType.model);
+  const modelArchitecture = modelLayer && ggufString(readGgufHeaderSync(store.blobPath(modelLayer.digest), { maxArrayLength: 0 }), "general.architecture");
   for (const [file, digest] of Object.entries(request.adapters ?? {})) {
     const path = store.blobPath(digest);
     if (!existsSync(path)) throw new CreateModelError(`blob ${digest} for adapter "${file}" is not in the store; upload it first`);
+    checkAdapter(path, file, modelArchitecture);
     layers.push({ mediaType: layerMediaType.adapter, digest: `sha256:${digest.replace(/^sha256[:-]/, "")}`, size: statSync(path).size });
   }
   for (const [file, digest] of Object.entries(request.draftFiles ?? {})) {

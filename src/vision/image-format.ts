@@ -1,10 +1,11 @@
 // Tells image formats apart by their first bytes and hands images to the engine: files libmtmd reads
-// itself (stb_image: JPEG, PNG, GIF, BMP) as they are, WebP decoded here into RGB pixels, since libmtmd
-// reads WebP only through ffmpeg.
+// itself (stb_image: JPEG, PNG, GIF, BMP) as they are, WebP decoded into RGB pixels (in a child
+// process), since libmtmd reads WebP only through ffmpeg. Every image's size is read from its header
+// first and held to MAX_IMAGE_PIXELS; an image whose size cannot be read is refused.
 import type { EngineImage } from "../engine/types.ts";
 import { ImageInputError } from "./image-input-error.ts";
 import { imageSize, MAX_IMAGE_PIXELS } from "./image-size.ts";
-import webpWasmPath from "@jsquash/webp/codec/dec/webp_dec.wasm" with { type: "file" };
+import { decodeWebp } from "./webp-decode.ts";
 
 export type ImageFormat = "jpeg" | "png" | "gif" | "bmp" | "webp";
 
@@ -20,52 +21,20 @@ export function sniffImageFormat(bytes: Uint8Array): ImageFormat | undefined {
   return undefined;
 }
 
-/** Packed RGB from RGBA, with transparent pixels over white, as viewers show them. */
-function rgbFromRgba(rgba: Uint8ClampedArray | Uint8Array, width: number, height: number): Uint8Array {
-  const rgb = new Uint8Array(width * height * 3);
-  for (let i = 0, j = 0; i < rgba.length; i += 4, j += 3) {
-    const alpha = rgba[i + 3]! / 255;
-    rgb[j] = Math.round(rgba[i]! * alpha + 255 * (1 - alpha));
-    rgb[j + 1] = Math.round(rgba[i + 1]! * alpha + 255 * (1 - alpha));
-    rgb[j + 2] = Math.round(rgba[i + 2]! * alpha + 255 * (1 - alpha));
-  }
-  return rgb;
-}
-
-let webpDecoder: Promise<(data: ArrayBuffer) => Promise<{ width: number; height: number; data: Uint8ClampedArray }>> | undefined;
-
-/**
- * The WebAssembly WebP decoder, compiled on first use. Its .wasm file is imported as a file so that
- * `bun build --compile` embeds it (the decoder would otherwise look for it next to its script).
- */
-function loadWebpDecoder() {
-  webpDecoder ??= (async () => {
-    const decoder = await import("@jsquash/webp/decode.js");
-    await decoder.init(await WebAssembly.compile(await Bun.file(webpWasmPath).arrayBuffer()));
-    return decoder.default;
-  })();
-  return webpDecoder;
-}
-
-async function decodeWebp(bytes: Uint8Array): Promise<EngineImage> {
-  const decode = await loadWebpDecoder();
-  let image: { width: number; height: number; data: Uint8ClampedArray };
-  try {
-    image = await decode(bytes.slice().buffer as ArrayBuffer);
-  } catch (error) {
-    throw new ImageInputError(`Cannot decode WebP image: ${(error as Error).message}`, { cause: error });
-  }
-  return { kind: "rgb", width: image.width, height: image.height, pixels: rgbFromRgba(image.data, image.width, image.height) };
-}
-
 /** The image as the engine takes it. Throws ImageInputError when the bytes are not a supported image. */
 export async function toEngineImage(bytes: Uint8Array): Promise<EngineImage> {
   const format = sniffImageFormat(bytes);
   if (!format) throw new ImageInputError("Cannot use image: the data is not a JPEG, PNG, GIF, BMP or WebP image");
   const size = imageSize(bytes, format);
-  if (size && size.width * size.height > MAX_IMAGE_PIXELS) {
+  if (!size || size.width === 0 || size.height === 0) throw new ImageInputError(`Cannot use ${format.toUpperCase()} image: its header does not say its width and height`);
+  if (size.width * size.height > MAX_IMAGE_PIXELS) {
     throw new ImageInputError(`Cannot use image: ${size.width}x${size.height} pixels is more than the ${MAX_IMAGE_PIXELS} allowed`);
   }
-  if (format === "webp") return decodeWebp(bytes);
-  return { kind: "file", bytes };
+  if (format !== "webp") return { kind: "file", bytes };
+  const image = await decodeWebp(bytes);
+  // The header read must have been the decoder's: anything else is refused, not passed on.
+  if (image.width !== size.width || image.height !== size.height) {
+    throw new ImageInputError(`Cannot use WebP image: it decodes to ${image.width}x${image.height}, not the ${size.width}x${size.height} its header says`);
+  }
+  return image;
 }

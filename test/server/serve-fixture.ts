@@ -7,6 +7,8 @@ const main = join(import.meta.dir, "..", "..", "src", "main.ts");
 export interface RunningServer {
   baseUrl: string;
   port: number;
+  /** The server process's id (to read its memory in /proc). */
+  pid: number;
   stderr: () => string;
   stop(): Promise<void>;
 }
@@ -52,6 +54,7 @@ export async function startServer(args: string[], env: Record<string, string> = 
   return {
     baseUrl,
     port,
+    pid: child.pid,
     stderr: () => stderr,
     async stop() {
       child.kill("SIGTERM");

@@ -53,6 +53,19 @@ let browser: Browser;
 let page: Page;
 let storeDir: string;
 const foreignRequests: string[] = [];
+const policyViolations: string[] = [];
+
+/**
+ * Waits until `expression` is true in the page. Playwright's waitForFunction evaluates a string with
+ * eval inside the page, which the UI's Content-Security-Policy forbids; page.evaluate is not bound by it.
+ */
+async function waitInPage(expression: string, timeoutMs = 30_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!(await page.evaluate<boolean>(expression))) {
+    if (Date.now() > deadline) throw new Error(`Timed out waiting in the page for ${expression}`);
+    await Bun.sleep(50);
+  }
+}
 
 async function shot(name: string): Promise<void> {
   await page.screenshot({ path: join(ARTIFACTS, `${name}.png`), fullPage: true });
@@ -87,6 +100,10 @@ beforeAll(async () => {
   // The page must not reach anything but the llamux server (checked by the last test).
   page.on("request", (request) => {
     if (!request.url().startsWith(`${server.baseUrl}/`) && !request.url().startsWith("data:")) foreignRequests.push(request.url());
+  });
+  // The UI runs under its Content-Security-Policy; Chromium reports what the policy blocks on the console.
+  page.on("console", (message) => {
+    if (/Content Security Policy/i.test(message.text())) policyViolations.push(message.text());
   });
 });
 
@@ -128,14 +145,14 @@ describe("web UI", () => {
 
     await page.getByRole("button", { name: "Download Q4_K_M" }).click();
     await page.getByRole("progressbar", { name: `Download of ${REPO} Q4_K_M` }).waitFor();
-    await page.waitForFunction('document.querySelector("li.download progress")?.value === 100');
+    await waitInPage('document.querySelector("li.download progress")?.value === 100');
     await shot("search-downloaded");
     // After a reload the page finds the job again in localStorage and asks the server for its state: the
     // stored state is cut down to the job id first, so the 100% can only come from polling the job.
     await page.evaluate(`localStorage.setItem("llamux.downloads", JSON.stringify(JSON.parse(localStorage.getItem("llamux.downloads")).map((d) => ({ jobId: d.jobId, label: d.label }))))`);
     await page.reload();
     await openTab("Search");
-    await page.waitForFunction('document.querySelector("li.download progress")?.value === 100');
+    await waitInPage('document.querySelector("li.download progress")?.value === 100');
     expect(await page.locator("li.download").innerText()).toContain("completed");
     const models = await (await fetch(`${server.baseUrl}/api/v1/models`)).json() as { models: Array<{ key: string }> };
     expect(models.models.map((m) => m.key)).toContain(MODEL_KEY);
@@ -245,7 +262,7 @@ describe("web UI", () => {
     });
     await page.locator("#chat-input").fill("Tell me a long story");
     await page.getByRole("button", { name: "Send" }).click();
-    await page.waitForFunction('(document.querySelector("article.msg.assistant:last-of-type .content")?.textContent ?? "").length > 0')
+    await waitInPage('(document.querySelector("article.msg.assistant:last-of-type .content")?.textContent ?? "").length > 0')
     // Stopped mid-way: the reply has text but is far from its 1900 tokens.;
     await page.getByRole("button", { name: "Stop" }).click();
     const note = page.locator("article.msg.assistant .note").last();
@@ -321,5 +338,12 @@ describe("web UI", () => {
 
   test("the page made no request to anything but the llamux server", () => {
     expect(foreignRequests).toEqual([]);
+  });
+
+  test("the page cannot be framed, and its Content-Security-Policy blocked nothing it does", async () => {
+    const response = await fetch(`${server.baseUrl}/ui`);
+    expect(response.headers.get("x-frame-options")).toBe("DENY");
+    expect(response.headers.get("content-security-policy")).toContain("frame-ancestors 'none'");
+    expect(policyViolations).toEqual([]);
   });
 });

@@ -1,5 +1,6 @@
 // Installs the guards of one listener, before its routes. Order matters:
 //   request log   outermost, so refusals are logged too and latency covers everything;
+//   security headers  on every answer, refusals included (no framing, no sniffing);
 //   host check    a rebinding attacker's request stops before anything else looks at it;
 //   CORS          answers preflights (which carry no key) and adds its headers to every later
 //                 answer, 401s included, so a browser client can read why it was refused;
@@ -16,6 +17,7 @@ import { bodyLimit } from "./body-limit.ts";
 import { cors } from "./cors.ts";
 import type { RenderError } from "./error-response.ts";
 import { hostCheck } from "./host-check.ts";
+import { securityHeaders } from "./security-headers.ts";
 import { requestLog, type RequestLogOptions } from "./request-log.ts";
 
 /**
@@ -44,6 +46,7 @@ export function installMiddleware(app: Hono, setup: MiddlewareSetup): void {
   const { options } = setup;
   const renderError = middlewareErrorBody(setup.profile);
   app.use(requestLog({ ...(setup.writeLog ? { write: setup.writeLog } : {}), ...(setup.recordRequest ? { record: setup.recordRequest } : {}) }));
+  app.use(securityHeaders());
   app.use(hostCheck({ bindHost: options.bindHost, renderError }));
   app.use(cors({ origins: options.corsOrigins, renderError }));
   if (options.apiKeys.length > 0) {

@@ -1,10 +1,10 @@
 // POST /api/create: a model in the store from a stored model or uploaded GGUF blobs, with a template,
 // system prompt, parameters, seed messages and license, in Ollama's JSON form or (older clients) as
 // Modelfile text. Progress lines as /api/pull's.
-import { existsSync } from "node:fs";
+import { existsSync, statSync } from "node:fs";
 import type { Context } from "hono";
 import { z } from "zod";
-import { checkQuantization, createModel, CreateModelError, type CreateModelRequest } from "../../store/create-model.ts";
+import { checkGgufFile, checkQuantization, createModel, CreateModelError, type CreateModelRequest } from "../../store/create-model.ts";
 import { tryParseModelName } from "../../store/model-name.ts";
 import { ModelNotFoundError } from "../../store/model-store.ts";
 import { modelDefinition, ModelfileSyntaxError, parseModelfile } from "../../store/modelfile/index.ts";
@@ -57,6 +57,11 @@ function createRequest(body: CreateBody): CreateModelRequest {
       else throw badRequest(`FROM ${from}: a projector must be uploaded as a blob first`, "modelfile");
     }
     if (Object.keys(files).length) request.files = files;
+    for (const adapter of definition.adapters) {
+      const blob = BLOB_REFERENCE.exec(adapter);
+      if (!blob) throw badRequest(`ADAPTER ${adapter}: an adapter must be uploaded as a blob first (ADAPTER @sha256:<digest>)`, "modelfile");
+      request.adapters = { ...request.adapters, [`adapter-${Object.keys(request.adapters ?? {}).length}.gguf`]: `sha256:${blob[1]}` };
+    }
     if (definition.draft !== undefined) {
       const blob = BLOB_REFERENCE.exec(definition.draft);
       if (!blob) throw badRequest(`DRAFT ${definition.draft}: the draft model must be uploaded as a blob first (@sha256:…)`, "modelfile");
@@ -105,7 +110,15 @@ export function create(deps: ServerDeps) {
     const store = storeOf(deps);
     // what can be told before streaming gets a status code of its own
     if (!request.from && !Object.keys(request.files ?? {}).length) throw badRequest("neither 'from' or 'files' was specified");
-    if (request.from && !store.find(request.from) && !existsSync(request.from)) throw notFound(`model '${request.from}' not found`);
+    if (request.from && !store.find(request.from)) {
+      if (!existsSync(request.from) || !statSync(request.from).isFile()) throw notFound(`model '${request.from}' not found`);
+      // A path on the server: refused before anything is copied unless it is a GGUF file.
+      try {
+        checkGgufFile(request.from);
+      } catch (error) {
+        throw badRequest((error as Error).message, "from");
+      }
+    }
     for (const [file, digest] of Object.entries({ ...request.files, ...request.adapters, ...request.draftFiles })) {
       if (!BLOB_REFERENCE.test(digest)) throw badRequest(`invalid digest "${digest}" for "${file}"`, "files");
       if (!store.hasBlob(digest)) throw badRequest(`blob ${digest} for "${file}" is missing: upload it first (POST /api/blobs/${digest})`, "files");

@@ -20,6 +20,7 @@ import { ModelStore } from "../../store/model-store.ts";
 import { bundleWebUi } from "./bundle.ts" with { type: "macro" };
 import { hubRoutes } from "./hub-routes.ts";
 import { webUiPage } from "./page.ts";
+import { WEB_UI_CONTENT_SECURITY_POLICY } from "../middleware/security-headers.ts";
 import type { RequestHistory } from "./request-history.ts";
 
 /** The page and its script need no key: the page asks for one when the API answers 401. */
@@ -48,7 +49,7 @@ export function webUiRoutes(setup: WebUiSetup): Hono {
   const openStore = setup.store ?? (() => (serviceStore instanceof ModelStore ? serviceStore : ModelStore.open({ profile: deps.profile.name })));
   const app = new Hono();
   const page = webUiPage(`llamux · ${deps.profile.anchor} profile`);
-  const servePage = (c: Context) => c.html(page);
+  const servePage = (c: Context) => c.html(page, 200, { "Content-Security-Policy": WEB_UI_CONTENT_SECURITY_POLICY });
 
   app.get("/ui", servePage);
   app.get("/ui/", servePage);

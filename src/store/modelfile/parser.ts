@@ -37,6 +37,9 @@ export function parseModelfile(text: string): Modelfile {
 
   let state = State.LineStart;
   let buffer = "";
+  // A quoted value: its finished lines (with their newlines) and the line being read.
+  let valueLines: string[] = [];
+  let currentLine = "";
   let instruction = "";
   let parameter = "";
   let role = "";
@@ -114,6 +117,8 @@ export function parseModelfile(text: string): Modelfile {
       case State.ValueStart:
         if (isSpace(ch)) break;
         if (endOfLine) missingValue();
+        valueLines = [];
+        currentLine = "";
         if (source.startsWith('"""', i)) {
           state = State.TripleQuotedValue;
           i += 2;
@@ -130,15 +135,21 @@ export function parseModelfile(text: string): Modelfile {
       case State.QuotedValue:
       case State.TripleQuotedValue: {
         // A quote closes only where a line ends with it, so quotes inside the value need no escaping.
+        // Each line is taken whole and only it is looked at, so a long value costs linear time.
         const quote = state === State.QuotedValue ? '"' : '"""';
         if (!endOfLine) {
-          buffer += ch;
+          const end = source.indexOf("\n", i);
+          currentLine = source.slice(i, end < 0 ? source.length : end);
+          i = (end < 0 ? source.length : end) - 1;
           break;
         }
-        const trimmed = buffer.trimEnd();
-        if (trimmed.endsWith(quote)) emit(trimmed.slice(0, -quote.length));
-        else if (ch === "") fail(`unterminated ${quote} value: no line ends with the closing ${quote}`, commandLine);
-        else buffer += ch;
+        const trimmed = currentLine.trimEnd();
+        if (trimmed.endsWith(quote)) {
+          valueLines.push(trimmed.slice(0, -quote.length));
+          emit(valueLines.join(""));
+        } else if (ch === "") fail(`unterminated ${quote} value: no line ends with the closing ${quote}`, commandLine);
+        else valueLines.push(currentLine, "\n");
+        currentLine = "";
         break;
       }
     }

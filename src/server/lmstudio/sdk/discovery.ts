@@ -22,12 +22,12 @@ export function sdkDiscoveryPort(flag: string | undefined): number | undefined {
   return port === 0 ? undefined : port;
 }
 
-type Fetch = (request: Request, server: Server<unknown>) => Response | Promise<Response>;
+type AppFetch = (request: Request, env: { server: Server<undefined> }) => Response | Promise<Response>;
 
-export function listenForSdkDiscovery(fetch: Fetch, port: number, websocket: WebSocketHandler<never>): void {
-  const onlySdk: Fetch = (request, server) => {
+export function listenForSdkDiscovery(fetch: AppFetch, port: number, websocket: WebSocketHandler<never>): void {
+  const onlySdk = (request: Request, server: Server<undefined>) => {
     const path = new URL(request.url).pathname;
-    if (DISCOVERY_PATHS.has(path)) return fetch(request, server);
+    if (DISCOVERY_PATHS.has(path)) return fetch(request, { server });
     return Response.json({ error: `Only LM Studio's SDK protocol is served on port ${port}` }, { status: 404 });
   };
   try {

@@ -71,7 +71,8 @@ export function sdkSocketRoutes(deps: ServerDeps, models: LmStudioModelService, 
       if (c.req.header("upgrade")?.toLowerCase() !== "websocket") {
         throw new ApiError(426, `/${namespace.name} is LM Studio's SDK WebSocket endpoint: connect with a WebSocket client (the LM Studio SDK or lms)`);
       }
-      const server = c.env as Server<SocketData> | undefined;
+      // The listener passes its server as the app's env (src/server/listener.ts).
+      const server = (c.env as { server?: Server<SocketData> } | undefined)?.server;
       if (typeof server?.upgrade !== "function") throw new ApiError(501, "WebSocket upgrades are not available on this listener");
       if (registry.total >= SOCKET_LIMITS.maxSockets) throw new ApiError(503, `Too many SDK connections (at most ${SOCKET_LIMITS.maxSockets})`);
       if (!server.upgrade(c.req.raw, { data: { namespace, authenticate, registry } })) throw new ApiError(400, "WebSocket upgrade failed");
