@@ -9,6 +9,7 @@ import { physicalCoreCount } from "../hardware.ts";
 import { logger } from "../log.ts";
 import { Scheduler, DEFAULT_QUEUE_LIMIT } from "./scheduler.ts";
 import { ImageEncoder } from "./image-encoder.ts";
+import { checkTokenIds } from "./token-ids.ts";
 import type { EventSink } from "./sequence.ts";
 import { EngineError, type EmbedResult, type EngineOptions, type EngineStats, type GenerateRequest, type ModelInfo } from "./types.ts";
 
@@ -193,6 +194,7 @@ export class Engine {
   }
 
   detokenize(tokens: number[]): string {
+    checkTokenIds(tokens, this.model.vocab.size, "the tokens");
     return this.model.vocab.detokenize(tokens);
   }
 
