@@ -52,6 +52,8 @@ class BoundedInterpreter extends Interpreter {
       throw new JinjaLimitError(`it ran longer than ${this.limits.maxMilliseconds} ms`);
     }
     if (statement?.type === "LlamuxCapped") return this.capped(statement as unknown as CappedNode, environment);
+    // A loop iteration's tick: the step is counted above; evaluating nothing yields an undefined value, which adds no output.
+    if (statement?.type === "LlamuxTick") return super.evaluate(undefined, environment);
     if (++this.depth > this.limits.maxDepth) throw new JinjaLimitError(`it nested evaluations more than ${this.limits.maxDepth} deep (recursive macros?)`);
     let result: RuntimeValue;
     try {
@@ -75,15 +77,20 @@ class BoundedInterpreter extends Interpreter {
 }
 
 /**
- * Wraps the width arguments of indent() and tojson(indent=…) in capped nodes, once per parsed
- * template: these allocate from one number before any other check could run.
+ * Prepares a parsed template for bounded rendering, once: every loop body starts with a tick (an
+ * empty body would otherwise iterate without a step), and the width arguments of indent() and
+ * tojson(indent=…), which allocate from one number, are wrapped in capped nodes.
  */
-export function capWidthArguments(template: Template): void {
+export function prepareBounded(template: Template): void {
   const cap = (inner: Statement, what: string): Statement => ({ type: "LlamuxCapped", inner, what, max: MAX_INDENT }) as unknown as Statement;
   const visit = (node: unknown, seen: Set<unknown>): void => {
     if (!node || typeof node !== "object" || seen.has(node)) return;
     seen.add(node);
     const n = node as { type?: string; filter?: { type: string; callee?: { value?: string }; args?: Array<{ type: string; key?: { value: string }; value?: Statement }> } };
+    if (n.type === "For") {
+      const loop = node as { body: Statement[] };
+      loop.body = [{ type: "LlamuxTick" } as unknown as Statement, ...loop.body];
+    }
     if ((n.type === "FilterExpression" || n.type === "FilterStatement") && n.filter?.type === "CallExpression") {
       const name = n.filter.callee?.value;
       const args = n.filter.args ?? [];

@@ -1,7 +1,7 @@
 // Renders a model's Jinja chat template (tokenizer.chat_template) into the prompt text.
 import { Template } from "@huggingface/jinja";
 import type { ChatMessage, ToolDefinition } from "./types.ts";
-import { capWidthArguments, renderBounded, DEFAULT_JINJA_LIMITS, type JinjaLimits } from "./jinja-bounds.ts";
+import { prepareBounded, renderBounded, DEFAULT_JINJA_LIMITS, type JinjaLimits } from "./jinja-bounds.ts";
 
 export interface RenderOptions {
   tools?: ToolDefinition[];
@@ -30,7 +30,7 @@ function compile(source: string): Template {
   if (!template) {
     try {
       template = new Template(source);
-      capWidthArguments(template);
+      prepareBounded(template);
     } catch (error) {
       throw new ChatTemplateError(`Cannot parse chat template: ${(error as Error).message}`, { cause: error });
     }

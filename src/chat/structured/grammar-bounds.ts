@@ -1,6 +1,6 @@
 // Bounds on a GBNF grammar, checked before llama.cpp's parser sees it: that parser recurses once per
 // nested group (20,000 nested parentheses crash the engine with SIGSEGV), expands `x{m,n}` into copies
-// (`x{0,100000000}` exhausts memory), and grammar sampling costs grow with the width of an alternation
+// (a long literal repeated 2,000 times, which llama.cpp's own repetition cap allows, is gigabytes), and grammar sampling costs grow with the width of an alternation
 // (a 2,000-way choice slowed every sequence sharing the model). One linear scan, no recursion, measures
 // all of these on the text itself, so a raw grammar and a generated one are bounded alike.
 import { StructuredOutputError } from "./errors.ts";
@@ -12,7 +12,10 @@ export interface GrammarLimits {
   maxDepth: number;
   /** Alternatives (`a | b | …`) in one rule body or one group. */
   maxAlternatives: number;
-  /** Grammar elements once repetitions are expanded, as llama.cpp expands them (x{3} is three x). */
+  /**
+   * Grammar elements once repetitions are expanded as llama.cpp expands them: x{3} is three copies of
+   * x, a literal is one element per character, a group is a rule of its own (one element where used).
+   */
   maxExpandedElements: number;
 }
 
@@ -41,10 +44,9 @@ export function checkGrammarBounds(grammar: string, limits: Readonly<GrammarLimi
     last = weight;
   };
   const multiplyLast = (factor: number) => {
-    const extra = last * (factor - 1);
-    groups[groups.length - 1]!.weight += extra;
+    groups[groups.length - 1]!.weight += last * (factor - 1);
     last *= factor;
-    if (groups[0]!.weight + total > limits.maxExpandedElements || groups.some((g) => g.weight > limits.maxExpandedElements)) {
+    if (total + groups.reduce((sum, g) => sum + g.weight, 0) > limits.maxExpandedElements) {
       throw refuse(`its repetitions expand to more than ${limits.maxExpandedElements} elements`);
     }
   };
@@ -95,7 +97,8 @@ export function checkGrammarBounds(grammar: string, limits: Readonly<GrammarLimi
       continue;
     }
     if (ch === "*" || ch === "+" || ch === "?") {
-      multiplyLast(2);
+      // llama.cpp writes S* as a new rule S' ::= S S' | (one copy), S+ as S S' (two), S? as S' ::= S | (one).
+      multiplyLast(ch === "+" ? 2 : 1);
       i++;
       continue;
     }
@@ -135,7 +138,9 @@ export function checkGrammarBounds(grammar: string, limits: Readonly<GrammarLimi
   while (groups.length > 1) addItemAfterPop(groups.pop()!);
   if (total + groups[0]!.weight > limits.maxExpandedElements) throw refuse(`its repetitions expand to more than ${limits.maxExpandedElements} elements`);
 
+  /** llama.cpp makes a group a rule of its own: its elements count once, and the group is one reference. */
   function addItemAfterPop(group: Group): void {
-    addItem(Math.max(1, group.weight));
+    total += group.weight;
+    addItem(1);
   }
 }
