@@ -23,7 +23,7 @@ describe("checkGrammarBounds", () => {
 
   test("refuses deep nesting, wide alternations, huge repetitions and long texts", () => {
     expect(refusal(() => checkGrammarBounds(`root ::= ${"(".repeat(20000)}"a"${")".repeat(20000)}`))).toContain("nest more than 100 deep");
-    expect(refusal(() => checkGrammarBounds(`root ::= ${Array.from({ length: 600 }, (_, i) => `"w${i}"`).join(" | ")}`))).toContain("more than 512 alternatives");
+    expect(refusal(() => checkGrammarBounds(`root ::= ${Array.from({ length: 600 }, (_, i) => `"w${i}"`).join(" | ")}`))).toContain("more than 128 alternatives");
     expect(refusal(() => checkGrammarBounds('root ::= "a"{0,100000000}'))).toContain("expand to more than 500000 elements");
     const repeatedLiterals = Array.from({ length: 21 }, () => '("abcdefghijklmnopqrstuvwxyz"{0,1000})').join(" ");
     expect(refusal(() => checkGrammarBounds(`root ::= ${repeatedLiterals}`))).toContain("expand to more than 500000 elements");
@@ -31,9 +31,20 @@ describe("checkGrammarBounds", () => {
     expect(refusal(() => checkGrammarBounds(`root ::= "${"a".repeat(2_000_000)}"`))).toContain("characters long");
   });
 
+  test("refuses rules that open too many parse stacks at once, through other rules too", () => {
+    const doubling = ["root ::= r0", ...Array.from({ length: 12 }, (_, i) => `r${i} ::= r${i + 1} | r${i + 1} "x"`), 'r12 ::= "a"'].join("\n");
+    expect(refusal(() => checkGrammarBounds(doubling))).toMatch(/opens \d+ parse stacks at once, more than 128/);
+    const shallow = ["root ::= r0", ...Array.from({ length: 5 }, (_, i) => `r${i} ::= r${i + 1} | r${i + 1} "x"`), 'r5 ::= "a"'].join("\n");
+    checkGrammarBounds(shallow);
+    const wideThroughRules = `root ::= ${Array.from({ length: 20 }, (_, i) => `w${i}`).join(" | ")}\n${Array.from({ length: 20 }, (_, i) => `w${i} ::= ${Array.from({ length: 10 }, (_, k) => `"${i}-${k}"`).join(" | ")}`).join("\n")}`;
+    expect(refusal(() => checkGrammarBounds(wideThroughRules))).toContain("opens 200 parse stacks");
+    expect(refusal(() => checkGrammarBounds(`root ::= r0\n${Array.from({ length: 1500 }, (_, i) => `r${i} ::= r${i + 1}`).join("\n")}`))).toContain("more than 1000 deep");
+  });
+
   test("counts alternatives per group and per rule, not per grammar", () => {
     const rules = Array.from({ length: 20 }, (_, r) => `r${r} ::= ${Array.from({ length: 100 }, (_, i) => `"x${i}"`).join(" | ")}`);
     checkGrammarBounds(`root ::= ${rules.map((_, r) => `r${r}`).join(" ")}\n${rules.join("\n")}\n`);
+    checkGrammarBounds('root ::= ("a"? "b"?)* ("c" | "d")+ ""');
   });
 });
 
@@ -58,6 +69,6 @@ describe("inputs that become grammars", () => {
 
   test("a choice of 2,000 options with nothing in common past one character is still refused", () => {
     const options = Array.from({ length: 2000 }, (_, i) => String.fromCodePoint(0x4e00 + i));
-    expect(refusal(() => constraintGrammar({ type: "choice", choices: options }))).toContain("more than 512 alternatives");
+    expect(refusal(() => constraintGrammar({ type: "choice", choices: options }))).toContain("more than 128 alternatives");
   });
 });

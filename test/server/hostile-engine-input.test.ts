@@ -133,7 +133,7 @@ describe("grammars", () => {
     const flat = `root ::= (${Array.from({ length: 2000 }, (_, i) => `"w${i}"`).join(" | ")})`;
     const refused = await post(server.baseUrl, "/v1/chat/completions", { model: MODEL, messages: [{ role: "user", content: "hi" }], grammar: flat, max_tokens: 2 });
     expect(refused.status).toBe(400);
-    expect(await openAiError(refused)).toContain("more than 512 alternatives");
+    expect(await openAiError(refused)).toContain("more than 128 alternatives");
 
     const choices = Array.from({ length: 8000 }, (_, i) => `option ${i}`);
     const response = await post(server.baseUrl, "/v1/chat/completions", {

@@ -1,8 +1,11 @@
-// Bounds on a GBNF grammar, checked before llama.cpp's parser sees it: that parser recurses once per
-// nested group (20,000 nested parentheses crash the engine with SIGSEGV), expands `x{m,n}` into copies
-// (a long literal repeated 2,000 times, which llama.cpp's own repetition cap allows, is gigabytes), and grammar sampling costs grow with the width of an alternation
-// (a 2,000-way choice slowed every sequence sharing the model). One linear scan, no recursion, measures
-// all of these on the text itself, so a raw grammar and a generated one are bounded alike.
+// Bounds on a GBNF grammar, checked before llama.cpp's parser sees it. That parser recurses once per
+// nested group (20,000 nested parentheses crashed the engine with SIGSEGV) and expands `x{m,n}` into
+// copies (a long literal repeated 2,000 times, which its own repetition cap allows, is gigabytes).
+// Sampling under a grammar checks every candidate token against every live parse stack, so its cost
+// grows with the stacks an alternation opens at once: a 2,000-way choice slowed every sequence on the
+// model for seconds per token, and rules that each double the stacks (r0 ::= r1 | r1 "x", r1 ::= …)
+// grow them exponentially. One linear scan, without recursion, reads the text into a small rule graph;
+// then the stacks each rule can open are counted, so raw and generated grammars are bounded alike.
 import { StructuredOutputError } from "./errors.ts";
 
 export interface GrammarLimits {
@@ -13,6 +16,11 @@ export interface GrammarLimits {
   /** Alternatives (`a | b | …`) in one rule body or one group. */
   maxAlternatives: number;
   /**
+   * Parse stacks one rule or group can open when the parser enters it (its alternatives, through the
+   * rules they start with). Sampling cost per token grows with this number.
+   */
+  maxParseStacks: number;
+  /**
    * Grammar elements once repetitions are expanded as llama.cpp expands them: x{3} is three copies of
    * x, a literal is one element per character, a group is a rule of its own (one element where used).
    */
@@ -20,45 +28,67 @@ export interface GrammarLimits {
 }
 
 export const DEFAULT_GRAMMAR_LIMITS: Readonly<GrammarLimits> = {
-  maxChars: 1024 * 1024, maxDepth: 100, maxAlternatives: 512, maxExpandedElements: 500_000,
+  maxChars: 1024 * 1024, maxDepth: 100, maxAlternatives: 128, maxParseStacks: 128, maxExpandedElements: 500_000,
 };
 
-interface Group {
-  /** Expanded elements inside the group so far. */
+/** Rules that start with rules may chain this deep; counting stacks follows the chain. */
+const MAX_RULE_CHAIN = 1000;
+
+interface Item {
+  /** A rule name, a group, or nothing (a terminal). */
+  ref?: string;
+  group?: RuleNode;
+  /** Followed by `*`, `?` or `{0,…}`, or the empty literal: the parser may step over it. */
+  optional: boolean;
+}
+interface RuleNode {
+  alternatives: Item[][];
+  /** Expanded elements of the body (repetitions multiplied). */
   weight: number;
-  /** `|` seen in the group so far, plus one. */
-  alternatives: number;
 }
 
 const refuse = (message: string) => new StructuredOutputError(`Cannot use grammar: ${message}`, "grammar");
+const newNode = (): RuleNode => ({ alternatives: [[]], weight: 0 });
 
 /** Throws StructuredOutputError (a 400) when the grammar passes a bound; says nothing about its syntax. */
 export function checkGrammarBounds(grammar: string, limits: Readonly<GrammarLimits> = DEFAULT_GRAMMAR_LIMITS): void {
   if (grammar.length > limits.maxChars) throw refuse(`it is ${grammar.length} characters long, more than ${limits.maxChars}`);
-  const groups: Group[] = [{ weight: 0, alternatives: 1 }];
+  const rules = new Map<string, RuleNode>();
+  const nodes: RuleNode[] = [];
+  const open: RuleNode[] = [newNode()];
+  nodes.push(open[0]!);
   let total = 0;
-  /** Weight of the item just read, which a following `*`, `+`, `?` or `{m,n}` multiplies. */
-  let last = 0;
-  const addItem = (weight: number) => {
-    groups[groups.length - 1]!.weight += weight;
-    last = weight;
+  /** The item just read and its element count, which a following `*`, `+`, `?` or `{m,n}` applies to. */
+  let last: { item: Item; weight: number } | undefined;
+  const current = () => open[open.length - 1]!;
+  const addItem = (item: Item, weight: number) => {
+    const node = current();
+    node.alternatives[node.alternatives.length - 1]!.push(item);
+    node.weight += weight;
+    last = { item, weight };
   };
-  const multiplyLast = (factor: number) => {
-    groups[groups.length - 1]!.weight += last * (factor - 1);
-    last *= factor;
-    if (total + groups.reduce((sum, g) => sum + g.weight, 0) > limits.maxExpandedElements) {
+  const repeatLast = (factor: number, optional: boolean) => {
+    if (!last) return;
+    current().weight += last.weight * (factor - 1);
+    last.weight *= factor;
+    if (optional) last.item.optional = true;
+    if (total + open.reduce((sum, node) => sum + node.weight, 0) > limits.maxExpandedElements) {
       throw refuse(`its repetitions expand to more than ${limits.maxExpandedElements} elements`);
     }
   };
+  const closeGroup = () => {
+    const group = open.pop()!;
+    total += group.weight;
+    addItem({ group, optional: false }, 1);
+  };
+
   let i = 0;
   const n = grammar.length;
   while (i < n) {
     const ch = grammar[i]!;
     if (ch === "#") {
       while (i < n && grammar[i] !== "\n" && grammar[i] !== "\r") i++;
-      continue;
-    }
-    if (ch === '"' || ch === "[") {
+    } else if (ch === '"' || ch === "[") {
       const close = ch === '"' ? '"' : "]";
       let length = 0;
       i++;
@@ -67,80 +97,124 @@ export function checkGrammarBounds(grammar: string, limits: Readonly<GrammarLimi
         length++;
       }
       i++;
-      addItem(ch === '"' ? Math.max(1, length) : 1);
-      continue;
-    }
-    if (ch === "<") {
+      addItem({ optional: ch === '"' && length === 0 }, ch === '"' ? Math.max(1, length) : 1);
+    } else if (ch === "<") {
       while (i < n && grammar[i] !== ">") i++;
       i++;
-      addItem(1);
-      continue;
-    }
-    if (ch === "(") {
-      if (groups.length > limits.maxDepth) throw refuse(`its groups nest more than ${limits.maxDepth} deep`);
-      groups.push({ weight: 0, alternatives: 1 });
+      addItem({ optional: false }, 1);
+    } else if (ch === "(") {
+      if (open.length > limits.maxDepth) throw refuse(`its groups nest more than ${limits.maxDepth} deep`);
+      const group = newNode();
+      nodes.push(group);
+      open.push(group);
+      last = undefined;
       i++;
-      continue;
-    }
-    if (ch === ")") {
-      if (groups.length > 1) addItemAfterPop(groups.pop()!);
+    } else if (ch === ")") {
+      if (open.length > 1) closeGroup();
       i++;
-      continue;
-    }
-    if (ch === "|") {
-      const group = groups[groups.length - 1]!;
-      if (++group.alternatives > limits.maxAlternatives) {
+    } else if (ch === "|") {
+      const node = current();
+      node.alternatives.push([]);
+      if (node.alternatives.length > limits.maxAlternatives) {
         throw refuse(`one of its alternations has more than ${limits.maxAlternatives} alternatives (write shared prefixes once, or constrain less)`);
       }
-      last = 0;
+      last = undefined;
       i++;
-      continue;
-    }
-    if (ch === "*" || ch === "+" || ch === "?") {
+    } else if (ch === "*" || ch === "+" || ch === "?") {
       // llama.cpp writes S* as a new rule S' ::= S S' | (one copy), S+ as S S' (two), S? as S' ::= S | (one).
-      multiplyLast(ch === "+" ? 2 : 1);
+      repeatLast(ch === "+" ? 2 : 1, ch !== "+");
       i++;
-      continue;
-    }
-    if (ch === "{") {
+    } else if (ch === "{") {
       const end = grammar.indexOf("}", i);
       const counts = grammar.slice(i + 1, end < 0 ? n : end).split(",").map((part) => (part.trim() === "" ? undefined : Number(part.trim())));
       const [min, max] = counts.length === 1 ? [counts[0], counts[0]] : [counts[0], counts[1]];
       const factor = Math.max(1, max ?? (min ?? 0) + 1);
-      multiplyLast(Number.isFinite(factor) ? factor : Infinity);
+      repeatLast(Number.isFinite(factor) ? factor : Infinity, !min);
       i = end < 0 ? n : end + 1;
-      continue;
-    }
-    if (ch === ":" && grammar.startsWith("::=", i) && groups.length === 1) {
-      // A new rule: its body is a fresh top-level alternation; the name before it was no item.
-      total += Math.max(0, groups[0]!.weight - 1);
-      groups[0] = { weight: 0, alternatives: 1 };
-      last = 0;
+    } else if (ch === ":" && grammar.startsWith("::=", i) && open.length === 1) {
+      // A new rule: the name just read belongs to it, not to the previous rule's body.
+      const previous = open[0]!;
+      const sequence = previous.alternatives[previous.alternatives.length - 1]!;
+      const name = last && sequence.at(-1) === last.item ? last.item.ref : undefined;
+      if (name !== undefined) {
+        sequence.pop();
+        previous.weight -= 1;
+      }
+      total += previous.weight;
+      const rule = newNode();
+      nodes.push(rule);
+      if (name !== undefined) rules.set(name, rule);
+      open[0] = rule;
+      last = undefined;
       i += 3;
-      continue;
-    }
-    if (ch === ".") {
-      addItem(1);
-      i++;
-      continue;
-    }
-    if (/[a-zA-Z0-9_-]/.test(ch)) {
+    } else if (/[a-zA-Z0-9_-]/.test(ch)) {
+      const start = i;
       while (i < n && /[a-zA-Z0-9_-]/.test(grammar[i]!)) i++;
-      addItem(1);
-      continue;
-    }
-    if (ch === "!" || ch === " " || ch === "\t" || ch === "\n" || ch === "\r") {
+      addItem({ ref: grammar.slice(start, i), optional: false }, 1);
+    } else {
+      if (ch === ".") addItem({ optional: false }, 1);
       i++;
-      continue;
     }
-    i++;
   }
-  while (groups.length > 1) addItemAfterPop(groups.pop()!);
-  if (total + groups[0]!.weight > limits.maxExpandedElements) throw refuse(`its repetitions expand to more than ${limits.maxExpandedElements} elements`);
+  while (open.length > 1) closeGroup();
+  if (total + open[0]!.weight > limits.maxExpandedElements) throw refuse(`its repetitions expand to more than ${limits.maxExpandedElements} elements`);
+  checkParseStacks(nodes, rules, limits.maxParseStacks);
+}
 
-  /** llama.cpp makes a group a rule of its own: its elements count once, and the group is one reference. */
-  function addItemAfterPop(group: Group): void {
-    total += group.weight;
-    addItem(1);
+/**
+ * Counts, for every rule and group, the parse stacks entering it opens: one per alternative, times
+ * what the rule or group each alternative starts with opens (and the next item's too, when the first
+ * may be skipped). Left recursion counts as one (llama.cpp refuses it anyway).
+ */
+function checkParseStacks(nodes: RuleNode[], rules: Map<string, RuleNode>, max: number): void {
+  const stacks = new Map<RuleNode, number>();
+  const nullable = new Map<RuleNode, boolean>();
+  const target = (item: Item) => item.group ?? (item.ref !== undefined ? rules.get(item.ref) : undefined);
+  const inProgress = new Set<RuleNode>();
+  let depth = 0;
+
+  const isNullable = (node: RuleNode): boolean => {
+    const known = nullable.get(node);
+    if (known !== undefined) return known;
+    if (inProgress.has(node)) return false;
+    enter(node);
+    const result = node.alternatives.some((sequence) => sequence.every((item) => item.optional || (target(item) !== undefined && isNullable(target(item)!))));
+    leave(node);
+    nullable.set(node, result);
+    return result;
+  };
+  const count = (node: RuleNode): number => {
+    const known = stacks.get(node);
+    if (known !== undefined) return known;
+    if (inProgress.has(node)) return 1;
+    enter(node);
+    let sum = 0;
+    for (const sequence of node.alternatives) {
+      let opened = 0;
+      let all = true;
+      for (const item of sequence) {
+        const next = target(item);
+        opened += next ? count(next) : 1;
+        if (!(item.optional || (next !== undefined && isNullable(next)))) {
+          all = false;
+          break;
+        }
+      }
+      sum += opened + (all ? 1 : 0);
+    }
+    leave(node);
+    const result = Math.min(sum, Number.MAX_SAFE_INTEGER);
+    stacks.set(node, result);
+    if (result > max) throw refuse(`one of its rules opens ${result} parse stacks at once, more than ${max} (every token is checked against each)`);
+    return result;
+  };
+  function enter(node: RuleNode): void {
+    if (++depth > MAX_RULE_CHAIN) throw refuse(`its rules start with rules more than ${MAX_RULE_CHAIN} deep`);
+    inProgress.add(node);
   }
+  function leave(node: RuleNode): void {
+    depth--;
+    inProgress.delete(node);
+  }
+  for (const node of nodes) count(node);
 }
