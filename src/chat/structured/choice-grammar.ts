@@ -37,7 +37,7 @@ function expression(node: TrieNode, depth: number): string {
     let text = char;
     let tail = child;
     while (!tail.terminal && tail.children.size === 1) {
-      const [[nextChar, nextNode]] = tail.children;
+      const [nextChar, nextNode] = tail.children.entries().next().value!;
       text += nextChar;
       tail = nextNode;
     }
