@@ -6,6 +6,7 @@ import { Engine } from "../../src/engine/engine.ts";
 import { EngineError, type EngineEvent, type GenerateRequest } from "../../src/engine/types.ts";
 import { firstOutOfVocabulary, tokenIdProblem } from "../../src/engine/token-ids.ts";
 import { ensureModel } from "../../scripts/gen-models.ts";
+import { LLM, SamplingParams } from "../../src/sdk/index.ts";
 
 let nextId = 0;
 function run(engine: Engine, request: Omit<GenerateRequest, "id">): Promise<EngineEvent> {
@@ -67,4 +68,15 @@ describe("engine", () => {
     expect(() => engine.detokenize([-1])).toThrow(EngineError);
     expect(engine.detokenize([engine.info.vocabularySize - 1]).length).toBeGreaterThanOrEqual(0);
   });
+});
+
+describe("SDK", () => {
+  test("LLM.generate with prompt_token_ids outside the vocabulary rejects, and the model keeps serving", async () => {
+    await using llm = new LLM({ model: await ensureModel("tiny-llama"), max_model_len: 256, max_num_seqs: 2 });
+    const params = new SamplingParams({ max_tokens: 3, ignore_eos: true, seed: 1 });
+    await expect(llm.generate({ prompt_token_ids: [1, 999999999] }, params, { progress: false })).rejects.toThrow(/Token id 999999999 .* is out of vocabulary/);
+    await expect(llm.generate({ prompt_token_ids: [-5] }, params, { progress: false })).rejects.toThrow(/Token id -5 .* is out of vocabulary/);
+    const [ok] = await llm.generate({ prompt_token_ids: [1, 2, 3] }, params, { progress: false });
+    expect(ok!.outputs[0]!.token_ids).toHaveLength(3);
+  }, 120_000);
 });
