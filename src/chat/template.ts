@@ -1,6 +1,7 @@
 // Renders a model's Jinja chat template (tokenizer.chat_template) into the prompt text.
 import { Template } from "@huggingface/jinja";
 import type { ChatMessage, ToolDefinition } from "./types.ts";
+import { prepareBounded, renderBounded, DEFAULT_JINJA_LIMITS, type JinjaLimits } from "./jinja-bounds.ts";
 
 export interface RenderOptions {
   tools?: ToolDefinition[];
@@ -10,6 +11,8 @@ export interface RenderOptions {
   eosToken?: string;
   /** Extra template variables (chat_template_kwargs), e.g. enable_thinking. */
   variables?: Record<string, unknown>;
+  /** Bounds on the render's steps, sizes and time. Default: DEFAULT_JINJA_LIMITS. */
+  limits?: Readonly<JinjaLimits>;
 }
 
 export class ChatTemplateError extends Error {
@@ -27,6 +30,7 @@ function compile(source: string): Template {
   if (!template) {
     try {
       template = new Template(source);
+      prepareBounded(template);
     } catch (error) {
       throw new ChatTemplateError(`Cannot parse chat template: ${(error as Error).message}`, { cause: error });
     }
@@ -58,14 +62,14 @@ function normaliseMessages(messages: ChatMessage[]): unknown[] {
 export function renderChatTemplate(source: string, messages: ChatMessage[], options: RenderOptions = {}): string {
   const template = compile(source);
   try {
-    return template.render({
+    return renderBounded(template, {
       ...options.variables,
       messages: normaliseMessages(messages),
       ...(options.tools && options.tools.length > 0 ? { tools: options.tools } : {}),
       add_generation_prompt: options.addGenerationPrompt ?? true,
       bos_token: options.bosToken ?? "",
       eos_token: options.eosToken ?? "",
-    });
+    }, options.limits ?? DEFAULT_JINJA_LIMITS);
   } catch (error) {
     throw new ChatTemplateError(`Cannot render chat template: ${(error as Error).message}`, { cause: error });
   }

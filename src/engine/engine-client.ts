@@ -5,6 +5,7 @@ import type { ChildMessage, ParentMessage } from "./protocol.ts";
 import { EngineError, type EmbedResult, type EngineEvent, type EngineOptions, type EngineStats, type GenerateRequest, type ModelInfo } from "./types.ts";
 import type { EventSink } from "./sequence.ts";
 import type { EngineHandle, TokenizeOptions } from "../generation/engine-handle.ts";
+import { checkRequestTokenIds, checkTokenIds } from "./token-ids.ts";
 
 let nextRequestId = 0;
 
@@ -45,6 +46,12 @@ export abstract class EngineClient implements EngineHandle {
   /** Sends a request; events arrive at `sink` until a done or error event. Returns the request id. */
   submit(request: Omit<GenerateRequest, "id">, sink: EventSink): string {
     const id = `r${++nextRequestId}`;
+    try {
+      if (this.info) checkRequestTokenIds(request, this.info.vocabularySize);
+    } catch (error) {
+      sink({ type: "error", id, code: "invalid_request", message: (error as Error).message });
+      return id;
+    }
     if (this.exited) {
       sink({ type: "error", id, code: "engine_exited", message: `Engine for "${this.options.modelPath}" is not running` });
       return id;
@@ -109,6 +116,11 @@ export abstract class EngineClient implements EngineHandle {
   }
 
   detokenize(tokens: number[]): Promise<string> {
+    try {
+      if (this.info) checkTokenIds(tokens, this.info.vocabularySize, "the tokens");
+    } catch (error) {
+      return Promise.reject(error);
+    }
     return this.call({ type: "detokenize", callId: 0, tokens }) as Promise<string>;
   }
 

@@ -13,6 +13,7 @@ import { ImageEncoder } from "./image-encoder.ts";
 import { createSpeculation } from "./speculative/create.ts";
 import type { Speculation } from "./speculative/speculation.ts";
 import { layersOnRpcServers } from "./rpc-split.ts";
+import { checkTokenIds } from "./token-ids.ts";
 import type { EventSink } from "./sequence.ts";
 import { EngineError, type EmbedResult, type EngineOptions, type EngineStats, type GenerateRequest, type ModelInfo } from "./types.ts";
 
@@ -208,6 +209,7 @@ export class Engine {
   }
 
   detokenize(tokens: number[]): string {
+    checkTokenIds(tokens, this.model.vocab.size, "the tokens");
     return this.model.vocab.detokenize(tokens);
   }
 

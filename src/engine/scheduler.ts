@@ -14,6 +14,9 @@ import { ActiveRequest, SequenceSlot, type EventSink } from "./sequence.ts";
 import { planReuse } from "./prefix-reuse.ts";
 import { EngineError, type EngineStats, type GenerateRequest, type TokenLogprobs } from "./types.ts";
 import { computeLogprobs } from "./logprobs.ts";
+import { checkRequestTokenIds } from "./token-ids.ts";
+import { checkGrammarBounds } from "../chat/structured/grammar-bounds.ts";
+import { StructuredOutputError } from "../chat/structured/errors.ts";
 import type { ImageEncoder } from "./image-encoder.ts";
 import { disposeImages, imageCutAt, tokenizeWithImages, type ImageSpan } from "./image-prompt.ts";
 import type { Speculation } from "./speculative/speculation.ts";
@@ -83,6 +86,8 @@ export class Scheduler {
     if (this.queue.length >= this.queueLimit) {
       throw new EngineError("busy", `Cannot accept request: ${this.queue.length} requests are already waiting (limit ${this.queueLimit})`);
     }
+    // Checked here as well as in the client: one request's bad id must not fail the whole batch.
+    checkRequestTokenIds(request, this.model.vocab.size);
     const { tokens: prompt, images } = this.tokenizePrompt(request);
     const active = new ActiveRequest(request, prompt, emit, images);
     try {
@@ -95,7 +100,7 @@ export class Scheduler {
       active.sampler = this.createSampler(request, (request.minTokens ?? 0) > 0);
     } catch (error) {
       disposeImages(images);
-      if (error instanceof InvalidGrammarError) throw new EngineError("invalid_request", error.message);
+      if (error instanceof InvalidGrammarError || error instanceof StructuredOutputError) throw new EngineError("invalid_request", error.message);
       throw error;
     }
     this.byId.set(request.id, active);
@@ -292,6 +297,8 @@ export class Scheduler {
   /** The request's sampler chain; while min_tokens is unmet, end-of-generation tokens are banned in it. */
   private createSampler(request: GenerateRequest, banEndOfGeneration: boolean): SamplerChain {
     const settings = { ...defaultSamplerSettings, ...request.sampling };
+    // Whatever built the grammar, llama.cpp's recursive parser and its sampling cost must stay bounded.
+    if (settings.grammar) checkGrammarBounds(settings.grammar);
     if (banEndOfGeneration) {
       settings.logitBias = [...settings.logitBias, ...this.endOfGenerationTokens().map((t): [number, number] => [t, -Infinity])];
     }

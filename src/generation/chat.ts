@@ -11,6 +11,7 @@ import { ChoiceStream, doneFields, startChoices, type DoneEvent } from "./choice
 import { PlainTextOutput, type ChatEvent, type ChatFinishReason, type OutputParser, type ParsedToolCall } from "./chat-events.ts";
 import type { EngineHandle } from "./engine-handle.ts";
 import { placeImages, withoutMediaMarkers } from "./prompt-images.ts";
+import { modelLabel } from "./model-label.ts";
 
 /** What the chat template gets. */
 export interface ChatPrompt {
@@ -68,13 +69,22 @@ export async function renderChatPrompt(engine: EngineHandle, prompt: ChatPrompt,
   const shield = new SpecialTextShield(info.controlTokenTexts ?? []);
   const messages = shield.protect(withNativeCallText(placed.messages, template, prompt.toolCallSyntax));
   const tools = prompt.tools?.length ? shield.protect(prompt.tools) : undefined;
-  let rendered = renderChatTemplate(template, messages, {
-    ...(tools ? { tools } : {}),
-    addGenerationPrompt: continueFinal ? false : prompt.addGenerationPrompt ?? true,
-    bosToken: info.bosText,
-    eosToken: info.eosText,
-    ...(prompt.templateVariables ? { variables: prompt.templateVariables } : {}),
-  });
+  let rendered: string;
+  try {
+    rendered = renderChatTemplate(template, messages, {
+      ...(tools ? { tools } : {}),
+      addGenerationPrompt: continueFinal ? false : prompt.addGenerationPrompt ?? true,
+      bosToken: info.bosText,
+      eosToken: info.eosText,
+      ...(prompt.templateVariables ? { variables: prompt.templateVariables } : {}),
+    });
+  } catch (error) {
+    // Say whose template failed: a pulled model's template is untrusted input like a request.
+    if (error instanceof ChatTemplateError && info.chatTemplate !== undefined) {
+      throw new ChatTemplateError(`${error.message} (the chat template of ${modelLabel(info)})`, { cause: error });
+    }
+    throw error;
+  }
   if (continueFinal) rendered = cutAfterFinalMessage(rendered, messages);
   const text = shield.used ? shield.restore(rendered) : rendered;
   const addSpecial = options.addSpecial ?? tokenizerAddsBos(text, info.bosText);

@@ -5,6 +5,9 @@
 // text. BOS is added only when the template did not write it.
 import type { ThinkSetting } from "../chat/go-template/ollama-prompt.ts";
 import { renderGoTemplatePrompt } from "./go-template-prompt.ts";
+import { TemplateExecutionError, TemplateLimitError, TemplateSyntaxError } from "../chat/go-template/errors.ts";
+import { ChatTemplateError } from "../chat/template.ts";
+import { modelLabel } from "./model-label.ts";
 import type { ChatMessage, ToolDefinition } from "../chat/types.ts";
 import { renderChatPrompt, type ChatPrompt, type RenderedPrompt } from "./chat.ts";
 import type { EngineHandle } from "./engine-handle.ts";
@@ -56,9 +59,16 @@ export function renderModelPrompt(engine: EngineHandle, model: ModelPromptSource
       ...(input.toolCallSyntax ? { toolCallSyntax: input.toolCallSyntax } : {}),
     });
   }
+  const whose = input.template ? "the request's template" : `the TEMPLATE of ${modelLabel(engine.info)}`;
   return renderGoTemplatePrompt(engine, template, {
     messages, ...(system ? { system } : {}), ...(input.tools?.length ? { tools: input.tools } : {}),
     ...(input.think !== undefined ? { think: input.think } : {}), ...(input.suffix ? { suffix: input.suffix } : {}),
+  }).catch((error: unknown) => {
+    // A template that cannot run (bad syntax, a failing action, past its bounds) is the input's fault: a 400.
+    if (error instanceof TemplateSyntaxError || error instanceof TemplateExecutionError || error instanceof TemplateLimitError) {
+      throw new ChatTemplateError(`${error.message} (${whose})`, { cause: error });
+    }
+    throw error;
   });
 }
 

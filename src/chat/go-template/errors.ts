@@ -46,3 +46,8 @@ export class TemplateExecutionError extends Error {
 export class TemplateValueError extends Error {
   override name = "TemplateValueError";
 }
+
+/** Running the template went past one of its bounds (steps, output size, time): the template's fault, not a crash. */
+export class TemplateLimitError extends RangeError {
+  override name = "TemplateLimitError";
+}

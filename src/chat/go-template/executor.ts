@@ -2,7 +2,7 @@
 // which output came straight from the data (fields and variables holding request values) and which
 // from the template itself, so a caller can keep special-token text in user content plain.
 import type { BranchNode, Command, Node, Operand, Pipeline, TemplateTree } from "./ast.ts";
-import { TemplateExecutionError, TemplateValueError, positionOf } from "./errors.ts";
+import { TemplateExecutionError, TemplateLimitError, TemplateValueError, positionOf } from "./errors.ts";
 import type { TemplateFunction } from "./functions.ts";
 import { fieldOf, formatActionValue, formatValue, isGoStruct, isMap, isTrue, typeName } from "./values.ts";
 
@@ -21,22 +21,60 @@ const MAX_TEMPLATE_DEPTH = 1000;
 class BreakSignal {}
 class ContinueSignal {}
 
-export function executeTree(tree: TemplateTree, source: string, data: unknown, functions: Readonly<Record<string, TemplateFunction>>): OutputPart[] {
-  return new Executor(tree, source, functions).run(data);
+/**
+ * What one execution may cost. A template is untrusted input (a request's `template`, a pulled model's
+ * TEMPLATE), and it runs on the server's only JS thread: `{{range 30000}}{{range 30000}}…` must end in
+ * an error, not freeze every request.
+ */
+export interface TemplateLimits {
+  /** Nodes and commands evaluated (each range iteration counts). */
+  maxSteps: number;
+  /** Characters of output. */
+  maxOutputChars: number;
+  /** Wall-clock time of one execution. */
+  maxMilliseconds: number;
+}
+
+export const DEFAULT_TEMPLATE_LIMITS: Readonly<TemplateLimits> = { maxSteps: 1_000_000, maxOutputChars: 16 * 1024 * 1024, maxMilliseconds: 1000 };
+
+/** The clock is read once per this many steps. */
+const STEPS_PER_CLOCK_READ = 256;
+
+export function executeTree(
+  tree: TemplateTree, source: string, data: unknown, functions: Readonly<Record<string, TemplateFunction>>, limits: Readonly<TemplateLimits> = DEFAULT_TEMPLATE_LIMITS,
+): OutputPart[] {
+  return new Executor(tree, source, functions, limits).run(data);
 }
 
 class Executor {
   private vars: Array<{ name: string } & Value> = [];
   private readonly out: OutputPart[] = [];
   private depth = 0;
+  private steps = 0;
+  private outputChars = 0;
+  private deadline = 0;
 
-  constructor(private readonly tree: TemplateTree, private readonly source: string, private readonly functions: Readonly<Record<string, TemplateFunction>>) {}
+  constructor(
+    private readonly tree: TemplateTree, private readonly source: string, private readonly functions: Readonly<Record<string, TemplateFunction>>,
+    private readonly limits: Readonly<TemplateLimits>,
+  ) {}
 
   run(data: unknown): OutputPart[] {
     const root = { value: data, fromData: true };
     this.vars = [{ name: "$", ...root }];
+    this.deadline = performance.now() + this.limits.maxMilliseconds;
     this.walk(this.tree.root, root);
     return this.out;
+  }
+
+  /** Counts one unit of work and ends the execution when a bound is passed. */
+  private step(): void {
+    if (++this.steps > this.limits.maxSteps) {
+      throw new TemplateLimitError(`Cannot execute template: it ran more than ${this.limits.maxSteps} steps (loops too long?)`);
+    }
+    if (this.steps % STEPS_PER_CLOCK_READ === 0 && performance.now() > this.deadline) {
+      throw new TemplateLimitError(`Cannot execute template: it ran longer than ${this.limits.maxMilliseconds} ms`);
+    }
   }
 
   private fail(reason: string, offset: number): never {
@@ -50,12 +88,18 @@ class Executor {
       return work();
     } catch (error) {
       if (error instanceof TemplateValueError) this.fail(error.message, offset);
+      // A built-in given absurd arguments (a huge precision, a string too long) fails as the template's error.
+      if (error instanceof RangeError && !(error instanceof TemplateLimitError)) this.fail(error.message, offset);
       throw error;
     }
   }
 
   private emit(text: string, fromData: boolean): void {
     if (!text) return;
+    this.outputChars += text.length;
+    if (this.outputChars > this.limits.maxOutputChars) {
+      throw new TemplateLimitError(`Cannot execute template: its output passed ${this.limits.maxOutputChars} characters`);
+    }
     const last = this.out[this.out.length - 1];
     if (last && last.fromData === fromData) last.text += text;
     else this.out.push({ text, fromData });
@@ -63,6 +107,7 @@ class Executor {
 
   private walk(nodes: Node[], dot: Value): void {
     for (const node of nodes) {
+      this.step();
       switch (node.type) {
         case "text":
           this.emit(node.text, false);
@@ -101,6 +146,7 @@ class Executor {
     const items = this.at(node.pipe.offset, () => iterationItems(collection.value));
     if (items.length === 0 && node.elseList) this.walk(node.elseList, dot);
     for (const [key, element] of items) {
+      this.step();
       this.vars.length = mark;
       const names = node.pipe.declarations;
       const values = names.length === 2 ? [key, element] : [element];
@@ -156,6 +202,7 @@ class Executor {
   }
 
   private command(command: Command, dot: Value, piped: Value | undefined): Value {
+    this.step();
     const [first, ...rest] = command.args;
     const extra = rest.length > 0 || piped !== undefined;
     const notFunction = (what: string) => extra && this.fail(`can't give argument to non-function ${what}`, first!.offset);
@@ -245,11 +292,23 @@ class Executor {
   }
 }
 
-/** [key, element] pairs of what range walks: slices, maps (sorted keys), integers (0..n-1); nil is empty. */
-function iterationItems(value: unknown): Array<[unknown, unknown]> {
+/**
+ * [key, element] pairs of what range walks: slices, maps (sorted keys), integers (0..n-1); nil is empty.
+ * Integers are counted lazily: `range 1e12` must reach the step bound, not allocate first.
+ */
+function iterationItems(value: unknown): Iterable<[unknown, unknown]> & { length: number } {
   if (value === undefined || value === null) return [];
   if (Array.isArray(value)) return value.map((element, i) => [i, element]);
-  if (typeof value === "number" && Number.isInteger(value)) return Array.from({ length: Math.max(0, value) }, (_, i) => [i, i]);
+  if (typeof value === "number" && Number.isInteger(value)) return countTo(Math.max(0, value));
   if (isMap(value) && !isGoStruct(value)) return Object.keys(value).sort().map((key) => [key, value[key]]);
   throw new TemplateValueError(`range can't iterate over ${formatValue(value)}`);
+}
+
+function countTo(n: number): Iterable<[number, number]> & { length: number } {
+  return {
+    length: n,
+    *[Symbol.iterator]() {
+      for (let i = 0; i < n; i++) yield [i, i];
+    },
+  };
 }

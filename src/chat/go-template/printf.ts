@@ -2,6 +2,7 @@
 // flags, width and precision, and Go's %!verb(type=value) marks for mismatched or missing arguments.
 import { formatNumber, formatValue, typeName } from "./values.ts";
 
+const MAX_WIDTH = 1e6;
 const DIRECTIVE = /%([-+# 0]*)(\*|\d+)?(?:\.(\*|\d*))?(.)?/y;
 
 /** strconv.Quote: a double-quoted Go string literal. */
@@ -35,8 +36,17 @@ export function sprintf(format: string, args: unknown[]): string {
       continue;
     }
     const starArg = (text: string | undefined) => (text === "*" ? Number(args[argIndex++]) : text === undefined || text === "" ? undefined : Number(text));
-    const width = starArg(widthText);
-    const precision = precisionText === undefined ? undefined : (starArg(precisionText) ?? 0);
+    let width = starArg(widthText);
+    let precision = precisionText === undefined ? undefined : (starArg(precisionText) ?? 0);
+    // As Go's fmt: a width or precision beyond a million is refused in the output, not honoured.
+    if (width !== undefined && !(Math.abs(width) <= MAX_WIDTH)) {
+      out += "%!(BADWIDTH)";
+      width = undefined;
+    }
+    if (precision !== undefined && !(Math.abs(precision) <= MAX_WIDTH)) {
+      out += "%!(BADPREC)";
+      precision = undefined;
+    }
     if (argIndex >= args.length) {
       out += `%!${verb}(MISSING)`;
       continue;

@@ -1,6 +1,6 @@
 // A parsed Go text/template: parse once, execute many times over different data.
 import type { Node, Operand, Pipeline, TemplateTree } from "./ast.ts";
-import { executeTree, type OutputPart } from "./executor.ts";
+import { DEFAULT_TEMPLATE_LIMITS, executeTree, type OutputPart, type TemplateLimits } from "./executor.ts";
 import { BUILTIN_FUNCTIONS, type TemplateFunction } from "./functions.ts";
 import { parseTemplate } from "./parser.ts";
 
@@ -17,14 +17,17 @@ export class GoTemplate {
     return new GoTemplate(this.source, { root, defines: this.tree.defines });
   }
 
-  /** Runs the template; throws TemplateExecutionError with the position of the failing action. */
-  execute(data: unknown, functions: Readonly<Record<string, TemplateFunction>> = BUILTIN_FUNCTIONS): string {
-    return this.executeParts(data, functions).map((part) => part.text).join("");
+  /**
+   * Runs the template; throws TemplateExecutionError with the position of the failing action, and
+   * TemplateLimitError when it passes one of `limits`.
+   */
+  execute(data: unknown, functions: Readonly<Record<string, TemplateFunction>> = BUILTIN_FUNCTIONS, limits: Readonly<TemplateLimits> = DEFAULT_TEMPLATE_LIMITS): string {
+    return this.executeParts(data, functions, limits).map((part) => part.text).join("");
   }
 
   /** The output split into template text and values read from the data. */
-  executeParts(data: unknown, functions: Readonly<Record<string, TemplateFunction>> = BUILTIN_FUNCTIONS): OutputPart[] {
-    return executeTree(this.tree, this.source, data, functions);
+  executeParts(data: unknown, functions: Readonly<Record<string, TemplateFunction>> = BUILTIN_FUNCTIONS, limits: Readonly<TemplateLimits> = DEFAULT_TEMPLATE_LIMITS): OutputPart[] {
+    return executeTree(this.tree, this.source, data, functions, limits);
   }
 
   /**

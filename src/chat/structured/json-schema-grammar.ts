@@ -8,6 +8,8 @@
 // no other keys are produced (a subset of what the schema allows, and what clients mean). Unbounded
 // numbers and whitespace are kept short so that random logits still end in valid JSON.
 import { alternatives, literal, repeat, RuleSet } from "./gbnf.ts";
+import { checkSchemaDepth } from "./nesting.ts";
+import { choiceGrammar } from "./choice-grammar.ts";
 import { ANY_NUMBER, integerRange, numberRange } from "./number-range.ts";
 import { regexToGbnf } from "./regex-grammar.ts";
 import { StructuredOutputError } from "./errors.ts";
@@ -52,7 +54,7 @@ export class JsonSchemaGrammar {
     if (schema.const !== undefined) return this.jsonLiteral(schema.const);
     if (Array.isArray(schema.enum)) {
       if (schema.enum.length === 0) throw new StructuredOutputError(`Cannot enforce JSON schema: ${path}.enum is empty`, "enum");
-      return alternatives(schema.enum.map((item) => this.jsonLiteral(item)));
+      return `${choiceGrammar(schema.enum.map((item) => this.writeValue(item)))} space`;
     }
     const union = schema.anyOf ?? schema.oneOf;
     if (union !== undefined) {
@@ -317,6 +319,7 @@ export class JsonSchemaGrammar {
 
 /** A complete grammar (root rule included) for JSON text that validates against `schema`. */
 export function jsonSchemaToGbnf(schema: unknown, options: JsonGrammarOptions = {}): string {
+  checkSchemaDepth(schema);
   const rules = new RuleSet();
   const body = new JsonSchemaGrammar(rules, schema, options).value(schema);
   return rules.toString(body);

@@ -1,6 +1,7 @@
 // Decimal numbers limited to a range, as GBNF: integers in [min, max] written without leading zeros, and
 // numbers between integer bounds. Unbounded sides are capped at 15 digits so a random model cannot wander.
 import { alternatives, repeat } from "./gbnf.ts";
+import { StructuredOutputError } from "./errors.ts";
 
 const MAX_DIGITS = 15;
 const digitClass = (from: number, to: number) => (from === to ? `"${from}"` : from === 0 && to === 9 ? "[0-9]" : `[${from}-${to}]`);
@@ -31,13 +32,20 @@ function sameLength(low: string, high: string): string {
   return alternatives(parts.map((p) => (p.includes(" ") && parts.length > 1 ? `(${p})` : p)));
 }
 
-/** Non-negative integers in [low, high]; high undefined means up to MAX_DIGITS digits. */
+/**
+ * Non-negative integers in [low, high]; high undefined means up to MAX_DIGITS digits (or as many as
+ * low has). A high bound past 2^53 counts as open; a low bound there cannot be written exactly and is
+ * the schema's error.
+ */
 export function naturalRange(low: number, high: number | undefined): string {
-  const top = high ?? Number("9".repeat(MAX_DIGITS));
-  if (low > top) throw new RangeError(`empty range [${low}, ${top}]`);
+  if (!Number.isSafeInteger(low)) {
+    throw new StructuredOutputError(`Cannot enforce JSON schema: a numeric bound beyond ±${Number.MAX_SAFE_INTEGER} cannot be enforced`, "minimum");
+  }
+  if (high !== undefined && !Number.isSafeInteger(high)) high = undefined;
+  if (high !== undefined && low > high) throw new StructuredOutputError(`Cannot enforce JSON schema: the range [${low}, ${high}] is empty`, "minimum");
   const parts: string[] = [];
   const lowText = String(low);
-  const highText = String(top);
+  const highText = high !== undefined ? String(high) : "9".repeat(Math.max(MAX_DIGITS, lowText.length));
   for (let length = lowText.length; length <= highText.length; length++) {
     const from = length === lowText.length ? lowText : length === 1 ? "0" : `1${"0".repeat(length - 1)}`;
     const to = length === highText.length ? highText : "9".repeat(length);

@@ -4,6 +4,7 @@
 // back-references cannot be expressed in GBNF and are refused.
 import { alternatives, charClass, literal, repeat } from "./gbnf.ts";
 import { StructuredOutputError } from "./errors.ts";
+import { checkRegexDepth } from "./nesting.ts";
 
 type Range = [string, string];
 
@@ -252,6 +253,7 @@ function splitAroundExcluded(from: string, to: string): Range[] {
  * any text stand before and after an unanchored pattern; otherwise the whole text must match (vLLM's).
  */
 export function regexToGbnf(source: string, target: RegexTarget, options: { search?: boolean; anyChar?: string } = {}): string {
+  checkRegexDepth(source);
   const { expression, anchoredStart, anchoredEnd } = new RegexReader(source, target).read();
   const body = expression === "" ? '""' : expression;
   if (!options.search) return `(${body})`;

@@ -11,6 +11,7 @@ import { placeImages, withoutMediaMarkers } from "../../generation/prompt-images
 import type { EngineImage } from "../../engine/types.ts";
 import { base64Images } from "../request-images.ts";
 import { badRequest } from "../api-error.ts";
+import { tokenIdProblem } from "../../engine/token-ids.ts";
 import type { ServerDeps } from "../deps.ts";
 import { observeChoices } from "../observe.ts";
 import { readJsonBody, validate } from "../validation.ts";
@@ -46,7 +47,11 @@ async function buildPrompt(engine: EngineHandle, model: ServedModel, body: Gener
     text = placed.messages[0]!.content ?? "";
     engineImages = placed.images;
   }
-  if (body.context?.length) text = (await engine.detokenize(body.context)) + text;
+  if (body.context?.length) {
+    const problem = tokenIdProblem(body.context, engine.info.vocabularySize, "context");
+    if (problem) throw badRequest(problem, "context");
+    text = (await engine.detokenize(body.context)) + text;
+  }
   const tokens = await engine.tokenize(withoutMediaMarkers(text, engine.info), { addSpecial: tokenizerAddsBos(text, engine.info.bosText) });
   return { text, tokens, ...(engineImages.length ? { images: engineImages } : {}) };
 }

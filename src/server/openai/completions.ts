@@ -3,6 +3,7 @@
 import type { Context } from "hono";
 import { z } from "zod";
 import { badRequest } from "../api-error.ts";
+import { tokenIdProblem } from "../../engine/token-ids.ts";
 import { readJsonBody, validate } from "../validation.ts";
 import type { ServerDeps } from "../deps.ts";
 import { samplingFields } from "./schemas.ts";
@@ -51,6 +52,10 @@ export function completions(deps: ServerDeps, extension?: ResponseExtension) {
 
     if (deps.models.embeds(model)) throw badRequest(`Model "${model.id}" is an embedding model and does not support completions`, "model");
     const engine = await deps.models.engine(model, { ...defaults.load, ...loadOverrides(deps.profile, body), ...draftModelOverrides(deps, body.draft_model) }, ttlKeepAlive(deps.profile, body.ttl));
+    for (const ids of promptList(body.prompt)) {
+      const problem = typeof ids === "string" ? undefined : tokenIdProblem(ids, engine.info.vocabularySize, "prompt");
+      if (problem) throw badRequest(problem, "prompt");
+    }
     const prompts = await Promise.all(promptList(body.prompt).map((p) => (typeof p === "string" ? engine.tokenize(p) : Promise.resolve(p))));
     const texts = await Promise.all(prompts.map((p) => engine.detokenize(p)));
     const requested = requestedMaxTokens(deps.profile, body.max_tokens, 0);

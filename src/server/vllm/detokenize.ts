@@ -1,6 +1,7 @@
 // POST /detokenize: token ids back to text, special tokens written out, as vLLM's tokenizer.decode does.
 import type { Context } from "hono";
 import { badRequest } from "../api-error.ts";
+import { tokenIdProblem } from "../../engine/token-ids.ts";
 import type { ServerDeps } from "../deps.ts";
 import { readJsonBody, validate } from "../validation.ts";
 import { detokenizeSchema } from "./schemas.ts";
@@ -11,8 +12,8 @@ export function detokenize(deps: ServerDeps) {
     const model = deps.models.resolve(body.model ?? undefined);
     const engine = await deps.models.engine(model);
     // An id outside the vocabulary would trip an assertion in llama.cpp and end the engine process.
-    const outside = body.tokens.find((token) => token >= engine.info.vocabularySize);
-    if (outside !== undefined) throw badRequest(`Token id ${outside} is out of vocabulary`, "tokens");
+    const problem = tokenIdProblem(body.tokens, engine.info.vocabularySize, "tokens");
+    if (problem) throw badRequest(problem, "tokens");
     return c.json({ prompt: await engine.detokenize(body.tokens) });
   };
 }
