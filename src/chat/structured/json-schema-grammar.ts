@@ -13,7 +13,7 @@
 import { alternatives, literal, repeat, RuleSet } from "./gbnf.ts";
 import { ANY_NUMBER, boundedNumber, integerRange, type NumberBound } from "./number-range.ts";
 import { integerStep, multipleOfGrammar } from "./multiple-of.ts";
-import { FORMAT_LENGTHS, formatGrammar } from "./string-formats.ts";
+import { FORMAT_LENGTHS, formatGrammar, patternAcceptsFormat } from "./string-formats.ts";
 import { regexToGbnf } from "./regex-grammar.ts";
 import { StructuredOutputError } from "./errors.ts";
 
@@ -279,8 +279,10 @@ export class JsonSchemaGrammar {
   private string(schema: Record<string, unknown>, path: string): string {
     const min = this.count(schema, "minLength", path);
     const max = this.count(schema, "maxLength", path);
-    const pattern = schema.pattern;
+    let pattern = schema.pattern;
     const format = schema.format;
+    // zod writes a pattern beside each format: when it accepts what the format's grammar writes, that grammar stands for both.
+    if (typeof pattern === "string" && format !== undefined && patternAcceptsFormat(pattern, format)) pattern = undefined;
     // A format's grammar writes values of known lengths: length bounds that allow them all are met (pydantic's HttpUrl has some).
     const lengths = pattern === undefined && typeof format === "string" ? FORMAT_LENGTHS[format as keyof typeof FORMAT_LENGTHS] : undefined;
     const formatFits = lengths !== undefined && (min ?? 0) <= lengths[0] && (max ?? Infinity) >= lengths[1];
@@ -289,15 +291,7 @@ export class JsonSchemaGrammar {
     }
     if (pattern !== undefined) {
       if (typeof pattern !== "string") throw new StructuredOutputError(`Cannot enforce JSON schema: ${path}.pattern must be a string`, "pattern");
-      let text: string;
-      try {
-        text = regexToGbnf(pattern, "json-string", { search: true, anyChar: "char" });
-      } catch (error) {
-        // zod writes a pattern beside each format; one llamux cannot read (a lookahead) gives way to the format.
-        if (format === undefined) throw error;
-        text = formatGrammar(this.rules, format, path);
-      }
-      return this.rule(`${path}-pattern`, `"\\"" ${text} "\\"" space`);
+      return this.rule(`${path}-pattern`, `"\\"" ${regexToGbnf(pattern, "json-string", { search: true, anyChar: "char" })} "\\"" space`);
     }
     if (format !== undefined) return this.rule(`${path}-format`, `"\\"" ${formatGrammar(this.rules, format, path)} "\\"" space`);
     if (min === undefined && max === undefined) return "string";
