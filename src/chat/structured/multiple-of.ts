@@ -9,6 +9,8 @@ import { StructuredOutputError } from "./errors.ts";
 
 const LISTED = 256;
 const MAX_DECIMALS = 6;
+/** Significant digits a JSON number keeps through a double: larger multiples would not parse as multiples. */
+const SAFE_DIGITS = 15;
 
 /** `step` as `units / 10^decimals` with whole units, when it has at most MAX_DECIMALS decimals. */
 function decimalParts(step: number): { units: number; decimals: number } | undefined {
@@ -87,8 +89,9 @@ function wholeMultiples(units: number, digits: number, low: number, high: number
   if (small.length) parts.push(alternatives(small));
   // Longer ones: a prefix P >= 1 followed by an ending, all of the block P * 10^digits inside the range.
   const firstPrefix = Math.max(1, Math.ceil(low / block));
-  const lastPrefix = high === undefined ? undefined : Math.floor((high + 1) / block) - 1;
-  if (lastPrefix === undefined || lastPrefix >= firstPrefix) {
+  const top = Math.min(high ?? Infinity, 10 ** SAFE_DIGITS - 1);
+  const lastPrefix = Math.floor((top + 1) / block) - 1;
+  if (lastPrefix >= firstPrefix) {
     const prefix = naturalRange(firstPrefix, lastPrefix);
     parts.push(`${prefix.includes(" ") ? `(${prefix})` : prefix} ${alternatives(stepEndings(units, digits).map((e) => `"${e}"`))}`);
   }
@@ -120,7 +123,13 @@ export function multipleOfGrammar(step: unknown, min: NumberBound | undefined, m
     if (range.high < range.low) throw new StructuredOutputError(`Cannot enforce JSON schema: ${path} allows no multiple of its multipleOf between its bounds`, "multipleOf");
     if (range.high - range.low < BigInt(LISTED)) return listedMultiples(units, decimals, range, path);
   }
-  if (decimals > 0 && (10 ** decimals) % units === 0) return boundedNumber(min, max, stepFractions(units, decimals));
+  if (decimals > 0 && (10 ** decimals) % units === 0) {
+    // Whole parts short enough that the fraction survives the double a client parses it into.
+    const limit = 10 ** (SAFE_DIGITS - decimals) - 1;
+    const low = min !== undefined && min.value > -limit ? min : { value: -limit, exclusive: false };
+    const high = max !== undefined && max.value < limit ? max : { value: limit, exclusive: false };
+    return boundedNumber(low, high, stepFractions(units, decimals));
+  }
   if (decimals === 0) {
     const digits = [1, 2, 3].find((d) => (10 ** d) % units === 0);
     if (units === 1) return integerRange(range.low === undefined ? undefined : Number(range.low), range.high === undefined ? undefined : Number(range.high));
