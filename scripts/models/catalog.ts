@@ -6,7 +6,7 @@ import { type ModelContent } from "./common.ts";
 import { lfm2Model, type Lfm2Shape } from "./lfm2.ts";
 import { llamaModel, type LlamaShape } from "./llama.ts";
 import { llamaLora, type LoraShape } from "./lora.ts";
-import { CHATML_HERMES_TEMPLATE, CHATML_HERMES_THINK_TEMPLATE, LFM2_TEMPLATE, LLAMA3_TEMPLATE } from "./templates.ts";
+import { CHATML_HERMES_TEMPLATE, CHATML_HERMES_THINK_TEMPLATE, LFM2_ORIGINAL_TEMPLATE, LFM2_TEMPLATE, LFM25_INSTRUCT_TEMPLATE, LLAMA3_TEMPLATE } from "./templates.ts";
 import { BERT_TOKENIZER, LLAMA3_TOKENIZER, QWEN_TOKENIZER, type TokenizerSpec, buildTokenizer, lfm2Tokenizer } from "./tokenizers.ts";
 
 /** Bump when a change to the generator code changes the bytes it writes (spec changes are hashed anyway). */
@@ -16,6 +16,8 @@ export const TINY_MODEL_NAMES = [
   "tiny-llama", "tiny-lfm2", "tiny-lfm2moe", "tiny-bert", "tiny-lfm2-ollama", "tiny-mmproj", "tiny-llama-lora", "tiny-llama-think",
   // speculative decoding: draft models with their target's tokenizer
   "tiny-llama-draft", "tiny-lfm2-draft",
+  // LFM2 with the original templates published GGUFs carry
+  "tiny-lfm2-original", "tiny-lfm25",
 ] as const;
 export const BENCH_MODEL_NAMES = [
   "lfm2-350m",
@@ -194,6 +196,21 @@ const tinyRecipes: GeneratedRecipe[] = [
     tinyLlamaShape,
     { ...QWEN_TOKENIZER, chatTemplate: CHATML_HERMES_THINK_TEMPLATE },
     llamaModel,
+  ),
+  // The templates of published LFM2 GGUFs, verbatim: their tool-call syntax must be recognised as llama.cpp does.
+  generated(
+    "tiny-lfm2-original",
+    "Tiny LFM2 model with the original LFM2 chat template (tool list tokens, no <|tool_call_start|> in it)",
+    tinyLfm2Shape,
+    { ...lfm2Tokenizer(), chatTemplate: LFM2_ORIGINAL_TEMPLATE },
+    lfm2Model,
+  ),
+  generated(
+    "tiny-lfm25",
+    "Tiny LFM2 model with LFM2.5 Instruct's chat template (\"List of tools: [\" without list tokens)",
+    tinyLfm2Shape,
+    { ...lfm2Tokenizer(), chatTemplate: LFM25_INSTRUCT_TEMPLATE },
+    lfm2Model,
   ),
 ];
 

@@ -60,6 +60,18 @@ function normaliseMessages(messages: ChatMessage[]): unknown[] {
 }
 
 export function renderChatTemplate(source: string, messages: ChatMessage[], options: RenderOptions = {}): string {
+  try {
+    return render(source, messages, options);
+  } catch (error) {
+    // Some templates (LFM2.5's) read the content of an assistant message that only calls tools as text
+    // and fail on null: give them "" instead, as llama.cpp does for templates that require content.
+    const nullContent = (m: ChatMessage) => m.role === "assistant" && m.tool_calls?.length && (m.content === null || m.content === undefined);
+    if (!messages.some(nullContent)) throw error;
+    return render(source, messages.map((m) => (nullContent(m) ? { ...m, content: "" } : m)), options);
+  }
+}
+
+function render(source: string, messages: ChatMessage[], options: RenderOptions): string {
   const template = compile(source);
   try {
     return renderBounded(template, {

@@ -359,7 +359,8 @@ export class Scheduler {
 
   private logprobsOf(logits: Float32Array, token: number, top: number): TokenLogprobs {
     const result = computeLogprobs(logits, token, top);
-    const text = (t: number) => new TextDecoder().decode(this.model.vocab.tokenToPiece(t));
+    // Special tokens (tool-call markers, end of turn) carry their text, as vLLM reports them.
+    const text = (t: number) => new TextDecoder().decode(this.model.vocab.tokenToPiece(t, true));
     return { token, text: text(token), logprob: result.logprob, top: result.top.map((e) => ({ ...e, text: text(e.token) })) };
   }
 

@@ -24,7 +24,8 @@ export type ChatEvent =
   | Exclude<ChatOutput, { type: "content" }>
   /** Answer text, with the logprobs of the tokens that produced it (when asked for). */
   | { type: "content"; text: string; logprobs: TokenLogprobs[] }
-  | { type: "done"; finishReason: ChatFinishReason; stop?: string; stopToken?: number; usage: RequestUsage }
+  /** `logprobs`: those of the tokens no content event carried (tool calls, trailing markup), when asked for. */
+  | { type: "done"; finishReason: ChatFinishReason; stop?: string; stopToken?: number; usage: RequestUsage; logprobs?: TokenLogprobs[] }
   | { type: "error"; code: EngineErrorCode; message: string };
 
 /**

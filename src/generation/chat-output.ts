@@ -40,10 +40,16 @@ export interface ChatOutputPlan {
   parser(promptText: string): OutputParser;
 }
 
-/** The call syntax a chat template teaches its model, when it shows one. */
+/**
+ * The call syntax a chat template teaches its model, when it shows one. LFM2's templates are recognised
+ * as llama.cpp does: the original ones list tools between `<|tool_list_start|>` and `<|tool_list_end|>`
+ * and never write `<|tool_call_start|>`; LFM2.5's write `List of tools: [` without those tokens.
+ */
 export function toolCallSyntaxOfTemplate(template: string | undefined): ToolCallSyntax | undefined {
   if (!template) return undefined;
   if (template.includes("<|tool_call_start|>")) return "lfm2";
+  if (template.includes("<|tool_list_start|>") && template.includes("<|tool_list_end|>")) return "lfm2";
+  if (template.includes("List of tools: [")) return "lfm2";
   if (template.includes("<tool_call>")) return "hermes";
   return undefined;
 }
@@ -54,15 +60,21 @@ export function toolCallSyntax(template: string | undefined, parser: ToolCallPar
   return parser ?? toolCallSyntaxOfTemplate(template) ?? "hermes";
 }
 
-/** Reads a wire tool_choice (OpenAI's shapes; a bare function name is accepted too). */
+/**
+ * Reads a wire tool_choice: "auto", "none", "required", Chat Completions' {"type": "function", "function":
+ * {"name"}} or the flat {"type": "function", "name"} (the Responses API's shape, which the AI SDK's Ollama
+ * provider sends).
+ */
 export function parseToolChoice(value: unknown): ToolChoice | undefined {
   if (value === undefined || value === null) return undefined;
   if (value === "auto" || value === "none" || value === "required") return value;
-  if (typeof value === "object") {
-    const fn = (value as { function?: { name?: unknown } }).function;
-    if (fn && typeof fn.name === "string" && fn.name) return { name: fn.name };
+  if (typeof value === "object" && !Array.isArray(value)) {
+    const choice = value as { type?: unknown; name?: unknown; function?: { name?: unknown } };
+    const name = choice.function !== undefined && choice.function !== null ? choice.function.name : choice.name;
+    const typeFits = choice.type === undefined || choice.type === "function";
+    if (typeFits && typeof name === "string" && name) return { name };
   }
-  throw new StructuredOutputError('tool_choice must be "auto", "none", "required" or {"type": "function", "function": {"name": ...}}');
+  throw new StructuredOutputError('tool_choice must be "auto", "none", "required", {"type": "function", "function": {"name": ...}} or {"type": "function", "name": ...}');
 }
 
 export function planChatOutput(request: ChatOutputRequest, template: string | undefined, parserName?: ToolCallParserName): ChatOutputPlan {

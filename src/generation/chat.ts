@@ -154,7 +154,7 @@ export class ChatChoice {
         const fields = doneFields(event);
         // A choice that called tools and then stopped reports it as OpenAI clients expect.
         const finishReason: ChatFinishReason = calledTools && fields.finishReason === "stop" ? "tool_calls" : fields.finishReason;
-        yield { type: "done", ...fields, finishReason };
+        yield { type: "done", ...fields, finishReason, ...(pendingLogprobs.length ? { logprobs: pendingLogprobs } : {}) };
         return;
       } else {
         yield { type: "error", code: event.code, message: event.message };
@@ -182,7 +182,8 @@ export class ChatChoice {
           toolCalls.push(event.call);
           break;
         case "done": {
-          const { type: _, ...fields } = event;
+          const { type: _, logprobs: rest, ...fields } = event;
+          if (rest) logprobs.push(...rest);
           return { content, reasoning, toolCalls, logprobs, ...fields };
         }
         case "error":

@@ -57,6 +57,16 @@ describe("ChatChoice", () => {
     expect(events.at(-1)?.type).toBe("done");
   });
 
+  test("a reply that is only calls still reports the logprobs of every token, on its done event", async () => {
+    const result = await choiceOf([token("CALL", -2), token("", -4), done], new CallWordParser()).collect();
+    expect(result.toolCalls).toHaveLength(1);
+    expect(result.logprobs.map((l) => l.logprob)).toEqual([-2, -4]);
+    const events: ChatEvent[] = [];
+    for await (const event of choiceOf([token("CALL", -2), done], new CallWordParser()).events()) events.push(event);
+    const last = events.at(-1);
+    expect(last?.type === "done" ? last.logprobs?.map((l) => l.logprob) : undefined).toEqual([-2]);
+  });
+
   test("an engine error ends the events and is thrown by collect", async () => {
     const failing: EngineEvent[] = [token("a"), { type: "error", id: "r", code: "engine_exited", message: "gone" }];
     const events: ChatEvent[] = [];

@@ -1,16 +1,21 @@
 // JSON Schema as a GBNF grammar, so sampling can only produce JSON that validates. Supported: type (and
-// lists of types), properties, required, additionalProperties, items, minItems/maxItems, enum, const,
-// anyOf/oneOf, local $ref with $defs/definitions, string minLength/maxLength/pattern/format (date, time,
-// date-time, uuid), integer minimum/maximum/exclusiveMinimum/exclusiveMaximum and number bounds that are
-// integers. Annotations are skipped; any other keyword is refused, naming it, rather than ignored.
+// lists of types), properties, required, additionalProperties, propertyNames, minProperties/maxProperties,
+// items, prefixItems/additionalItems (tuples), minItems/maxItems, enum, const, anyOf/oneOf, local $ref
+// with $defs/definitions, string minLength/maxLength/pattern/format (string-formats.ts), and
+// minimum/maximum/exclusiveMinimum/exclusiveMaximum/multipleOf on integers and numbers. Annotations are
+// skipped; any other keyword is refused, naming it, rather than ignored.
 //
 // Objects keep the schema's property order. When `properties` is given and `additionalProperties` is not,
-// no other keys are produced (a subset of what the schema allows, and what clients mean). Unbounded
-// numbers and whitespace are kept short so that random logits still end in valid JSON.
+// no other keys are produced (a subset of what the schema allows, and what clients mean). Some keywords
+// are enforced by a subset of the values they allow (number bounds that are not whole move inward,
+// multipleOf may list values): every value produced is valid. Unbounded numbers and whitespace are kept
+// short so that random logits still end in valid JSON.
 import { alternatives, literal, repeat, RuleSet } from "./gbnf.ts";
 import { checkSchemaDepth } from "./nesting.ts";
 import { choiceGrammar } from "./choice-grammar.ts";
-import { ANY_NUMBER, integerRange, numberRange } from "./number-range.ts";
+import { ANY_NUMBER, boundedNumber, integerRange, type NumberBound } from "./number-range.ts";
+import { integerStep, multipleOfGrammar } from "./multiple-of.ts";
+import { FORMAT_LENGTHS, formatGrammar, patternAcceptsFormat } from "./string-formats.ts";
 import { regexToGbnf } from "./regex-grammar.ts";
 import { StructuredOutputError } from "./errors.ts";
 
@@ -19,6 +24,7 @@ const ANNOTATIONS = new Set(["title", "description", "$schema", "$id", "default"
 const SUPPORTED = new Set([
   "type", "properties", "required", "additionalProperties", "items", "minItems", "maxItems", "enum", "const", "anyOf", "oneOf",
   "$ref", "$defs", "definitions", "minLength", "maxLength", "pattern", "format", "minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum",
+  "multipleOf", "propertyNames", "minProperties", "maxProperties", "prefixItems", "additionalItems",
 ]);
 const TYPES = ["object", "array", "string", "number", "integer", "boolean", "null"] as const;
 type JsonType = (typeof TYPES)[number];
@@ -75,10 +81,10 @@ export class JsonSchemaGrammar {
   private typesOf(schema: Record<string, unknown>, path: string): JsonType[] {
     const declared = schema.type;
     if (declared === undefined) {
-      if (schema.properties !== undefined || schema.additionalProperties !== undefined) return ["object"];
-      if (schema.items !== undefined || schema.minItems !== undefined || schema.maxItems !== undefined) return ["array"];
+      if (["properties", "additionalProperties", "propertyNames", "minProperties", "maxProperties"].some((k) => schema[k] !== undefined)) return ["object"];
+      if (["items", "prefixItems", "additionalItems", "minItems", "maxItems"].some((k) => schema[k] !== undefined)) return ["array"];
       if (["minLength", "maxLength", "pattern", "format"].some((k) => schema[k] !== undefined)) return ["string"];
-      if (["minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum"].some((k) => schema[k] !== undefined)) return ["number"];
+      if (["minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum", "multipleOf"].some((k) => schema[k] !== undefined)) return ["number"];
       return [...TYPES];
     }
     const list = Array.isArray(declared) ? declared : [declared];
@@ -113,63 +119,118 @@ export class JsonSchemaGrammar {
     if (!isObject(properties)) throw new StructuredOutputError(`Cannot enforce JSON schema: ${path}.properties must be an object`, "properties");
     const required = schema.required ?? [];
     if (!Array.isArray(required)) throw new StructuredOutputError(`Cannot enforce JSON schema: ${path}.required must be a list`, "required");
+    const additional = schema.additionalProperties;
+    // Extra keys only when asked for, or when nothing else describes the object (`properties: {}` does).
+    let extraSchema: unknown = additional === undefined ? schema.properties === undefined : additional;
+    const keyNames = this.listedKeys(schema.propertyNames, path);
     const names = Object.keys(properties);
+    // Keys that propertyNames lists (a record with enum keys) are members with the extra keys' schema.
+    const extraNames = keyNames && extraSchema !== false ? keyNames.filter((name) => !names.includes(name)) : [];
+    if (keyNames) {
+      const outside = names.find((name) => !keyNames.includes(name));
+      if (outside !== undefined && required.includes(outside)) throw new StructuredOutputError(`Cannot enforce JSON schema: ${path} requires "${outside}" but its propertyNames do not allow it`, "propertyNames");
+    }
     for (const name of required) {
       if (typeof name !== "string") throw new StructuredOutputError(`Cannot enforce JSON schema: ${path}.required must list strings`, "required");
-      if (!names.includes(name)) throw new StructuredOutputError(`Cannot enforce JSON schema: ${path} requires "${name}" but does not define it in properties`, "required");
+      const defined = names.includes(name) || extraNames.includes(name) || (extraSchema !== false && !keyNames && schema.propertyNames === undefined);
+      if (!defined) throw new StructuredOutputError(`Cannot enforce JSON schema: ${path} requires "${name}" but does not define it in properties`, "required");
+      if (!names.includes(name) && !extraNames.includes(name)) extraNames.push(name);
     }
-    const additional = schema.additionalProperties;
-    // Extra keys only when asked for, or when nothing else describes the object.
-    const extraSchema = additional === undefined ? (names.length === 0 ? true : false) : additional;
-    const members = names.map((name) => ({
+    const memberSchemas = [
+      ...names.filter((name) => !keyNames || keyNames.includes(name)).map((name) => [name, properties[name], `${path}/properties/${name}`] as const),
+      ...extraNames.map((name) => [name, extraSchema, `${path}/additionalProperties`] as const),
+    ];
+    const members = memberSchemas.map(([name, memberSchema, memberPath]) => ({
       required: required.includes(name),
-      text: `${this.key(name)} ":" space ${this.rule(`${path}-${name}`, this.value(properties[name], `${path}/properties/${name}`))}`,
+      text: `${this.key(name)} ":" space ${this.rule(`${path}-${name}`, this.value(memberSchema, memberPath))}`,
     }));
+    if (keyNames) extraSchema = false;
     let extra: string | undefined;
     if (extraSchema !== false) {
       const value = this.value(extraSchema, `${path}/additionalProperties`);
-      extra = this.rule(`${path}-extra`, `string ":" space ${value}`);
+      extra = this.rule(`${path}-extra`, `${this.keyGrammar(schema.propertyNames, path)} ":" space ${value}`);
     }
-    const body = this.memberList(members, extra, path);
+    const counts = { min: this.count(schema, "minProperties", path), max: this.count(schema, "maxProperties", path) };
+    const body = this.memberList(members, extra, path, '"," space', counts);
+    if (body === undefined) throw new StructuredOutputError(`Cannot enforce JSON schema: ${path} cannot have between minProperties and maxProperties properties`, counts.min !== undefined ? "minProperties" : "maxProperties");
     return this.rule(`${path}-object`, `"{" space ${body === "" ? "" : `${body} `}"}" space`);
+  }
+
+  /** The key names a propertyNames schema allows, when it lists them (enum or const); undefined otherwise. */
+  private listedKeys(propertyNames: unknown, path: string): string[] | undefined {
+    if (!isObject(propertyNames)) return undefined;
+    const listed = propertyNames.const !== undefined ? [propertyNames.const] : Array.isArray(propertyNames.enum) ? propertyNames.enum : undefined;
+    if (!listed) return undefined;
+    if (!listed.every((name): name is string => typeof name === "string")) throw new StructuredOutputError(`Cannot enforce JSON schema: ${path}.propertyNames must list strings`, "propertyNames");
+    return listed;
+  }
+
+  /** The grammar of an extra key: any string, or one that propertyNames allows. */
+  private keyGrammar(propertyNames: unknown, path: string): string {
+    if (propertyNames === undefined || propertyNames === true) return "string";
+    if (!isObject(propertyNames)) throw new StructuredOutputError(`Cannot enforce JSON schema: ${path}.propertyNames must be a schema`, "propertyNames");
+    const type = propertyNames.type;
+    if (type !== undefined && type !== "string" && !(Array.isArray(type) && type.includes("string"))) {
+      throw new StructuredOutputError(`Cannot enforce JSON schema: ${path}.propertyNames must allow strings`, "propertyNames");
+    }
+    return this.rule(`${path}-key`, this.value({ ...propertyNames, type: "string" }, `${path}/propertyNames`));
   }
 
   /**
    * The members in order: required ones always, optional ones or not, then any extra keys, each after a
-   * separator but the first (a comma for JSON objects, ", " between keyword arguments).
+   * separator but the first (a comma for JSON objects, ", " between keyword arguments). With `counts`,
+   * only lists of min to max members; undefined when no list fits.
    */
-  memberList(members: Array<{ required: boolean; text: string }>, extra: string | undefined, path: string, separator = '"," space'): string {
-    const cache = new Map<string, string>();
-    const from = (index: number, needComma: boolean): string => {
-      const key = `${index}:${needComma}`;
-      const cached = cache.get(key);
-      if (cached !== undefined) return cached;
+  memberList(
+    members: Array<{ required: boolean; text: string }>, extra: string | undefined, path: string, separator = '"," space',
+    counts: { min?: number | undefined; max?: number | undefined } = {},
+  ): string | undefined {
+    const { min = 0, max } = counts;
+    // Counts past both bounds behave alike, so the count saturates there.
+    const cap = Math.max(min, max === undefined ? 0 : max + 1);
+    const cache = new Map<string, string | undefined>();
+    const from = (index: number, needComma: boolean, count: number): string | undefined => {
+      const key = `${index}:${needComma}:${count}`;
+      if (cache.has(key)) return cache.get(key);
       const comma = needComma ? `${separator} ` : "";
-      let expression: string;
-      if (index === members.length) {
-        expression = extra ? `(${comma}${extra} (${separator} ${extra})*)?` : "";
+      let expression: string | undefined;
+      if (max !== undefined && count > max) expression = undefined;
+      else if (index === members.length) {
+        const least = Math.max(0, min - count);
+        const most = max === undefined ? undefined : max - count;
+        if (!extra) expression = least === 0 ? "" : undefined;
+        else if (most === 0) expression = "";
+        else {
+          const first = `${comma}${extra}`;
+          const more = repeat(`(${separator} ${extra})`, Math.max(0, least - 1), most === undefined ? undefined : most - 1);
+          const list = more === '""' ? first : `${first} ${more}`;
+          expression = least === 0 ? `(${list})?` : list;
+        }
       } else {
         const member = members[index]!;
-        const rest = from(index + 1, true);
-        const taken = `${comma}${member.text}${rest ? ` ${rest}` : ""}`;
-        if (member.required) expression = taken;
-        else {
-          const skipped = from(index + 1, needComma);
-          expression = `(${taken}${skipped ? ` | ${skipped}` : ` | ""`})`;
-        }
+        const rest = from(index + 1, true, Math.min(cap, count + 1));
+        const taken = rest === undefined ? undefined : `${comma}${member.text}${rest ? ` ${rest}` : ""}`;
+        const skipped = member.required ? undefined : from(index + 1, needComma, count);
+        if (taken === undefined) expression = skipped;
+        else if (skipped === undefined) expression = taken;
+        else expression = `(${taken}${skipped ? ` | ${skipped}` : ` | ""`})`;
       }
-      const result = expression === "" ? "" : this.rule(`${path}-members`, expression);
+      const result = expression === undefined || expression === "" ? expression : this.rule(`${path}-members`, expression);
       cache.set(key, result);
       return result;
     };
-    return from(0, false);
+    return from(0, false, 0);
   }
 
   private array(schema: Record<string, unknown>, path: string): string {
-    const item = schema.items === undefined ? "value" : this.rule(`${path}-item`, this.value(schema.items, `${path}/items`));
     const min = this.count(schema, "minItems", path) ?? 0;
     const max = this.count(schema, "maxItems", path);
     if (max !== undefined && max < min) throw new StructuredOutputError(`Cannot enforce JSON schema: ${path} has maxItems below minItems`, "maxItems");
+    // A tuple: prefixItems (2020-12), or a list of items with additionalItems (draft 7).
+    const prefix = schema.prefixItems ?? (Array.isArray(schema.items) ? schema.items : undefined);
+    if (prefix !== undefined) return this.tuple(schema, prefix, min, max, path);
+    if (schema.additionalItems !== undefined) throw new StructuredOutputError(`Cannot enforce JSON schema: ${path}.additionalItems needs a list of items`, "additionalItems");
+    const item = schema.items === undefined ? "value" : this.rule(`${path}-item`, this.value(schema.items, `${path}/items`));
     let list: string;
     if (max === 0) list = "";
     else {
@@ -177,6 +238,35 @@ export class JsonSchemaGrammar {
       list = min === 0 ? `(${item} ${more})?` : `${item} ${more}`;
     }
     return this.rule(`${path}-array`, `"[" space ${list ? `${list} ` : ""}"]" space`);
+  }
+
+  /** An array whose first items each have their own schema; later ones the rest schema, if any. */
+  private tuple(schema: Record<string, unknown>, prefix: unknown, min: number, max: number | undefined, path: string): string {
+    const keyword = schema.prefixItems !== undefined ? "prefixItems" : "items";
+    if (!Array.isArray(prefix)) throw new StructuredOutputError(`Cannot enforce JSON schema: ${path}.${keyword} must be a list`, keyword);
+    const restSchema = keyword === "prefixItems" ? schema.items : schema.additionalItems;
+    if (keyword === "prefixItems" && schema.additionalItems !== undefined) throw new StructuredOutputError(`Cannot enforce JSON schema: ${path} combines prefixItems with additionalItems`, "additionalItems");
+    const positions = prefix.map((item, i) => this.rule(`${path}-item-${i}`, this.value(item, `${path}/${keyword}/${i}`)));
+    const rest = restSchema === false ? undefined : this.rule(`${path}-item`, restSchema === undefined ? "value" : this.value(restSchema, `${path}/${keyword === "prefixItems" ? "items" : "additionalItems"}`));
+    const longest = rest === undefined ? Math.min(positions.length, max ?? positions.length) : max;
+    if (longest !== undefined && longest < min) throw new StructuredOutputError(`Cannot enforce JSON schema: ${path} cannot have minItems items`, "minItems");
+    // Items from position i on, the first of them after a comma unless i is 0.
+    const from = (i: number): string => {
+      const comma = i === 0 ? "" : '"," space ';
+      if (i >= positions.length) {
+        if (rest === undefined || longest === i) return "";
+        const least = Math.max(0, min - i);
+        const more = repeat(`("," space ${rest})`, Math.max(0, least - 1), longest === undefined ? undefined : longest - i - 1);
+        const list = `${comma}${rest}${more === '""' ? "" : ` ${more}`}`;
+        return least === 0 ? `(${list})?` : list;
+      }
+      if (longest !== undefined && i >= longest) return "";
+      const tail = from(i + 1);
+      const taken = `${comma}${positions[i]}${tail ? ` ${tail}` : ""}`;
+      return i < min ? taken : `(${taken})?`;
+    };
+    const list = from(0);
+    return this.rule(`${path}-tuple`, `"[" space ${list ? `${list} ` : ""}"]" space`);
   }
 
   private count(schema: Record<string, unknown>, keyword: string, path: string): number | undefined {
@@ -191,36 +281,24 @@ export class JsonSchemaGrammar {
   private string(schema: Record<string, unknown>, path: string): string {
     const min = this.count(schema, "minLength", path);
     const max = this.count(schema, "maxLength", path);
-    const pattern = schema.pattern;
+    let pattern = schema.pattern;
     const format = schema.format;
-    if ((pattern !== undefined || format !== undefined) && (min !== undefined || max !== undefined)) {
+    // zod writes a pattern beside each format: when it accepts what the format's grammar writes, that grammar stands for both.
+    if (typeof pattern === "string" && format !== undefined && patternAcceptsFormat(pattern, format)) pattern = undefined;
+    // A format's grammar writes values of known lengths: length bounds that allow them all are met (pydantic's HttpUrl has some).
+    const lengths = pattern === undefined && typeof format === "string" ? FORMAT_LENGTHS[format as keyof typeof FORMAT_LENGTHS] : undefined;
+    const formatFits = lengths !== undefined && (min ?? 0) <= lengths[0] && (max ?? Infinity) >= lengths[1];
+    if ((pattern !== undefined || format !== undefined) && (min !== undefined || max !== undefined) && !formatFits) {
       throw new StructuredOutputError(`Cannot enforce JSON schema: ${path} combines ${pattern !== undefined ? "pattern" : "format"} with minLength/maxLength`, pattern !== undefined ? "pattern" : "format");
     }
     if (pattern !== undefined) {
       if (typeof pattern !== "string") throw new StructuredOutputError(`Cannot enforce JSON schema: ${path}.pattern must be a string`, "pattern");
       return this.rule(`${path}-pattern`, `"\\"" ${regexToGbnf(pattern, "json-string", { search: true, anyChar: "char" })} "\\"" space`);
     }
-    if (format !== undefined) return this.rule(`${path}-format`, `"\\"" ${this.format(format, path)} "\\"" space`);
+    if (format !== undefined) return this.rule(`${path}-format`, `"\\"" ${formatGrammar(this.rules, format, path)} "\\"" space`);
     if (min === undefined && max === undefined) return "string";
     if (max !== undefined && min !== undefined && max < min) throw new StructuredOutputError(`Cannot enforce JSON schema: ${path} has maxLength below minLength`, "maxLength");
     return this.rule(`${path}-string`, `"\\"" ${repeat("char", min ?? 0, max)} "\\"" space`);
-  }
-
-  private format(format: unknown, path: string): string {
-    const date = this.rules.add("date", '[0-9]{4} "-" (("0" [13578] | "1" [02]) "-" ("0" [1-9] | [12] [0-9] | "3" [01]) | ("0" [469] | "11") "-" ("0" [1-9] | [12] [0-9] | "30") | "02-" ("0" [1-9] | "1" [0-9] | "2" [0-8]))');
-    const time = this.rules.add("time", '([01] [0-9] | "2" [0-3]) ":" [0-5] [0-9] ":" [0-5] [0-9] ("." [0-9]{1,3})? ("Z" | [+-] ([01] [0-9] | "2" [0-3]) ":" [0-5] [0-9])');
-    switch (format) {
-      case "date":
-        return date;
-      case "time":
-        return time;
-      case "date-time":
-        return `${date} "T" ${time}`;
-      case "uuid":
-        return this.rules.add("uuid", '[0-9a-f]{8} "-" [0-9a-f]{4} "-" [0-9a-f]{4} "-" [0-9a-f]{4} "-" [0-9a-f]{12}');
-      default:
-        throw new StructuredOutputError(`Unsupported JSON schema format ${JSON.stringify(format)} at ${path}: only date, time, date-time and uuid can be enforced`, "format");
-    }
   }
 
   private bound(schema: Record<string, unknown>, keyword: string, path: string): number | undefined {
@@ -230,30 +308,49 @@ export class JsonSchemaGrammar {
     return value;
   }
 
+  /**
+   * The lower and upper bounds: minimum/maximum, exclusiveMinimum/exclusiveMaximum as numbers (2020-12)
+   * or as booleans beside minimum/maximum (draft 4, OpenAPI 3.0); the tighter bound wins.
+   */
+  private bounds(schema: Record<string, unknown>, path: string): { min?: NumberBound; max?: NumberBound } {
+    const pick = (inclusiveKey: string, exclusiveKey: string, tighter: (a: number, b: number) => boolean): NumberBound | undefined => {
+      const exclusive = schema[exclusiveKey];
+      const inclusive = this.bound(schema, inclusiveKey, path);
+      if (typeof exclusive === "boolean") return inclusive === undefined ? undefined : { value: inclusive, exclusive };
+      const strict = this.bound(schema, exclusiveKey, path);
+      if (strict === undefined) return inclusive === undefined ? undefined : { value: inclusive, exclusive: false };
+      if (inclusive === undefined || tighter(strict, inclusive) || strict === inclusive) return { value: strict, exclusive: true };
+      return { value: inclusive, exclusive: false };
+    };
+    const min = pick("minimum", "exclusiveMinimum", (a, b) => a > b);
+    const max = pick("maximum", "exclusiveMaximum", (a, b) => a < b);
+    if (min && max && (max.value < min.value || (max.value === min.value && (min.exclusive || max.exclusive)))) {
+      throw new StructuredOutputError(`Cannot enforce JSON schema: ${path} allows no number: its maximum is not above its minimum`, "maximum");
+    }
+    return { ...(min ? { min } : {}), ...(max ? { max } : {}) };
+  }
+
   private integer(schema: Record<string, unknown>, path: string): string {
-    const lows = [this.bound(schema, "minimum", path), this.bound(schema, "exclusiveMinimum", path)].map((v, i) => (v === undefined ? undefined : i === 0 ? Math.ceil(v) : Math.floor(v) + 1));
-    const highs = [this.bound(schema, "maximum", path), this.bound(schema, "exclusiveMaximum", path)].map((v, i) => (v === undefined ? undefined : i === 0 ? Math.floor(v) : Math.ceil(v) - 1));
-    const min = lows.filter((v) => v !== undefined).reduce<number | undefined>((a, b) => (a === undefined ? b : Math.max(a, b!)), undefined);
-    const max = highs.filter((v) => v !== undefined).reduce<number | undefined>((a, b) => (a === undefined ? b : Math.min(a, b!)), undefined);
-    if (min === undefined && max === undefined) return "integer";
-    if (min !== undefined && max !== undefined && max < min) throw new StructuredOutputError(`Cannot enforce JSON schema: ${path} allows no integer between its bounds`, "minimum");
-    return this.rule(`${path}-integer`, `${integerRange(min, max)} space`);
+    const { min, max } = this.bounds(schema, path);
+    if (schema.multipleOf !== undefined) return this.rule(`${path}-integer`, `${multipleOfGrammar(integerStep(schema.multipleOf, path), min, max, path)} space`);
+    const low = min === undefined ? undefined : min.exclusive ? Math.floor(min.value) + 1 : Math.ceil(min.value);
+    const high = max === undefined ? undefined : max.exclusive ? Math.ceil(max.value) - 1 : Math.floor(max.value);
+    if (low === undefined && high === undefined) return "integer";
+    if (low !== undefined && high !== undefined && high < low) throw new StructuredOutputError(`Cannot enforce JSON schema: ${path} allows no integer between its bounds`, "minimum");
+    return this.rule(`${path}-integer`, `${integerRange(low, high)} space`);
   }
 
   private number(schema: Record<string, unknown>, path: string): string {
-    for (const keyword of ["exclusiveMinimum", "exclusiveMaximum"]) {
-      if (schema[keyword] !== undefined) throw new StructuredOutputError(`Unsupported JSON schema keyword "${keyword}" on a number at ${path}: it cannot be enforced`, keyword);
-    }
-    const min = this.bound(schema, "minimum", path);
-    const max = this.bound(schema, "maximum", path);
+    const { min, max } = this.bounds(schema, path);
+    if (schema.multipleOf !== undefined) return this.rule(`${path}-number`, `${multipleOfGrammar(schema.multipleOf, min, max, path)} space`);
     if (min === undefined && max === undefined) return "number";
-    for (const [keyword, value] of [["minimum", min], ["maximum", max]] as const) {
-      if (value !== undefined && !Number.isInteger(value)) {
-        throw new StructuredOutputError(`Unsupported JSON schema keyword "${keyword}" at ${path}: only whole-number bounds on a number can be enforced`, keyword);
-      }
+    let range: string;
+    try {
+      range = boundedNumber(min, max);
+    } catch {
+      throw new StructuredOutputError(`Cannot enforce JSON schema: ${path} allows no number llamux can write between its bounds`, "minimum");
     }
-    if (min !== undefined && max !== undefined && max < min) throw new StructuredOutputError(`Cannot enforce JSON schema: ${path} has maximum below minimum`, "maximum");
-    return this.rule(`${path}-number`, `${numberRange(min, max)} space`);
+    return this.rule(`${path}-number`, `${range} space`);
   }
 
   private ref(ref: string, path: string): string {

@@ -68,27 +68,69 @@ export function integerRange(min: number | undefined, max: number | undefined): 
 const wrap = (expression: string) => (expression.includes(" ") && !expression.startsWith("(") ? `(${expression})` : expression);
 
 const FRACTION = `("." ${repeat("[0-9]", 1, 6)})?`;
+const NONZERO_FRACTION = `"." ${repeat("[0-9]", 0, 5)} [1-9]`;
+
+/** A bound of a number range; `exclusive` leaves the value itself out. */
+export interface NumberBound {
+  value: number;
+  exclusive: boolean;
+}
+
+/** The fraction digits a number may have: any (up to 6), or those of a multipleOf. */
+export interface FractionGrammar {
+  /** An optional fraction part (the empty string allowed). */
+  any: string;
+  /** A fraction part that is not zero. */
+  nonZero: string;
+}
+
+export const ANY_FRACTION: FractionGrammar = { any: FRACTION, nonZero: NONZERO_FRACTION };
+
+/** Bounds that are not whole numbers move inward to the next whole number, inclusive (a subset of the range). */
+function wholeBound(bound: NumberBound | undefined, side: "min" | "max"): NumberBound | undefined {
+  if (bound === undefined || Number.isInteger(bound.value)) return bound;
+  return { value: side === "min" ? Math.ceil(bound.value) : Math.floor(bound.value), exclusive: false };
+}
+
+/** Magnitudes m with low <(=) m <(=) high, for whole low and high (high may be open). */
+function magnitudeRange(low: number, lowExclusive: boolean, high: number | undefined, highExclusive: boolean, fraction: FractionGrammar): string[] {
+  if (high !== undefined && (high < low || (high === low && (lowExclusive || highExclusive)))) return [];
+  const parts: string[] = [];
+  if (lowExclusive && (high === undefined || high > low)) parts.push(`"${low}" ${wrap(fraction.nonZero)}`);
+  const firstWhole = lowExclusive ? low + 1 : low;
+  if (high === undefined) parts.push(`${wrap(naturalRange(firstWhole, undefined))} ${fraction.any}`);
+  else {
+    if (high - 1 >= firstWhole) parts.push(`${wrap(naturalRange(firstWhole, high - 1))} ${fraction.any}`);
+    if (!highExclusive && high >= firstWhole) parts.push(`"${high}"`);
+  }
+  return parts;
+}
 
 /**
- * Magnitudes m with low <= m <= high (integers, high may be open): whole parts from low to high-1 take any
- * fraction, high itself takes none.
+ * Numbers in a range (either side open, bounds inclusive or exclusive), with the fraction digits
+ * `fraction` allows. Bounds that are not whole numbers are moved inward to whole ones.
  */
-function magnitudeRange(low: number, high: number | undefined): string[] {
+export function boundedNumber(minBound: NumberBound | undefined, maxBound: NumberBound | undefined, fraction: FractionGrammar = ANY_FRACTION): string {
+  const min = wholeBound(minBound, "min");
+  const max = wholeBound(maxBound, "max");
   const parts: string[] = [];
-  if (high === undefined || high - 1 >= low) parts.push(`${wrap(naturalRange(low, high === undefined ? undefined : high - 1))} ${FRACTION}`);
-  if (high !== undefined) parts.push(`"${high}"`);
-  return parts;
+  if (min === undefined || min.value < 0) {
+    // Negative values: magnitudes above -max (or above 0) up to -min.
+    const low = max !== undefined && max.value < 0 ? { value: -max.value, exclusive: max.exclusive } : { value: 0, exclusive: true };
+    const magnitudes = magnitudeRange(low.value, low.exclusive, min === undefined ? undefined : -min.value, min?.exclusive ?? false, fraction);
+    if (magnitudes.length) parts.push(`"-" ${alternatives(magnitudes.map(wrap))}`);
+  }
+  if (max === undefined || max.value >= 0) {
+    const low = min !== undefined && min.value >= 0 ? min : { value: 0, exclusive: false };
+    parts.push(...magnitudeRange(low.value, low.exclusive, max?.value, max?.exclusive ?? false, fraction));
+  }
+  if (parts.length === 0) throw new RangeError("empty number range");
+  return alternatives(parts.map(wrap));
 }
 
 /** Numbers (with up to 6 fraction digits) in [min, max], where the bounds are integers. */
 export function numberRange(min: number | undefined, max: number | undefined): string {
-  const parts: string[] = [];
-  if (min === undefined || min < 0) {
-    const magnitudes = magnitudeRange(max !== undefined && max < 0 ? -max : 0, min === undefined ? undefined : -min);
-    parts.push(`"-" ${alternatives(magnitudes.map(wrap))}`);
-  }
-  if (max === undefined || max >= 0) parts.push(...magnitudeRange(Math.max(0, min ?? 0), max));
-  return alternatives(parts.map(wrap));
+  return boundedNumber(min === undefined ? undefined : { value: min, exclusive: false }, max === undefined ? undefined : { value: max, exclusive: false });
 }
 
 /** Any JSON number, with bounded digit counts. */

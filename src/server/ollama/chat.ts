@@ -3,7 +3,7 @@
 // messages first.
 import type { Context } from "hono";
 import { startChat } from "../../generation/chat.ts";
-import { parseToolChoice, planChatOutput } from "../../generation/chat-output.ts";
+import { planChatOutput } from "../../generation/chat-output.ts";
 import { formatConstraint } from "./format.ts";
 import { badRequest } from "../api-error.ts";
 import type { ServerDeps } from "../deps.ts";
@@ -19,6 +19,7 @@ import { renderModelPrompt, thinkSetting } from "../../generation/model-prompt.t
 import { checkCapabilities, thinkingParser } from "./capability-checks.ts";
 import { nativeLogprobs, respondNative, type NativeShape, type ResponsePiece } from "./respond.ts";
 import { chatSchema } from "./schemas.ts";
+import { ollamaToolChoice } from "./tool-choice.ts";
 
 function chatShape(model: string, withLogprobs: boolean, timing: RequestTiming): NativeShape {
   const head = () => ({ model, created_at: new Date().toISOString() });
@@ -55,8 +56,8 @@ export function chat(deps: ServerDeps) {
     }
     const chatMessages = toChatMessages(messages, (images) => base64Images(deps, model, images, () => doesNotSupport(model, "vision")));
     const constraint = formatConstraint(body.format);
-    const toolChoice = parseToolChoice(body.tool_choice);
     const requestedTools = toToolDefinitions(body.tools);
+    const toolChoice = ollamaToolChoice(body.tool_choice, { tools: requestedTools, constrained: constraint !== undefined, parser: deps.toolCallParser });
     const capabilities = checkCapabilities(model, { tools: requestedTools.length > 0 && toolChoice !== "none", think: body.think });
     const engine = await deps.models.engine(model, overrides, keepAlive);
     const loaded = performance.now();

@@ -77,7 +77,7 @@ export async function respondNative(c: Context, choice: ChatChoice, shape: Nativ
           if (event.finishReason === "cancelled") return;
           reportUsage(event.usage);
           const doneReason = event.finishReason === "length" ? "length" : "stop";
-          await send(await shape.final(emptyPiece(), { doneReason, usage: event.usage, content }));
+          await send(await shape.final({ ...emptyPiece(), logprobs: event.logprobs ?? [] }, { doneReason, usage: event.usage, content }));
           return;
         }
         case "error":

@@ -70,7 +70,7 @@ export const chatSchema = z.object({
   ...commonFields,
   messages: z.array(chatMessageSchema).nullable().optional().describe("empty: only load the model"),
   tools: z.array(toolSchema).nullable().optional(),
-  tool_choice: z.unknown().optional().describe('llamux extension, as in OpenAI: "auto", "none", "required" or a named function'),
+  tool_choice: z.unknown().optional().describe('llamux extension, as in OpenAI: "auto", "none", "required" or a named function (either shape); one that cannot be honoured is ignored with a warning, as Ollama ignores the field'),
 });
 
 export type GenerateRequestBody = z.infer<typeof generateSchema>;

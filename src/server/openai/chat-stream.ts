@@ -40,7 +40,8 @@ async function streamChatChoice(choice: ChatChoice, index: number, ctx: ChatStre
     chatChunk(ctx.id, ctx.created, ctx.model, index, delta, finishReason, extra);
   for await (const event of choice.events()) {
     if (event.type === "done") {
-      await send(chunk({}, finishReasonOf(event.finishReason), { stop_reason: stopReasonOf(event) }));
+      const rest = ctx.withLogprobs && event.logprobs?.length ? { logprobs: chatLogprobs(event.logprobs) } : {};
+      await send(chunk({}, finishReasonOf(event.finishReason), { stop_reason: stopReasonOf(event), ...rest }));
       return event.usage;
     }
     if (event.type === "error") {

@@ -76,7 +76,7 @@ export const chatCompletionSchema = z.object({
   logprobs: z.boolean().nullable().optional(),
   top_logprobs: z.number().int().min(0).max(20).nullable().optional(),
   tools: z.array(toolSchema).nullable().optional(),
-  tool_choice: z.unknown().optional().describe('"auto" (default with tools), "none", "required", or {"type": "function", "function": {"name"}}'),
+  tool_choice: z.unknown().optional().describe('"auto" (default with tools), "none", "required", {"type": "function", "function": {"name"}} or {"type": "function", "name"}'),
   parallel_tool_calls: z.boolean().nullable().optional().describe("false: at most one call; default true"),
   ...structuredOutputFields,
   chat_template_kwargs: z.record(z.string(), z.unknown()).optional(),
