@@ -4,6 +4,7 @@
 // - a whole step that divides a power of ten (2, 5, 25, 100): a whole prefix and the step's last digits;
 // - any other step (3, 7, 1.5): the 256 multiples in range nearest to zero, written out.
 import { alternatives, literal } from "./gbnf.ts";
+import { choiceGrammar } from "./choice-grammar.ts";
 import { boundedNumber, integerRange, naturalRange, type FractionGrammar, type NumberBound } from "./number-range.ts";
 import { StructuredOutputError } from "./errors.ts";
 
@@ -45,7 +46,7 @@ function multiplesRange(units: number, decimals: number, min?: NumberBound, max?
   return range;
 }
 
-/** Up to LISTED multiples within the range, those nearest to zero first, as literal alternatives. */
+/** Up to LISTED multiples within the range, those nearest to zero first. */
 function listedMultiples(units: number, decimals: number, range: { low?: bigint; high?: bigint }, path: string): string {
   const inRange = (n: bigint) => (range.low === undefined || n >= range.low) && (range.high === undefined || n <= range.high);
   const start = range.low !== undefined && range.low > 0n ? range.low : range.high !== undefined && range.high < 0n ? range.high : 0n;
@@ -55,7 +56,8 @@ function listedMultiples(units: number, decimals: number, range: { low?: bigint;
   }
   if (values.length === 0) throw new StructuredOutputError(`Cannot enforce JSON schema: ${path} allows no multiple of its multipleOf between its bounds`, "multipleOf");
   values.sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
-  return alternatives(values.map((n) => literal(decimalText(n * BigInt(units), decimals))));
+  // as a prefix tree: a flat list of 256 would pass the grammar's bound on one alternation
+  return choiceGrammar(values.map((n) => decimalText(n * BigInt(units), decimals)));
 }
 
 /** The fraction digits of multiples of a step that divides 1 (1/step fractions), e.g. .25 .5 .75. */
