@@ -11,6 +11,7 @@ import { ModelStore } from "../store/model-store.ts";
 import { defaultImageFetchPolicy } from "../vision/image-fetch.ts";
 import { isHubName } from "../store/model-name.ts";
 import { pullWithProgress } from "./pull.ts";
+import { pullHintNotFound } from "../server/ollama/model-request.ts";
 import { profiles, type ProfileName } from "../server/profiles.ts";
 import { UsageError } from "./usage-error.ts";
 import { engineFlagOptions, engineFlagsHelp, toolCallParserFlag } from "./engine-flags.ts";
@@ -196,6 +197,8 @@ export async function serveCommand(args: string[]): Promise<number | undefined> 
       // LLAMUX_MODELS, else OLLAMA_MODELS on profile a, else ~/.llamux/models
       store: ModelStore.open({ profile: name }),
       ...engineExtras,
+      // Ollama keeps one instance of a model and names a missing one with a hint to pull it
+      ...(ollama ? { instances: "one" as const, modelNotFound: pullHintNotFound } : {}),
     };
     // Profile c picks models as LM Studio does: store names load just in time, any other name gets the loaded model.
     const models = name === "c"
