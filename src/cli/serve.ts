@@ -6,6 +6,7 @@ import { ModelManager } from "../engine/model-manager.ts";
 import { createApp } from "../server/app.ts";
 import { createVllmMetrics } from "../server/vllm/metrics.ts";
 import { ModelService } from "../server/model-service.ts";
+import { StartupReadiness } from "../server/readiness.ts";
 import { LmStudioModelService } from "../server/lmstudio/model-service.ts";
 import { ModelStore } from "../store/model-store.ts";
 import { defaultImageFetchPolicy } from "../vision/image-fetch.ts";
@@ -89,12 +90,14 @@ function listen(fetch: (request: Request) => Response | Promise<Response>, host:
   }
 }
 
+/** Loads the served model before any request asks (vLLM is not up before its model is); rejects when it cannot. */
 async function preload(models: ModelService): Promise<void> {
   try {
     const engine = await models.engine(models.resolve(undefined));
     if (engine.info.compute.startsWith("running on CPU")) log.info("profile b runs the model on the CPU (vLLM itself would need a CUDA GPU)");
   } catch (error) {
     log.error((error as Error).message);
+    throw error;
   }
 }
 
@@ -206,12 +209,16 @@ export async function serveCommand(args: string[]): Promise<number | undefined> 
       : new ModelService(manager, served, serviceOptions);
     const options = serverOptionsFromFlags(values, name, host);
     for (const warning of exposureWarnings(options)) log.warn(`profile ${name}: ${warning}`);
-    const app = createApp({ profile, models, imageFetch, ...(toolCallParser ? { toolCallParser } : {}), ...(name === "b" ? createVllmMetrics(manager, models) : {}) }, options);
+    // vLLM loads its model before serving: profile b does too, and its /health says 503 until then
+    const readiness = name === "b" && modelArg ? new StartupReadiness() : undefined;
+    const app = createApp({
+      profile, models, imageFetch, ...(toolCallParser ? { toolCallParser } : {}), ...(readiness ? { readiness } : {}),
+      ...(name === "b" ? createVllmMetrics(manager, models) : {}),
+    }, options);
     const listenPort = port ?? profile.defaultPort;
     listen(app.fetch, host, listenPort);
     log.info(`profile ${name} (${profile.anchor}-compatible) listening on http://${host}:${listenPort}`);
-    // vLLM loads its model before serving; profile b does too, and says when that is on the CPU.
-    if (name === "b" && modelArg) void preload(models);
+    readiness?.track(servedName ?? modelArg!, preload(models));
   }
   if (modelArg) log.info(`serving ${modelArg}${values["served-model-name"] ? ` as "${values["served-model-name"]}"` : ""}`);
   return undefined;

@@ -2,10 +2,10 @@
 // number by stopping the least recently used idle one (loads one at a time, so the cap holds under
 // concurrent loads), never stopped while busy, and one instance per model when asked (Ollama's rule).
 import { afterEach, beforeAll, expect, test } from "bun:test";
-import { readdirSync, readFileSync } from "node:fs";
 import { ModelManager } from "../../src/engine/model-manager.ts";
 import type { EngineProcess } from "../../src/engine/engine-process.ts";
 import { ensureModel } from "../../scripts/gen-models.ts";
+import { engineProcesses } from "../fixtures/child-processes.ts";
 
 let llama: string;
 let lfm2: string;
@@ -87,19 +87,7 @@ test("a busy engine is not stopped to make room: the next load waits until it is
 });
 
 /** Engine child processes of this test process that are running now. */
-function childEngines(): number {
-  let count = 0;
-  for (const pid of readdirSync("/proc").filter((name) => /^\d+$/.test(name))) {
-    try {
-      const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
-      const parent = Number(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[1]);
-      if (parent === process.pid && readFileSync(`/proc/${pid}/cmdline`, "utf8").includes("child-main.ts")) count++;
-    } catch {
-      // the process ended while being read
-    }
-  }
-  return count;
-}
+const childEngines = () => engineProcesses(process.pid).length;
 
 test("the cap holds under concurrent loads: 6 requests with different contexts never run more than 3 engines", async () => {
   const m = manager(3);

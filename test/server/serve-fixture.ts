@@ -7,6 +7,8 @@ const main = join(import.meta.dir, "..", "..", "src", "main.ts");
 export interface RunningServer {
   baseUrl: string;
   port: number;
+  /** The server process (its engines are its child processes). */
+  pid: number;
   stderr: () => string;
   stop(): Promise<void>;
 }
@@ -48,6 +50,7 @@ export async function startServer(args: string[], env: Record<string, string> = 
   return {
     baseUrl,
     port,
+    pid: child.pid,
     stderr: () => stderr,
     async stop() {
       child.kill("SIGTERM");
