@@ -7,7 +7,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import OpenAI from "openai";
-import { Ollama } from "ollama";
+import { Ollama, type ModelResponse } from "ollama";
 import { ensureModel } from "../../scripts/gen-models.ts";
 import { createModel } from "../../src/store/create-model.ts";
 import { ModelStore } from "../../src/store/model-store.ts";
@@ -23,6 +23,10 @@ let bertPath: string;
 const SERVED = "served-chat";
 const STORED = ["tiny-chat:latest", "tiny-lfm:latest", "someone/tiny-chat:q4", "tiny-embed:latest"];
 const TRAINED_CONTEXT = 4096; // the tiny test models' context_length
+
+/** /api/ps entries carry context_length (Ollama 0.6.4's client types leave it out). */
+type Loaded = ModelResponse & { context_length: number };
+const running = async () => (await ollama.ps()).models as Loaded[];
 
 const post = (path: string, body: unknown) =>
   fetch(`${server.baseUrl}${path}`, { method: "POST", headers: { "Content-Type": "application/json" }, body: JSON.stringify(body) });
@@ -121,7 +125,7 @@ describe("a chat-only model asked for embeddings", () => {
 });
 
 describe("one instance of a model", () => {
-  const psOf = async (name: string) => (await ollama.ps()).models.filter((m) => m.name === name);
+  const psOf = async (name: string) => (await running()).filter((m) => m.name === name);
   const chat = (numCtx: number | undefined) => ollama.chat({
     model: "tiny-chat", messages: [{ role: "user", content: "hi" }], options: { num_predict: 2, ...(numCtx ? { num_ctx: numCtx } : {}) },
   });
@@ -168,7 +172,7 @@ describe("num_ctx beyond the model's trained context", () => {
     for (const num_ctx of [1e9, 2 ** 30]) {
       const reply = await ollama.generate({ model: "tiny-chat", prompt: "hi", options: { num_ctx, num_predict: 2 } });
       expect(reply.done).toBe(true);
-      const [loaded] = (await ollama.ps()).models.filter((m) => m.name === "tiny-chat:latest");
+      const [loaded] = (await running()).filter((m) => m.name === "tiny-chat:latest");
       expect(loaded!.context_length).toBe(TRAINED_CONTEXT);
     }
     expect(server.stderr()).toContain(`context of ${1e9} tokens asked for "tiny-chat:latest" is more than it was trained for: using ${TRAINED_CONTEXT}`);
@@ -180,7 +184,7 @@ describe("num_ctx beyond the model's trained context", () => {
       body: JSON.stringify({ model: "tiny-lfm", messages: [{ role: "user", content: "hi" }], max_tokens: 2, options: { num_ctx: 2 ** 31 } }),
     });
     expect(completion.status).toBe(200);
-    const [loaded] = (await ollama.ps()).models.filter((m) => m.name === "tiny-lfm:latest");
+    const [loaded] = (await running()).filter((m) => m.name === "tiny-lfm:latest");
     expect(loaded!.context_length).toBe(TRAINED_CONTEXT);
   });
 });
