@@ -110,7 +110,7 @@ test("format from a zod schema: JSON of that schema", async () => {
 
 test("format with .positive() (exclusiveMinimum), on generate", async () => {
   const reply = await ollama.generate({ model: MODEL, prompt: "Count", format: z.toJSONSchema(positiveSchema), options: { num_predict: 100 } });
-  expect(positiveSchema.parse(JSON.parse(reply.response)).count).toBeGreaterThan(0);
+  expect(positiveSchema.parse(JSON.parse(reply.response ?? "")).count).toBeGreaterThan(0);
 }, SLOW);
 
 test("format with z.record (propertyNames) and .positive()", async () => {
