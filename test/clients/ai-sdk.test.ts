@@ -124,14 +124,14 @@ describe.each(["a", "b", "c"] as const)("profile %s", (profile) => {
     expect(forecastSchema.parse(result.output)).toEqual(result.output);
   }, SLOW);
 
-  test("structured output with .positive() (exclusiveMinimum) through generateObject", async () => {
+  test("structured output with integer .positive() (exclusiveMinimum) through generateObject", async () => {
     const { model, limit } = modelFor(profile);
     const result = await generateObject({ model, prompt: "Count", schema: positiveSchema, temperature: 0, maxRetries: 0, ...limit(120) });
     expect(result.object.count).toBeGreaterThan(0);
     expect(positiveSchema.parse(result.object)).toEqual(result.object);
   }, SLOW);
 
-  test("structured output with z.record (propertyNames) and .positive()", async () => {
+  test("structured output with z.record (propertyNames) and a number .positive()", async () => {
     const { model, limit } = modelFor(profile);
     const result = await generateText({ model, prompt: "Score it", output: Output.object({ schema: recordSchema }), temperature: 0, maxRetries: 0, ...limit(150) });
     expect(recordSchema.parse(result.output)).toEqual(result.output);

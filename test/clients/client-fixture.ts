@@ -85,14 +85,21 @@ export const forecastSchema = z.object({
   tags: z.array(z.string().max(5)).max(2),
 });
 
-/** `.positive()` becomes exclusiveMinimum in the JSON schema (openai's helper refuses z.record in strict mode). */
+/** An integer `.positive()`: exclusiveMinimum on an integer, which the grammar already bounds. */
 export const positiveSchema = z.object({ count: z.number().int().positive().max(9), label: z.string().max(4) });
 
-/** `.positive()` (exclusiveMinimum) and `z.record` (propertyNames), bounded by maxProperties. */
+/**
+ * What zod users write and grammars must learn: a number `.positive()` (exclusiveMinimum on a number)
+ * and `z.record` (propertyNames), bounded by maxProperties. openai's zodResponseFormat refuses
+ * z.record itself in strict mode, so the openai test uses positiveSchema and a number .positive().
+ */
 export const recordSchema = z.object({
-  count: z.number().int().positive().max(9),
+  weight: z.number().positive().max(9),
   scores: z.record(z.string().max(3), z.number().int().min(0).max(9)).meta({ maxProperties: 2 }),
 });
+
+/** A number `.positive()` alone, for openai's strict zod helper. */
+export const positiveNumberSchema = z.object({ weight: z.number().positive().max(9) });
 
 /** The messages of a chat: one user question. */
 export const question = "What is the weather in Paris?";

@@ -74,13 +74,13 @@ describe.each(["a", "b", "c"] as const)("profile %s", (profile) => {
     expect(forecastSchema.parse(result)).toEqual(result);
   }, SLOW);
 
-  test("structured output with .positive() (exclusiveMinimum)", async () => {
+  test("structured output with integer .positive() (exclusiveMinimum)", async () => {
     const result = await chatModel(profile, 100).withStructuredOutput(positiveSchema, { name: "count", method: "jsonSchema" }).invoke("Count");
     expect(result.count).toBeGreaterThan(0);
     expect(positiveSchema.parse(result)).toEqual(result);
   }, SLOW);
 
-  test("structured output with z.record (propertyNames) and .positive()", async () => {
+  test("structured output with z.record (propertyNames) and a number .positive()", async () => {
     const result = await chatModel(profile, 150).withStructuredOutput(recordSchema, { name: "scores", method: "jsonSchema" }).invoke("Score it");
     expect(recordSchema.parse(result)).toEqual(result);
   }, SLOW);

@@ -108,12 +108,12 @@ test("format from a zod schema: JSON of that schema", async () => {
   expect(parsed.days).toBeGreaterThanOrEqual(1);
 }, SLOW);
 
-test("format with .positive() (exclusiveMinimum), on generate", async () => {
+test("format with integer .positive() (exclusiveMinimum), on generate", async () => {
   const reply = await ollama.generate({ model: MODEL, prompt: "Count", format: z.toJSONSchema(positiveSchema), options: { num_predict: 100 } });
   expect(positiveSchema.parse(JSON.parse(reply.response ?? "")).count).toBeGreaterThan(0);
 }, SLOW);
 
-test("format with z.record (propertyNames) and .positive()", async () => {
+test("format with z.record (propertyNames) and a number .positive()", async () => {
   const reply = await ollama.chat({ model: MODEL, messages: [{ role: "user", content: "Score it" }], format: z.toJSONSchema(recordSchema), options: { num_predict: 150 } });
   recordSchema.parse(JSON.parse(reply.message.content));
 }, SLOW);

@@ -6,7 +6,7 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import OpenAI from "openai";
 import { zodFunction, zodResponseFormat } from "openai/helpers/zod";
 import {
-  type ClientServer, IMAGE_TOKENS, MODEL, forecastSchema, jpegDataUri, openAiTools, parseToolCall, positiveSchema, question, searchInput,
+  type ClientServer, IMAGE_TOKENS, MODEL, forecastSchema, jpegDataUri, openAiTools, parseToolCall, positiveNumberSchema, positiveSchema, question, searchInput,
   startClientServer, weatherInput,
 } from "./client-fixture.ts";
 
@@ -102,11 +102,18 @@ describe.each(["b", "c"] as const)("profile %s", (profile) => {
     expect(forecastSchema.parse(parsed)).toEqual(parsed!);
   }, SLOW);
 
-  test("parse() with a .positive() field (exclusiveMinimum)", async () => {
+  test("parse() with an integer .positive() field (exclusiveMinimum)", async () => {
     const completion = await client().chat.completions.parse({ model: MODEL, messages: [{ role: "user", content: "Count" }], response_format: zodResponseFormat(positiveSchema, "count"), max_tokens: 100 });
     const parsed = completion.choices[0]!.message.parsed!;
     expect(parsed.count).toBeGreaterThan(0);
     expect(positiveSchema.parse(parsed)).toEqual(parsed);
+  }, SLOW);
+
+  test("parse() with a number .positive() field (exclusiveMinimum on a number)", async () => {
+    const completion = await client().chat.completions.parse({ model: MODEL, messages: [{ role: "user", content: "Weigh it" }], response_format: zodResponseFormat(positiveNumberSchema, "weight"), max_tokens: 60 });
+    const parsed = completion.choices[0]!.message.parsed!;
+    expect(parsed.weight).toBeGreaterThan(0);
+    expect(positiveNumberSchema.parse(parsed)).toEqual(parsed);
   }, SLOW);
 
   test("the .stream() helper: content deltas, then a parsed final completion with usage", async () => {
