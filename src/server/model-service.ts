@@ -208,9 +208,16 @@ export class ModelService {
   private contextWithinTraining(model: ServedModel, requested: number | undefined): number | undefined {
     const trained = this.facts(model).trainedContext;
     if (requested === undefined || trained === undefined || requested <= trained) return requested;
-    log.warn(`context of ${requested} tokens asked for "${model.id}" is more than it was trained for: using ${trained}`);
+    const said = `${model.path}\u0000${requested}`;
+    if (!this.clampsSaid.has(said)) {
+      this.clampsSaid.add(said);
+      log.warn(`context of ${requested} tokens asked for "${model.id}" is more than it was trained for: using ${trained}`);
+    }
     return trained;
   }
+
+  /** Clamps already logged (once per model file and asked-for size, not on every request). */
+  private readonly clampsSaid = new Set<string>();
 
   /** Whether requests to the model may carry images. */
   hasVision(model: ServedModel): boolean {
