@@ -210,6 +210,7 @@ export class ModelService {
     if (requested === undefined || trained === undefined || requested <= trained) return requested;
     const said = `${model.path}\u0000${requested}`;
     if (!this.clampsSaid.has(said)) {
+      if (this.clampsSaid.size >= 256) this.clampsSaid.clear(); // bounded, whatever sizes requests send
       this.clampsSaid.add(said);
       log.warn(`context of ${requested} tokens asked for "${model.id}" is more than it was trained for: using ${trained}`);
     }
