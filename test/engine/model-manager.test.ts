@@ -127,16 +127,17 @@ test("one instance per model: other options reload it, a smaller context shares 
 
 test("one instance per model: a reload waits for the loaded instance's requests to end", async () => {
   const m = manager(3);
-  const first = await m.engine({ modelPath: llama, parallel: 2, contextPerSequence: 256 }, Infinity, "longest", "one");
+  // a context long enough that the generation is still running when the reload is asked for
+  const first = await m.engine({ modelPath: llama, parallel: 2, contextPerSequence: 2048 }, Infinity, "longest", "one");
   const stream = first.generate({ prompt: "Hi", maxTokens: 100000, ignoreEos: true });
   await stream.next();
   let second: EngineProcess | undefined;
-  const reloading = m.engine({ modelPath: llama, parallel: 2, contextPerSequence: 1024 }, Infinity, "longest", "one").then((e) => (second = e));
+  const reloading = m.engine({ modelPath: llama, parallel: 2, contextPerSequence: 4096 }, Infinity, "longest", "one").then((e) => (second = e));
   await Bun.sleep(1500);
   expect(second).toBeUndefined();
   expect(first.alive).toBe(true);
   // requests for the old options wait behind the reload instead of keeping the old instance busy
-  const sameAsFirst = m.engine({ modelPath: llama, parallel: 2, contextPerSequence: 256 }, Infinity, "longest", "one");
+  const sameAsFirst = m.engine({ modelPath: llama, parallel: 2, contextPerSequence: 2048 }, Infinity, "longest", "one");
   await stream.return(undefined);
   await reloading;
   expect(first.alive).toBe(false);
