@@ -8,7 +8,7 @@ LIB        := $(NATIVE)/lib
 LLAMA_SRC  := $(NATIVE)/llama.cpp
 CC         ?= cc
 
-.PHONY: all setup native run test test-unit test-e2e binary release bench models clean llama-from-source typecheck image
+.PHONY: all setup native run test test-requirements test-unit test-e2e binary release bench models clean llama-from-source typecheck image
 
 all: setup
 
@@ -64,8 +64,12 @@ typecheck: setup
 run: setup
 	$(BUN) scripts/make-run.ts
 
-test: setup
+# The system tools the tests drive (tmux, Chromium, systemd, ...) are checked first, naming what to install.
+test: test-requirements setup
 	$(BUN) scripts/run-tests.ts
+
+test-requirements:
+	@bash scripts/test-requirements.sh
 
 binary: setup
 	$(BUN) scripts/build-binary.ts

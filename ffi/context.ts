@@ -68,6 +68,10 @@ export class LlamaContext extends NativeHandle {
 
   static create(model: LlamaModel, options: ContextOptions): LlamaContext {
     const n = loadNative();
+    // n_ctx is a uint32_t: a larger count would wrap to a small context without a word
+    if (!Number.isInteger(options.contextSize) || options.contextSize < 0 || options.contextSize > 0xffff_ffff) {
+      throw new RangeError(`Cannot create a context of ${options.contextSize} tokens for "${model.path}": at most ${0xffff_ffff}`);
+    }
     const p = new StructBuffer(contextParamsLayout);
     n.shim.llamux_context_default_params(p.pointer);
     p.set("n_ctx", options.contextSize);

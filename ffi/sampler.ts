@@ -7,6 +7,10 @@ import type { LlamaContext } from "./context.ts";
 import type { LlamaVocab } from "./vocab.ts";
 import type { Native } from "./symbols.ts";
 import { asPointer } from "./pointer.ts";
+import type { SamplerSettings } from "../src/engine/types.ts";
+
+// The settings are the engine's request-level type; the native chain is built from them.
+export type { SamplerSettings };
 
 /** llama.cpp refused a GBNF grammar (syntax error, undefined rule, left recursion, unknown token). */
 export class InvalidGrammarError extends SyntaxError {
@@ -18,35 +22,6 @@ export class InvalidGrammarError extends SyntaxError {
 
 /** What sample() returns when the chain ruled out every token (a grammar at a dead end). */
 export const NO_TOKEN = -1;
-
-/** Native sampler knobs; a value at its "disabled" setting adds no sampler. */
-export interface SamplerSettings {
-  /** 0 (or below) means greedy. */
-  temperature: number;
-  seed: number;
-  topK: number;
-  topP: number;
-  minP: number;
-  typicalP: number;
-  repeatPenalty: number;
-  repeatLastN: number;
-  frequencyPenalty: number;
-  presencePenalty: number;
-  dryMultiplier: number;
-  dryBase: number;
-  dryAllowedLength: number;
-  dryLastN: number;
-  drySequenceBreakers: string[];
-  xtcProbability: number;
-  xtcThreshold: number;
-  /** 0 off, 1 Mirostat, 2 Mirostat 2.0. */
-  mirostat: 0 | 1 | 2;
-  mirostatTau: number;
-  mirostatEta: number;
-  logitBias: Array<[token: number, bias: number]>;
-  /** GBNF grammar text, root rule "root". */
-  grammar?: string;
-}
 
 export const defaultSamplerSettings: SamplerSettings = {
   temperature: 0.8, seed: 0xffffffff, topK: 40, topP: 0.95, minP: 0.05, typicalP: 1, repeatPenalty: 1, repeatLastN: 64,

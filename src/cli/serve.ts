@@ -7,6 +7,7 @@ import { ModelManager } from "../engine/model-manager.ts";
 import { createApp } from "../server/app.ts";
 import { createVllmMetrics } from "../server/vllm/metrics.ts";
 import { ModelService } from "../server/model-service.ts";
+import { StartupReadiness } from "../server/readiness.ts";
 import { LmStudioModelService } from "../server/lmstudio/model-service.ts";
 import { listenForSdkDiscovery, sdkDiscoveryPort, SDK_DISCOVERY_PORT } from "../server/lmstudio/sdk/discovery.ts";
 import { sdkWebSocket } from "../server/lmstudio/sdk/websocket.ts";
@@ -14,6 +15,7 @@ import { ModelStore } from "../store/model-store.ts";
 import { defaultImageFetchPolicy } from "../vision/image-fetch.ts";
 import { isHubName } from "../store/model-name.ts";
 import { pullWithProgress } from "./pull.ts";
+import { pullHintNotFound } from "../server/ollama/model-request.ts";
 import { type Profile, profiles, type ProfileName } from "../server/profiles.ts";
 import { listen, type ListenerSetup } from "../server/listener.ts";
 import { UsageError } from "./usage-error.ts";
@@ -96,12 +98,14 @@ function listenOn(app: { fetch: ListenerSetup["fetch"] }, profile: Profile, host
   }
 }
 
+/** Loads the served model before any request asks (vLLM is not up before its model is); rejects when it cannot. */
 async function preload(models: ModelService): Promise<void> {
   try {
     const engine = await models.engine(models.resolve(undefined));
     if (engine.info.compute.startsWith("running on CPU")) log.info("profile b runs the model on the CPU (vLLM itself would need a CUDA GPU)");
   } catch (error) {
     log.error((error as Error).message);
+    throw error;
   }
 }
 
@@ -210,6 +214,8 @@ export async function serveCommand(args: string[]): Promise<number | undefined> 
       store: ModelStore.open({ profile: name }),
       ...engineExtras,
       ...(speculative ? { speculative } : {}),
+      // Ollama keeps one instance of a model and names a missing one with a hint to pull it
+      ...(ollama ? { instances: "one" as const, modelNotFound: pullHintNotFound } : {}),
     };
     // Profile c picks models as LM Studio does: store names load just in time, any other name gets the loaded model.
     const models = name === "c"
@@ -217,12 +223,16 @@ export async function serveCommand(args: string[]): Promise<number | undefined> 
       : new ModelService(manager, served, serviceOptions);
     const options = serverOptionsFromFlags(values, name, host);
     for (const warning of exposureWarnings(options)) log.warn(`profile ${name}: ${warning}`);
-    const app = createApp({ profile, models, imageFetch, ...(toolCallParser ? { toolCallParser } : {}), ...(name === "b" ? createVllmMetrics(manager, models) : {}) }, options);
+    // vLLM loads its model before serving: profile b does too, and its /health says 503 until then
+    const readiness = name === "b" && modelArg ? new StartupReadiness() : undefined;
+    const app = createApp({
+      profile, models, imageFetch, ...(toolCallParser ? { toolCallParser } : {}), ...(readiness ? { readiness } : {}),
+      ...(name === "b" ? createVllmMetrics(manager, models) : {}),
+    }, options);
     const listenPort = port ?? profile.defaultPort;
     listenOn(app, profile, host, listenPort, options.idleTimeoutSeconds, name === "c" ? sdkWebSocket as WebSocketHandler<never> : undefined);
     log.info(`profile ${name} (${profile.anchor}-compatible) listening on http://${host}:${listenPort}`);
-    // vLLM loads its model before serving; profile b does too, and says when that is on the CPU.
-    if (name === "b" && modelArg) void preload(models);
+    readiness?.track(servedName ?? modelArg!, preload(models));
     if (name === "c") {
       // LM Studio reports a model loaded with `lms load` as loaded: so is the one named on `serve`. With
       // --profile all that waits for the first SDK listing or request: profile b already loads its own copy

@@ -29,10 +29,23 @@ export abstract class EngineClient implements EngineHandle {
   protected busyChanged(_busy: boolean): void {}
 
   private wasBusy = false;
+  private idleWaiters: Array<() => void> = [];
 
   private noteBusy(): void {
     const busy = this.sinks.size + this.calls.size > 0;
     if (busy !== this.wasBusy) this.busyChanged((this.wasBusy = busy));
+    if (!busy) for (const wake of this.idleWaiters.splice(0)) wake();
+  }
+
+  /** A request or call (tokenize, embed, …) is in flight. */
+  get busy(): boolean {
+    return this.sinks.size + this.calls.size > 0;
+  }
+
+  /** Resolves once nothing is in flight (at once when idle already, or when the host has gone). */
+  whenIdle(): Promise<void> {
+    if (!this.busy) return Promise.resolve();
+    return new Promise((resolve) => this.idleWaiters.push(resolve));
   }
 
   get alive(): boolean {

@@ -29,18 +29,23 @@ function randomMediaMarker(): string {
 const log = logger("engine");
 
 /**
- * The trained context per sequence, capped so that the KV cache of every sequence fits in half of the
- * memory free now (vLLM sizes its cache from memory the same way). Logged, since it decides how long
- * a conversation can get.
+ * The context per sequence: the one asked for, else the trained context; never more than the model was
+ * trained for, and capped so that the KV cache of every sequence fits in half of the memory free now
+ * (vLLM sizes its cache from memory the same way). Logged when capped, since it decides how long a
+ * conversation can get.
  */
-function contextWithinMemory(model: LlamaModel, parallel: number): number {
+function contextWithinMemory(model: LlamaModel, parallel: number, requested: number | undefined): number {
   const trained = model.trainedContextLength || DEFAULT_CONTEXT_PER_SEQUENCE;
+  if (requested !== undefined && requested > trained) {
+    log.warn(`context of ${requested} tokens asked for is more than the model was trained for: using ${trained}`);
+  }
+  const wanted = Math.min(requested ?? trained, trained);
   const kvBytesPerToken = model.kvCacheBytesPerToken;
   const budget = freemem() / 2;
   const fitting = Math.floor(budget / (kvBytesPerToken * parallel) / 256) * 256;
-  const context = Math.max(256, Math.min(trained, fitting));
-  if (context < trained) {
-    log.info(`context per sequence capped at ${context} tokens (trained ${trained}): ${parallel} sequences × ${Math.round(kvBytesPerToken / 1024)} KiB per token must fit in half the free memory`);
+  const context = Math.max(Math.min(256, wanted), Math.min(wanted, fitting));
+  if (context < wanted) {
+    log.info(`context per sequence capped at ${context} tokens (asked ${wanted}): ${parallel} sequences × ${Math.round(kvBytesPerToken / 1024)} KiB per token must fit in half the free memory`);
   }
   return context;
 }
@@ -129,7 +134,7 @@ export class Engine {
     let speculation: Speculation | undefined;
     try {
       const parallel = options.parallel ?? DEFAULT_PARALLEL;
-      const perSequence = options.contextPerSequence ?? contextWithinMemory(model, parallel);
+      const perSequence = contextWithinMemory(model, parallel, options.contextPerSequence);
       const threads = options.threads ?? physicalCoreCount();
       const batchSize = options.batchSize ?? DEFAULT_BATCH_SIZE;
       const context = LlamaContext.create(model, {

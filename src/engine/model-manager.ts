@@ -1,8 +1,11 @@
 // Keeps one engine child process per model and load options, shared by every route and profile:
 // starts it on demand (again after a crash), stops it after its keep-alive of idleness, and caps how
-// many are loaded by stopping the least recently used idle one.
+// many are loaded by stopping the least recently used idle one. Loads happen one at a time, so the cap
+// holds however many requests arrive together; a load that finds every engine busy waits for one to
+// finish. With one instance per model (Ollama's rule), a request with other load options reloads the
+// model once its requests end, unless the loaded instance already has as much context.
 import { EngineProcess } from "./engine-process.ts";
-import type { EngineOptions } from "./types.ts";
+import { EngineError, type EngineOptions } from "./types.ts";
 import { logger } from "../log.ts";
 
 const log = logger("models");
@@ -10,6 +13,11 @@ const log = logger("models");
 export const DEFAULT_MAX_LOADED_MODELS = 3;
 /** How often idle engines are checked against their keep-alive. */
 const SWEEP_INTERVAL_MS = 1000;
+/**
+ * An engine handed to a request counts as in use this long even before the request submits anything
+ * (it renders its prompt first), so that it is not stopped under that request.
+ */
+const HANDOUT_GRACE_MS = 1000;
 
 /** Milliseconds an idle engine stays loaded; Infinity keeps it until the server stops. */
 export type KeepAlive = number;
@@ -22,6 +30,12 @@ export type KeepAlivePolicy =
   | "replace"
   /** only the request that loads the engine sets it (LM Studio's ttl) */
   | "on-load";
+
+/**
+ * How many engines one model may have: one per distinct load options, or one in all (a request with
+ * other options reloads it, as Ollama does, or shares a loaded instance with enough context).
+ */
+export type InstancePolicy = "per-options" | "one";
 
 /** A loaded engine and when it will be unloaded if nothing uses it. */
 export interface LoadedEngine {
@@ -41,10 +55,19 @@ function combineKeepAlive(current: KeepAlive, requested: KeepAlive, policy: Keep
 
 interface Entry {
   key: string;
+  options: EngineOptions;
   starting: Promise<EngineProcess>;
   engine?: EngineProcess;
   keepAliveMs: KeepAlive;
   lastUsed: number;
+  /** Order of last use (ties of lastUsed, within one millisecond, still order). */
+  useOrder: number;
+  /** When a request was last given the engine, or when it finished loading (for HANDOUT_GRACE_MS). */
+  handedOutAt: number;
+  /** Being unloaded (for a reload or for room): no new request is given it. */
+  retiring?: boolean;
+  /** Loaded under the one-instance rule: another load of the model under that rule replaces it. */
+  instances: InstancePolicy;
 }
 
 /** Models with the same file but other load options (context, sequences) are separate engines. */
@@ -60,9 +83,25 @@ function sortedKeys(value: unknown): unknown {
   return Object.fromEntries(Object.keys(value).sort().map((key) => [key, sortedKeys((value as Record<string, unknown>)[key])]));
 }
 
+/** What makes two engines the same model: weights, projector, adapters, and embedding or generation. */
+function instanceKey(options: EngineOptions): string {
+  return JSON.stringify([options.modelPath, options.projectorPath ?? null, options.loraAdapters ?? [], options.embeddings ?? false]);
+}
+
+/** The load options apart from the context size. */
+function withoutContext(options: EngineOptions): string {
+  const { contextPerSequence: _, ...rest } = options;
+  return engineKey(rest);
+}
+
+const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
+
 export class ModelManager {
   private readonly entries = new Map<string, Entry>();
   private sweeper: ReturnType<typeof setInterval> | undefined;
+  private loadQueue: Promise<unknown> = Promise.resolve();
+  private stopped = false;
+  private uses = 0;
 
   constructor(private readonly maxLoaded = DEFAULT_MAX_LOADED_MODELS) {}
 
@@ -70,19 +109,51 @@ export class ModelManager {
    * The running engine for these options, started (and the model loaded) when none is alive.
    * `keepAliveMs` is how long it may stay idle before it is stopped; `policy` says how it combines with
    * the keep-alive of an engine that is already loaded (by default the longest asked for wins).
+   * `instances` "one" keeps a single engine per model: another instance is unloaded first.
    */
-  async engine(options: EngineOptions, keepAliveMs: KeepAlive = Infinity, policy: KeepAlivePolicy = "longest"): Promise<EngineProcess> {
-    const key = engineKey(options);
-    const existing = this.entries.get(key);
-    if (existing) {
-      existing.lastUsed = Date.now();
-      existing.keepAliveMs = combineKeepAlive(existing.keepAliveMs, keepAliveMs, policy);
-      const engine = await existing.starting.catch(() => undefined);
-      if (engine?.alive) return engine;
-      if (this.entries.get(key) === existing) this.entries.delete(key);
+  async engine(
+    options: EngineOptions, keepAliveMs: KeepAlive = Infinity, policy: KeepAlivePolicy = "longest", instances: InstancePolicy = "per-options",
+  ): Promise<EngineProcess> {
+    const loaded = this.take(options, keepAliveMs, policy, instances);
+    if (loaded) return loaded;
+    return this.oneLoadAtATime(async () => {
+      // what the loads before this one left may serve it
+      const now = this.take(options, keepAliveMs, policy, instances);
+      if (now) return now;
+      if (this.stopped) throw new EngineError("engine_exited", `Cannot load model "${options.modelPath}": the server is stopping`);
+      if (instances === "one") await this.unloadOtherInstances(options);
+      await this.makeRoom();
+      return this.start(options, keepAliveMs, instances);
+    });
+  }
+
+  /** A loaded engine that may serve these options now (none that is starting or being unloaded). */
+  private take(options: EngineOptions, keepAliveMs: KeepAlive, policy: KeepAlivePolicy, instances: InstancePolicy): EngineProcess | undefined {
+    const usable = (entry: Entry | undefined): entry is Entry => entry?.engine?.alive === true && !entry.retiring;
+    const exact = this.entries.get(engineKey(options));
+    if (usable(exact)) return this.handOut(exact, keepAliveMs, policy);
+    if (instances !== "one") return undefined;
+    // the model's one instance, when only its context differs and it has at least as much
+    const wanted = withoutContext(options);
+    for (const entry of this.entries.values()) {
+      if (!usable(entry) || withoutContext(entry.options) !== wanted) continue;
+      const context = entry.engine!.info.contextPerSequence;
+      if (options.contextPerSequence !== undefined && context >= options.contextPerSequence) return this.handOut(entry, keepAliveMs, policy);
     }
-    await this.makeRoom();
-    const entry: Entry = { key, keepAliveMs, lastUsed: Date.now(), starting: undefined as never };
+    return undefined;
+  }
+
+  private handOut(entry: Entry, keepAliveMs: KeepAlive, policy: KeepAlivePolicy): EngineProcess {
+    entry.lastUsed = entry.handedOutAt = Date.now();
+    entry.useOrder = ++this.uses;
+    entry.keepAliveMs = combineKeepAlive(entry.keepAliveMs, keepAliveMs, policy);
+    return entry.engine!;
+  }
+
+  private async start(options: EngineOptions, keepAliveMs: KeepAlive, instances: InstancePolicy): Promise<EngineProcess> {
+    const key = engineKey(options);
+    const now = Date.now();
+    const entry: Entry = { key, options, keepAliveMs, instances, lastUsed: now, useOrder: ++this.uses, handedOutAt: now, starting: undefined as never };
     entry.starting = EngineProcess.start(options, (engine, reason, expected) => {
       if (!expected) log.warn(`engine for "${options.modelPath}" (pid ${engine.pid}) exited: ${reason}`);
       if (this.entries.get(key) === entry) this.entries.delete(key);
@@ -91,11 +162,46 @@ export class ModelManager {
     this.startSweeper();
     try {
       entry.engine = await entry.starting;
+      entry.handedOutAt = Date.now();
       return entry.engine;
     } catch (error) {
       if (this.entries.get(key) === entry) this.entries.delete(key);
       throw error;
     }
+  }
+
+  /** Runs loads one after another, so that each sees the engines the one before it left. */
+  private oneLoadAtATime<T>(load: () => Promise<T>): Promise<T> {
+    const run = this.loadQueue.then(load, load);
+    this.loadQueue = run.catch(() => undefined);
+    return run;
+  }
+
+  /**
+   * Unloads the model's other instances loaded under the one-instance rule, each once its requests have
+   * ended (an instance another profile loaded with its own options stays: `--profile all`).
+   */
+  private async unloadOtherInstances(options: EngineOptions): Promise<void> {
+    const model = instanceKey(options);
+    const others = [...this.entries.values()].filter((entry) => entry.engine?.alive && entry.instances === "one" && instanceKey(entry.options) === model);
+    for (const entry of others) {
+      entry.retiring = true;
+      log.info(`reloading "${options.modelPath}" with other load options (context ${entry.engine!.info.contextPerSequence} → ${options.contextPerSequence ?? "default"}): waiting for its requests to end`);
+    }
+    await Promise.all(others.map((entry) => this.stopWhenIdle(entry)));
+  }
+
+  /** Waits until nothing runs on the entry's engine (handed-out engines included), then stops it. */
+  private async stopWhenIdle(entry: Entry): Promise<void> {
+    const engine = entry.engine!;
+    for (;;) {
+      await engine.whenIdle();
+      const grace = entry.handedOutAt + HANDOUT_GRACE_MS - Date.now();
+      if (grace <= 0 && !engine.busy) break;
+      await sleep(Math.max(grace, 10));
+    }
+    if (this.entries.get(entry.key) === entry) this.entries.delete(entry.key);
+    await engine.stop();
   }
 
   /** Engines that are loaded and running now. */
@@ -134,6 +240,7 @@ export class ModelManager {
 
   /** Stops every engine; their in-flight requests end with an error, which their readers get to see. */
   async stopAll(): Promise<void> {
+    this.stopped = true;
     if (this.sweeper) clearInterval(this.sweeper);
     this.sweeper = undefined;
     const engines = await Promise.all([...this.entries.values()].map((e) => e.starting.catch(() => undefined)));
@@ -152,19 +259,26 @@ export class ModelManager {
     process.once("SIGINT", () => shutdown("SIGINT"));
   }
 
-  /** At the cap, stops the least recently used idle engine; busy ones are never stopped for room. */
+  /**
+   * At the cap, stops the least recently used engine with nothing in flight; when every engine is busy,
+   * waits until one is not (busy ones are never stopped for room).
+   */
   private async makeRoom(): Promise<void> {
-    const loaded = [...this.entries.values()].filter((e) => e.engine?.alive);
-    if (loaded.length < this.maxLoaded) return;
-    const idle = loaded.filter((e) => e.engine!.inFlight === 0).sort((a, b) => a.lastUsed - b.lastUsed);
-    const victim = idle[0];
-    if (!victim) {
-      log.warn(`${loaded.length} models are loaded and busy; loading one more than the cap of ${this.maxLoaded}`);
-      return;
+    let waitingSaid = false;
+    for (;;) {
+      const loaded = [...this.entries.values()].filter((e) => e.engine?.alive);
+      if (loaded.length < this.maxLoaded) return;
+      const victim = loaded.filter((e) => !e.engine!.busy).sort((a, b) => a.useOrder - b.useOrder)[0];
+      if (victim) {
+        log.info(`unloading "${victim.engine!.options.modelPath}" to stay within ${this.maxLoaded} loaded models`);
+        victim.retiring = true;
+        await this.stopWhenIdle(victim);
+        continue;
+      }
+      if (!waitingSaid) log.info(`${loaded.length} models are loaded and busy (the cap is ${this.maxLoaded}): waiting for one to finish before loading another`);
+      waitingSaid = true;
+      await Promise.race(loaded.map((e) => e.engine!.whenIdle()));
     }
-    log.info(`unloading "${victim.engine!.options.modelPath}" to stay within ${this.maxLoaded} loaded models`);
-    this.entries.delete(victim.key);
-    await victim.engine!.stop();
   }
 
   private startSweeper(): void {

@@ -1,6 +1,5 @@
 // The engine's one internal request shape and the events it streams back. Every profile translates
 // its wire format into GenerateRequest and renders EngineEvents; the engine knows no profile.
-import type { SamplerSettings } from "../../ffi/sampler.ts";
 import type { SpeculativeOptions } from "./speculative/options.ts";
 
 /**
@@ -10,6 +9,38 @@ import type { SpeculativeOptions } from "./speculative/options.ts";
 export type EngineImage =
   | { kind: "file"; bytes: Uint8Array }
   | { kind: "rgb"; width: number; height: number; pixels: Uint8Array };
+
+/**
+ * A request's sampler settings, which the engine turns into a llama.cpp sampler chain; a value at its
+ * "disabled" setting adds no sampler.
+ */
+export interface SamplerSettings {
+  /** 0 (or below) means greedy. */
+  temperature: number;
+  seed: number;
+  topK: number;
+  topP: number;
+  minP: number;
+  typicalP: number;
+  repeatPenalty: number;
+  repeatLastN: number;
+  frequencyPenalty: number;
+  presencePenalty: number;
+  dryMultiplier: number;
+  dryBase: number;
+  dryAllowedLength: number;
+  dryLastN: number;
+  drySequenceBreakers: string[];
+  xtcProbability: number;
+  xtcThreshold: number;
+  /** 0 off, 1 Mirostat, 2 Mirostat 2.0. */
+  mirostat: 0 | 1 | 2;
+  mirostatTau: number;
+  mirostatEta: number;
+  logitBias: Array<[token: number, bias: number]>;
+  /** GBNF grammar text, root rule "root". */
+  grammar?: string;
+}
 
 export interface GenerateRequest {
   /** Unique per runner; the parent assigns it. */

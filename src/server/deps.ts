@@ -4,6 +4,7 @@ import type { RequestUsage } from "../engine/types.ts";
 import type { Profile } from "./profiles.ts";
 import type { ToolCallParserName } from "../generation/chat-output.ts";
 import type { ImageFetchPolicy } from "../vision/image-fetch.ts";
+import type { StartupReadiness } from "./readiness.ts";
 
 /** One finished generation (one choice), for metrics and request logs. */
 export interface FinishedGeneration {
@@ -35,4 +36,6 @@ export interface ServerDeps {
   toolCallParser?: ToolCallParserName;
   /** How image URLs in requests are fetched. Default: defaultImageFetchPolicy (no private addresses). */
   imageFetch?: ImageFetchPolicy;
+  /** The loads of the models named on the command line (profile b's /health waits for them). */
+  readiness?: StartupReadiness;
 }

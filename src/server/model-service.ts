@@ -3,22 +3,41 @@
 // store (`[host/][namespace/]model[:tag]`, any case), which brings its Modelfile layers along.
 import { existsSync, statSync } from "node:fs";
 import { basename } from "node:path";
-import type { KeepAlivePolicy, LoadedEngine, ModelManager } from "../engine/model-manager.ts";
+import type { InstancePolicy, KeepAlivePolicy, LoadedEngine, ModelManager } from "../engine/model-manager.ts";
 import type { EngineProcess } from "../engine/engine-process.ts";
 import type { EngineOptions } from "../engine/types.ts";
-import { readGgufHeaderSync, ggufString, ggufArchKey } from "../store/gguf.ts";
+import { readGgufHeaderSync, ggufNumber, ggufString, ggufArchKey } from "../store/gguf.ts";
 import type { ModelStore, ResolvedModel, StoredModel } from "../store/model-store.ts";
 import { ApiError, notFound } from "./api-error.ts";
 import { siblingProjector } from "../vision/projector-file.ts";
+import { logger } from "../log.ts";
+
+const log = logger("models");
 
 /** Architectures that only embed (no generation); others embed only when their file says how to pool. */
 const embeddingArchitectures = new Set(["bert", "nomic-bert", "nomic-bert-moe", "jina-bert-v2", "jina-bert-v3", "modern-bert", "neo-bert", "t5encoder"]);
 
-/** Reads the file's header (not its weights) to tell embedding models from generative ones. */
-export function isEmbeddingModel(path: string): boolean {
+/** What a model's header (not its weights) says about how it may be loaded. */
+interface HeaderFacts {
+  /** An embedding model rather than a generative one. */
+  embeds: boolean;
+  /** The context it was trained for, when the file says. */
+  trainedContext: number | undefined;
+}
+
+function headerFacts(path: string): HeaderFacts {
   const header = readGgufHeaderSync(path, { maxArrayLength: 0 });
   const architecture = ggufString(header, "general.architecture") ?? "";
-  return embeddingArchitectures.has(architecture) || header.metadata.has(ggufArchKey(header, "pooling_type"));
+  const trained = ggufNumber(header, ggufArchKey(header, "context_length"));
+  return {
+    embeds: embeddingArchitectures.has(architecture) || header.metadata.has(ggufArchKey(header, "pooling_type")),
+    trainedContext: trained !== undefined && trained > 0 ? trained : undefined,
+  };
+}
+
+/** Reads the file's header (not its weights) to tell embedding models from generative ones. */
+export function isEmbeddingModel(path: string): boolean {
+  return headerFacts(path).embeds;
 }
 
 export interface ServedModel {
@@ -74,7 +93,17 @@ export interface ModelServiceOptions {
   store?: ModelStore;
   /** Speculative decoding for the models named on `serve` (--model-draft, --speculative-config). */
   speculative?: EngineOptions["speculative"];
+  /**
+   * "one": a model has one engine, reloaded when a request asks for other load options (Ollama's rule);
+   * default "per-options": one engine per distinct load options.
+   */
+  instances?: InstancePolicy;
+  /** The message of a 404 for a model name that finds nothing. Default: vLLM's words. */
+  modelNotFound?: (name: string) => string;
 }
+
+/** vLLM's words for a model it does not serve. */
+export const vllmModelNotFound = (name: string) => `The model \`${name}\` does not exist.`;
 
 /** A model given by path gets the projector lying next to it. */
 function withProjector(model: ServedModel): ServedModel {
@@ -121,7 +150,7 @@ export class ModelService {
     if (name.endsWith(".gguf") && existsSync(name)) return withProjector({ id: name, path: name, created: Math.floor(statSync(name).mtimeMs / 1000), pinned: false });
     const stored = this.resolveStored(name);
     if (stored) return stored;
-    throw notFound(`The model \`${name}\` does not exist.`, "model");
+    throw notFound((this.options.modelNotFound ?? vllmModelNotFound)(name), "model");
   }
 
   /** The model store, when this server has one (for /api/tags, /api/pull and the like). */
@@ -160,23 +189,47 @@ export class ModelService {
    * share weights (one with a projector or an ADAPTER): each has engines of its own.
    */
   loadedOf(model: ServedModel): LoadedModel[] {
-    const wanted = this.engineOptions(model);
+    const wanted = this.requestedEngineOptions(model, {});
     const adapters = (options: EngineOptions) => JSON.stringify(options.loraAdapters ?? []);
     return this.loaded().filter(({ engine: { options } }) =>
       options.modelPath === wanted.modelPath && options.projectorPath === wanted.projectorPath && adapters(options) === adapters(wanted));
   }
 
-  private readonly embeddingModels = new Map<string, boolean>();
+  private readonly headers = new Map<string, HeaderFacts>();
+
+  /** What the model file's header says (cached per file). */
+  private facts(model: ServedModel): HeaderFacts {
+    let facts = this.headers.get(model.path);
+    if (facts === undefined) {
+      facts = headerFacts(model.path);
+      this.headers.set(model.path, facts);
+    }
+    return facts;
+  }
 
   /** Whether the model embeds rather than generates (cached per file). */
   embeds(model: ServedModel): boolean {
-    let embeds = this.embeddingModels.get(model.path);
-    if (embeds === undefined) {
-      embeds = isEmbeddingModel(model.path);
-      this.embeddingModels.set(model.path, embeds);
-    }
-    return embeds;
+    return this.facts(model).embeds;
   }
+
+  /**
+   * A context asked for (num_ctx, context_length, --ctx-size) within what the model was trained for:
+   * more is clamped to that, with a log line, as Ollama does. The engine further caps it by memory.
+   */
+  private contextWithinTraining(model: ServedModel, requested: number | undefined): number | undefined {
+    const trained = this.facts(model).trainedContext;
+    if (requested === undefined || trained === undefined || requested <= trained) return requested;
+    const said = `${model.path}\u0000${requested}`;
+    if (!this.clampsSaid.has(said)) {
+      if (this.clampsSaid.size >= 256) this.clampsSaid.clear(); // bounded, whatever sizes requests send
+      this.clampsSaid.add(said);
+      log.warn(`context of ${requested} tokens asked for "${model.id}" is more than it was trained for: using ${trained}`);
+    }
+    return trained;
+  }
+
+  /** Clamps already logged (once per model file and asked-for size, not on every request). */
+  private readonly clampsSaid = new Set<string>();
 
   /** Whether requests to the model may carry images. */
   hasVision(model: ServedModel): boolean {
@@ -184,6 +237,12 @@ export class ModelService {
   }
 
   engineOptions(model: ServedModel, overrides: Partial<EngineOptions> = {}): EngineOptions {
+    const options = this.requestedEngineOptions(model, overrides);
+    const context = this.contextWithinTraining(model, options.contextPerSequence);
+    return context === options.contextPerSequence ? options : { ...options, contextPerSequence: context };
+  }
+
+  private requestedEngineOptions(model: ServedModel, overrides: Partial<EngineOptions>): EngineOptions {
     // Embedding models take one input at a time and their trained context (often 512 positions).
     if (this.embeds(model)) {
       return { modelPath: model.path, embeddings: true, parallel: 1, ...(this.options.threads !== undefined ? { threads: this.options.threads } : {}), ...overrides };
@@ -215,7 +274,7 @@ export class ModelService {
 
   async engine(model: ServedModel, overrides: Partial<EngineOptions> = {}, keepAlive?: KeepAliveRequest): Promise<EngineProcess> {
     const engine = await this.manager.engine(
-      this.engineOptions(model, overrides), keepAlive?.ms ?? this.defaultKeepAliveMs(model), keepAlive?.policy ?? "longest",
+      this.engineOptions(model, overrides), keepAlive?.ms ?? this.defaultKeepAliveMs(model), keepAlive?.policy ?? "longest", this.options.instances,
     );
     modelOfEngine.set(engine, model);
     return engine;

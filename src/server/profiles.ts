@@ -1,6 +1,6 @@
 // The three personalities: which port they take, which sampling defaults an omitted field gets, and
 // how an error is shaped on the wire. Everything else is shared.
-import type { SamplerSettings } from "../../ffi/sampler.ts";
+import type { SamplerSettings } from "../engine/types.ts";
 import type { ApiError } from "./api-error.ts";
 import { lmStudioV1ErrorBody } from "./lmstudio/v1-error.ts";
 

@@ -1,9 +1,11 @@
 // ModelManager: engines keyed by model and load options, unloaded after their keep-alive, capped in
-// number by stopping the least recently used idle one, and never stopped while busy.
+// number by stopping the least recently used idle one (loads one at a time, so the cap holds under
+// concurrent loads), never stopped while busy, and one instance per model when asked (Ollama's rule).
 import { afterEach, beforeAll, expect, test } from "bun:test";
 import { ModelManager } from "../../src/engine/model-manager.ts";
 import type { EngineProcess } from "../../src/engine/engine-process.ts";
 import { ensureModel } from "../../scripts/gen-models.ts";
+import { engineProcesses } from "../fixtures/child-processes.ts";
 
 let llama: string;
 let lfm2: string;
@@ -67,13 +69,86 @@ test("at the cap, the least recently used idle engine is stopped", async () => {
   expect((await m.loaded()).length).toBe(2);
 });
 
-test("a busy engine is not stopped to make room", async () => {
+test("a busy engine is not stopped to make room: the next load waits until it is idle", async () => {
   const m = manager(1);
   const busy: EngineProcess = await m.engine({ modelPath: llama, parallel: 1, contextPerSequence: 4096 });
   const stream = busy.generate({ prompt: "Hi", maxTokens: 100000, ignoreEos: true });
   await stream.next();
-  const other = await m.engine({ modelPath: lfm2, parallel: 1, contextPerSequence: 256 });
-  expect(other.alive).toBe(true);
+  let other: EngineProcess | undefined;
+  const loading = m.engine({ modelPath: lfm2, parallel: 1, contextPerSequence: 256 }).then((engine) => (other = engine));
+  await Bun.sleep(1500);
+  expect(other).toBeUndefined();
   expect(busy.alive).toBe(true);
+  expect(childEngines()).toBe(1);
   await stream.return(undefined);
+  await loading;
+  expect(other!.alive).toBe(true);
+  expect(busy.alive).toBe(false);
+});
+
+/** Engine child processes of this test process that are running now. */
+const childEngines = () => engineProcesses(process.pid).length;
+
+test("the cap holds under concurrent loads: 6 requests with different contexts never run more than 3 engines", async () => {
+  const m = manager(3);
+  let most = 0;
+  const sampler = setInterval(() => (most = Math.max(most, childEngines())), 10);
+  try {
+    const contexts = [256, 512, 768, 1024, 1280, 1536];
+    const engines = await Promise.all(contexts.map((contextPerSequence) => m.engine({ modelPath: llama, parallel: 1, contextPerSequence, threads: 1 })));
+    expect(engines.map((e) => e.info.contextPerSequence)).toEqual(contexts);
+  } finally {
+    clearInterval(sampler);
+  }
+  most = Math.max(most, childEngines());
+  expect(most).toBeGreaterThan(0);
+  expect(most).toBeLessThanOrEqual(3);
+  expect((await m.loaded()).length).toBeLessThanOrEqual(3);
+});
+
+test("one instance per model: other options reload it, a smaller context shares the loaded one", async () => {
+  const m = manager(3);
+  const small = await m.engine({ modelPath: llama, parallel: 1, contextPerSequence: 256 }, Infinity, "longest", "one");
+  const large = await m.engine({ modelPath: llama, parallel: 1, contextPerSequence: 512 }, Infinity, "longest", "one");
+  expect(large.pid).not.toBe(small.pid);
+  expect(small.alive).toBe(false);
+  expect(large.info.contextPerSequence).toBe(512);
+  const again = await m.engine({ modelPath: llama, parallel: 1, contextPerSequence: 256 }, Infinity, "longest", "one");
+  expect(again.pid).toBe(large.pid);
+  expect(m.loadedEngines()).toHaveLength(1);
+  // other load options than the context: a reload too
+  const threads = await m.engine({ modelPath: llama, parallel: 1, contextPerSequence: 256, threads: 1 }, Infinity, "longest", "one");
+  expect(large.alive).toBe(false);
+  expect(m.loadedEngines().map((l) => l.engine.pid)).toEqual([threads.pid]);
+  // another model is another instance
+  await m.engine({ modelPath: lfm2, parallel: 1, contextPerSequence: 256 }, Infinity, "longest", "one");
+  expect(m.loadedEngines()).toHaveLength(2);
+});
+
+test("one instance per model: a reload waits for the loaded instance's requests to end", async () => {
+  const m = manager(3);
+  // a context long enough that the generation is still running when the reload is asked for
+  const first = await m.engine({ modelPath: llama, parallel: 2, contextPerSequence: 2048 }, Infinity, "longest", "one");
+  const stream = first.generate({ prompt: "Hi", maxTokens: 100000, ignoreEos: true });
+  await stream.next();
+  let second: EngineProcess | undefined;
+  const reloading = m.engine({ modelPath: llama, parallel: 2, contextPerSequence: 4096 }, Infinity, "longest", "one").then((e) => (second = e));
+  await Bun.sleep(1500);
+  expect(second).toBeUndefined();
+  expect(first.alive).toBe(true);
+  // requests for the old options wait behind the reload instead of keeping the old instance busy
+  const sameAsFirst = m.engine({ modelPath: llama, parallel: 2, contextPerSequence: 2048 }, Infinity, "longest", "one");
+  await stream.return(undefined);
+  await reloading;
+  expect(first.alive).toBe(false);
+  expect((await sameAsFirst).pid).toBe(second!.pid);
+  expect(childEngines()).toBe(1);
+});
+
+test("a context beyond the trained one is clamped to it, never wrapped", async () => {
+  const m = manager();
+  for (const asked of [1e9, 2 ** 30, 2 ** 32 + 512]) {
+    const engine = await m.engine({ modelPath: llama, parallel: 4, contextPerSequence: asked });
+    expect(engine.info.contextPerSequence).toBe(engine.info.trainedContextLength);
+  }
 });

@@ -89,3 +89,9 @@ test("a file that is not GGUF is refused with llama.cpp's reason", () => {
   expect(() => LlamaModel.load(notGguf)).toThrow(`Cannot load model "${notGguf}": gguf_init_from_reader: invalid magic characters`);
   expect(() => LlamaModel.load("/nonexistent.gguf")).toThrow('Cannot load model "/nonexistent.gguf": file does not exist');
 });
+
+test("a context size beyond n_ctx's uint32 is refused, never wrapped to a small one", () => {
+  for (const contextSize of [2 ** 32, 2 ** 32 + 512, 1.5, -1]) {
+    expect(() => LlamaContext.create(model, { contextSize, batchSize: 64, sequences: 1, threads: 1 })).toThrow(RangeError);
+  }
+});

@@ -10,7 +10,7 @@ import { ensureModel } from "../../scripts/gen-models.ts";
 import { ModelStore } from "../../src/store/model-store.ts";
 import { pullModel } from "../../src/store/pull.ts";
 import { type HubServer, startHubServer } from "../fixtures/hub-server.ts";
-import { freePort, startServer } from "../server/serve-fixture.ts";
+import { freePort, startServer, waitUntilReady } from "../server/serve-fixture.ts";
 
 const REPO = "llamux-test/Tiny-Chat-GGUF";
 // A vLLM id names the original weights; the GGUF conversion sits beside it as <model>-GGUF.
@@ -49,6 +49,7 @@ async function expectServes(model: string): Promise<string> {
     LLAMUX_PERSONA: "vllm", LLAMUX_MODELS: join(dir, "store"), HF_ENDPOINT: hub.url, HF_TOKEN: "", LLAMUX_LOG_LEVEL: "info",
   });
   try {
+    await waitUntilReady(server); // vLLM is up once its model has loaded
     expect((await fetch(`${server.baseUrl}/health`)).status).toBe(200);
     const client = new OpenAI({ baseURL: `${server.baseUrl}/v1`, apiKey: "unused", maxRetries: 0 });
     expect((await client.models.list()).data.map((m) => m.id)).toContain(model);

@@ -7,7 +7,7 @@ const main = join(import.meta.dir, "..", "..", "src", "main.ts");
 export interface RunningServer {
   baseUrl: string;
   port: number;
-  /** The server process's id (to read its memory in /proc). */
+  /** The server process's id (to read its memory in /proc; its engines are its child processes). */
   pid: number;
   stderr: () => string;
   stop(): Promise<void>;
@@ -61,4 +61,16 @@ export async function startServer(args: string[], env: Record<string, string> = 
       await child.exited;
     },
   };
+}
+
+/** Polls `path` until it answers 200: profile b's /health does once the model named on the command line has loaded. */
+export async function waitUntilReady(server: RunningServer, path = "/health", timeoutMs = 60_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  let status = 0;
+  while (Date.now() < deadline) {
+    status = (await fetch(`${server.baseUrl}${path}`)).status;
+    if (status === 200) return;
+    await Bun.sleep(25);
+  }
+  throw new Error(`${server.baseUrl}${path} still answers ${status} after ${timeoutMs / 1000} s: ${server.stderr()}`);
 }

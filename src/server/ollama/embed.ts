@@ -6,7 +6,9 @@ import { badRequest } from "../api-error.ts";
 import type { ServerDeps } from "../deps.ts";
 import { readJsonBody, validate } from "../validation.ts";
 import { metricsFields } from "./metrics.ts";
-import { doesNotSupport, findModel, keepAliveOf } from "./model-request.ts";
+import { findModel, keepAliveOf } from "./model-request.ts";
+import { loadOverrides, modelOptions } from "./options.ts";
+import { notAnEmbeddingModel } from "../openai/not-an-embedding-model.ts";
 import { embedSchema } from "./schemas.ts";
 
 function inputsOf(input: unknown): string[] {
@@ -30,9 +32,11 @@ export function embed(deps: ServerDeps) {
     const body = validate(embedSchema, await readJsonBody(c));
     const name = body.model ?? "";
     const model = findModel(deps, name, "pull-hint");
-    if (!deps.models.embeds(model)) throw doesNotSupport(model, "embeddings");
     const inputs = inputsOf(body.input);
-    const engine = await deps.models.engine(model, {}, keepAliveOf(deps, model, body.keep_alive));
+    // As Ollama: the model loads whatever it is, and only a generative model's runner refuses to embed
+    const embeds = deps.models.embeds(model);
+    if (!embeds && inputs.length > 0) throw notAnEmbeddingModel("a", model.id);
+    const engine = await deps.models.engine(model, embeds ? {} : loadOverrides(modelOptions(model, body.options)), keepAliveOf(deps, model, body.keep_alive));
     const loaded = performance.now();
     const truncate = body.truncate !== false;
     const results = [];

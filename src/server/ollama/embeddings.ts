@@ -2,15 +2,20 @@
 import type { Context } from "hono";
 import type { ServerDeps } from "../deps.ts";
 import { readJsonBody, validate } from "../validation.ts";
-import { doesNotSupport, findModel, keepAliveOf } from "./model-request.ts";
+import { findModel, keepAliveOf } from "./model-request.ts";
+import { loadOverrides, modelOptions } from "./options.ts";
+import { notAnEmbeddingModel } from "../openai/not-an-embedding-model.ts";
 import { embeddingsSchema } from "./schemas.ts";
 
 export function embeddings(deps: ServerDeps) {
   return async function embeddingsHandler(c: Context) {
     const body = validate(embeddingsSchema, await readJsonBody(c));
     const model = findModel(deps, body.model ?? "", "pull-hint");
-    if (!deps.models.embeds(model)) throw doesNotSupport(model, "embeddings");
-    const engine = await deps.models.engine(model, {}, keepAliveOf(deps, model, body.keep_alive));
+    // As Ollama: an empty prompt loads the model whatever it is; a generative one cannot embed. (Ollama's
+    // legacy route wraps that refusal in a 500; llamux keeps the runner's 501, since the server is fine.)
+    const embeds = deps.models.embeds(model);
+    if (!embeds && body.prompt) throw notAnEmbeddingModel("a", model.id);
+    const engine = await deps.models.engine(model, embeds ? {} : loadOverrides(modelOptions(model, body.options)), keepAliveOf(deps, model, body.keep_alive));
     if (!body.prompt) return c.json({ embedding: [] });
     const result = await engine.embed(body.prompt, { truncate: true });
     c.set("usage", { promptTokens: result.tokens, completionTokens: 0 });

@@ -9,8 +9,13 @@ import { keepAliveMs } from "./duration.ts";
 /** generate, chat, show and delete say `model 'x' not found`; embed and the scheduler add a hint. */
 export type NotFoundWording = "quoted" | "pull-hint";
 
+/** Ollama's words for a model the scheduler cannot find (embed, and every /v1 route). */
+export function pullHintNotFound(name: string): string {
+  return `model "${name}" not found, try pulling it first`;
+}
+
 function notFoundMessage(name: string, wording: NotFoundWording): string {
-  return wording === "quoted" ? `model '${name}' not found` : `model "${name}" not found, try pulling it first`;
+  return wording === "quoted" ? `model '${name}' not found` : pullHintNotFound(name);
 }
 
 export function findModel(deps: ServerDeps, name: string, wording: NotFoundWording): ServedModel {

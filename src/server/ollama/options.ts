@@ -1,6 +1,6 @@
 // Ollama's `options` map: checked against the option table, merged over the model's own parameters,
 // and translated into the engine's load options, sampler settings and generation limits.
-import type { SamplerSettings } from "../../../ffi/sampler.ts";
+import type { SamplerSettings } from "../../engine/types.ts";
 import type { EngineOptions, GenerateRequest } from "../../engine/types.ts";
 import { logger } from "../../log.ts";
 import { badRequest } from "../api-error.ts";

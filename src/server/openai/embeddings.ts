@@ -5,6 +5,7 @@ import { badRequest } from "../api-error.ts";
 import { readJsonBody, validate } from "../validation.ts";
 import type { ServerDeps } from "../deps.ts";
 import { ttlField, ttlKeepAlive } from "./ttl.ts";
+import { notAnEmbeddingModel } from "./not-an-embedding-model.ts";
 
 export const embeddingsSchema = z.object({
   model: z.string().optional(),
@@ -25,7 +26,7 @@ export function embeddings(deps: ServerDeps) {
     const inputs = typeof body.input === "string" ? [body.input] : body.input;
     if (inputs.length === 0) throw badRequest("Input must not be an empty list", "input");
     const model = deps.models.resolve(body.model);
-    if (!deps.models.embeds(model)) throw badRequest(`Model "${model.id}" does not support embeddings`, "model");
+    if (!deps.models.embeds(model)) throw notAnEmbeddingModel(deps.profile.name, model.id);
     const engine = await deps.models.engine(model, {}, ttlKeepAlive(deps.profile, body.ttl));
     if (body.dimensions !== undefined && body.dimensions !== engine.info.embeddingSize) {
       throw badRequest(`Model "${model.id}" produces ${engine.info.embeddingSize} dimensions and cannot shorten them to ${body.dimensions}`, "dimensions");

@@ -1,7 +1,11 @@
-// GET /v1/models and GET /v1/models/{id}.
+// GET /v1/models and GET /v1/models/{id}. On profile a they list what /api/tags lists, in the shape
+// Ollama's OpenAI layer gives (`owned_by` is the name's namespace: "library" for library models).
 import type { Context } from "hono";
 import type { ServerDeps } from "../deps.ts";
 import type { ServedModel } from "../model-service.ts";
+import { listedModels } from "../ollama/tags.ts";
+import { notFound } from "../api-error.ts";
+import { DEFAULT_NAMESPACE, tryParseModelName } from "../../store/model-name.ts";
 
 const ownedBy = { a: "library", b: "vllm", c: "organization_owner" } as const;
 
@@ -9,14 +13,26 @@ function modelCard(deps: ServerDeps, model: ServedModel) {
   return { id: model.id, object: "model", created: model.created, owned_by: ownedBy[deps.profile.name], root: model.path, parent: null };
 }
 
+/** Ollama's card: `{id, object, created, owned_by}`, the owner being the name's namespace. */
+function ollamaCard(model: ServedModel, modifiedAt: Date) {
+  const namespace = model.stored ? tryParseModelName(model.id)?.namespace : undefined;
+  return { id: model.id, object: "model", created: Math.floor(modifiedAt.getTime() / 1000), owned_by: namespace ?? DEFAULT_NAMESPACE };
+}
+
 export function listModels(deps: ServerDeps) {
   return function listModelsHandler(c: Context) {
+    if (deps.profile.name === "a") return c.json({ object: "list", data: listedModels(deps).map((m) => ollamaCard(m.model, m.modifiedAt)) });
     return c.json({ object: "list", data: deps.models.list().map((m) => modelCard(deps, m)) });
   };
 }
 
 export function retrieveModel(deps: ServerDeps) {
   return function retrieveModelHandler(c: Context) {
-    return c.json(modelCard(deps, deps.models.resolve(c.req.param("id"))));
+    const id = c.req.param("id") ?? "";
+    if (deps.profile.name !== "a") return c.json(modelCard(deps, deps.models.resolve(id)));
+    // Ollama answers from /api/show, in its words
+    const model = deps.models.list().find((m) => m.id === id) ?? deps.models.resolveStored(id);
+    if (!model) throw notFound(`model '${id}' not found`, "model");
+    return c.json(ollamaCard(model, new Date(model.created * 1000)));
   };
 }

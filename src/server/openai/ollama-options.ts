@@ -4,7 +4,7 @@ import type { EngineOptions } from "../../engine/types.ts";
 import { badRequest } from "../api-error.ts";
 import type { Profile } from "../profiles.ts";
 import type { SamplingRequest } from "./schemas.ts";
-import type { SamplerSettings } from "../../../ffi/sampler.ts";
+import type { SamplerSettings } from "../../engine/types.ts";
 import type { ServedModel } from "../model-service.ts";
 import { explicitSamplerSettings, loadOverrides as optionLoadOverrides, parseOptions } from "../ollama/options.ts";
 

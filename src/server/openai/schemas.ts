@@ -17,14 +17,16 @@ const toolCall = z.object({
   function: z.object({ name: z.string(), arguments: z.union([z.string(), z.record(z.string(), z.unknown())]) }),
 });
 
+// Clients send a reply's message back as it came (`messages.push(completion.choices[0].message)`), so
+// the fields a reply carries as null are accepted as null.
 export const chatMessageSchema = z.looseObject({
   role: z.string().min(1).describe("system, user, assistant, tool or a template-specific role"),
   content: z.union([z.string(), z.array(contentPart), z.null()]).optional(),
-  name: z.string().optional(),
-  tool_calls: z.array(toolCall).optional(),
-  tool_call_id: z.string().optional(),
-  reasoning_content: z.string().optional(),
-  reasoning: z.string().optional(),
+  name: z.string().nullable().optional(),
+  tool_calls: z.array(toolCall).nullable().optional(),
+  tool_call_id: z.string().nullable().optional(),
+  reasoning_content: z.string().nullable().optional(),
+  reasoning: z.string().nullable().optional(),
 });
 
 export const toolSchema = z.object({

@@ -1,5 +1,5 @@
 // Pure translations between OpenAI-compatible bodies and the engine's request and events.
-import type { SamplerSettings } from "../../../ffi/sampler.ts";
+import type { SamplerSettings } from "../../engine/types.ts";
 import type { ChatMessage } from "../../chat/types.ts";
 import type { GenerateRequest, RequestUsage, TokenLogprob, TokenLogprobs } from "../../engine/types.ts";
 import type { ChatResult } from "../../generation/chat.ts";

@@ -9,9 +9,9 @@ import { version } from "./version.ts";
 
 export function vllmRoutes(deps: ServerDeps): Hono {
   const routes = new Hono();
-  // liveness (SageMaker probes /ping)
-  routes.get("/health", health());
-  routes.on(["GET", "POST"], "/ping", health());
+  // readiness (SageMaker probes /ping): 503 until the command line's model has loaded
+  routes.get("/health", health(deps));
+  routes.on(["GET", "POST"], "/ping", health(deps));
   routes.get("/version", version());
   // tokenizer
   routes.post("/tokenize", tokenize(deps));

@@ -8,10 +8,8 @@
 //   GET  /api/v1/server/requests?after=ID -> {requests: [{id, at, method, path, status, latency_ms, prompt_tokens, completion_tokens, stream}]}
 //   POST /api/v1/models/delete {model}    -> {deleted: model}; unloads it first (LM Studio's REST API has no delete)
 // Models are listed, loaded, unloaded and downloaded through LM Studio's /api/v1 routes; chat uses /v1.
-import { existsSync, readFileSync } from "node:fs";
-import { join } from "node:path";
 import { type Context, Hono } from "hono";
-import { libraryDir } from "../../../ffi/library-dir.ts";
+import { runtimeVariant } from "../../engine/runtime-variant.ts";
 import packageJson from "../../../package.json" with { type: "json" };
 import { ApiError, badRequest, notFound } from "../api-error.ts";
 import type { ServerDeps } from "../deps.ts";
@@ -27,12 +25,6 @@ import type { RequestHistory } from "./request-history.ts";
 export const WEB_UI_PUBLIC_PATHS = ["/ui", "/ui/", "/ui/app.js"];
 
 const appScript: string = bundleWebUi();
-
-/** The llama.cpp build in use ("linux-x64-cuda", …), when its directory says; read without loading it. */
-function runtimeVariant(): string | null {
-  const file = join(libraryDir(), "VARIANT");
-  return existsSync(file) ? readFileSync(file, "utf8").trim() : null;
-}
 
 export interface WebUiSetup {
   deps: ServerDeps;
