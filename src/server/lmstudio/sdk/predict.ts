@@ -10,7 +10,7 @@
 //   <- cancel: the sequence stops at the next decode step and `success` says stopReason "userStopped"
 // `.complete()` sends a prompt template that joins the messages' text: the prompt is then that text, raw.
 import { z } from "zod";
-import type { SamplerSettings } from "../../../../ffi/sampler.ts";
+import type { SamplerSettings } from "../../../engine/types.ts";
 import type { ChatMessage } from "../../../chat/types.ts";
 import { tokenizerAddsBos } from "../../../chat/template.ts";
 import { EngineError } from "../../../engine/types.ts";
