@@ -24,18 +24,19 @@ function randomMediaMarker(): string {
 const log = logger("engine");
 
 /**
- * The trained context per sequence, capped so that the KV cache of every sequence fits in half of the
- * memory free now (vLLM sizes its cache from memory the same way). Logged, since it decides how long
- * a conversation can get.
+ * The default context per sequence: 4096 tokens (Ollama's and LM Studio's default), or less when the model
+ * was trained on less or when the KV cache of every sequence would not fit in half of the memory free now.
+ * Not the trained context: llama.cpp allocates and clears the whole KV cache when the context is created,
+ * so 8 sequences × 23,296 tokens (half the free memory here) made the first load 3-10× slower than
+ * llama-server's (the kernel zeroing pages was three quarters of the load) and took gigabytes a request rarely needs.
  */
-function contextWithinMemory(model: LlamaModel, parallel: number): number {
+function defaultContextPerSequence(model: LlamaModel, parallel: number): number {
   const trained = model.trainedContextLength || DEFAULT_CONTEXT_PER_SEQUENCE;
   const kvBytesPerToken = model.kvCacheBytesPerToken;
-  const budget = freemem() / 2;
-  const fitting = Math.floor(budget / (kvBytesPerToken * parallel) / 256) * 256;
-  const context = Math.max(256, Math.min(trained, fitting));
-  if (context < trained) {
-    log.info(`context per sequence capped at ${context} tokens (trained ${trained}): ${parallel} sequences × ${Math.round(kvBytesPerToken / 1024)} KiB per token must fit in half the free memory`);
+  const fitting = Math.floor(freemem() / 2 / (kvBytesPerToken * parallel) / 256) * 256;
+  const context = Math.max(256, Math.min(trained, DEFAULT_CONTEXT_PER_SEQUENCE, fitting));
+  if (context < Math.min(trained, DEFAULT_CONTEXT_PER_SEQUENCE)) {
+    log.info(`context per sequence capped at ${context} tokens: ${parallel} sequences × ${Math.round(kvBytesPerToken / 1024)} KiB per token must fit in half the free memory`);
   }
   return context;
 }
@@ -119,7 +120,7 @@ export class Engine {
     let images: ImageEncoder | undefined;
     try {
       const parallel = options.parallel ?? DEFAULT_PARALLEL;
-      const perSequence = options.contextPerSequence ?? contextWithinMemory(model, parallel);
+      const perSequence = options.contextPerSequence ?? defaultContextPerSequence(model, parallel);
       const threads = options.threads ?? physicalCoreCount();
       const batchSize = options.batchSize ?? DEFAULT_BATCH_SIZE;
       const context = LlamaContext.create(model, {
