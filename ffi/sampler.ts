@@ -60,8 +60,12 @@ export class SamplerChain extends NativeHandle {
     super(pointer, "sampler chain");
   }
 
-  /** Chain order follows llama.cpp's common sampler: bias, grammar, penalties, DRY, truncation, temperature, pick. */
-  static create(vocab: LlamaVocab, trainedContext: number, s: SamplerSettings): SamplerChain {
+  /**
+   * Chain order follows llama.cpp's common sampler: bias, grammar, penalties, DRY, truncation, temperature, pick.
+   * Without top-k (and typical/XTC), truncation, temperature and pick are the shim's one-pass draw
+   * (`fullVocabularyDraw: false` keeps llama.cpp's own samplers, the reference the tests compare with).
+   */
+  static create(vocab: LlamaVocab, trainedContext: number, s: SamplerSettings, { fullVocabularyDraw = true } = {}): SamplerChain {
     const n = loadNative();
     const l = n.llama;
     const chain = asPointer(n.shim.llamux_sampler_chain_init(true));
@@ -106,6 +110,9 @@ export class SamplerChain extends NativeHandle {
       } else if (s.mirostat === 2) {
         add(l.llama_sampler_init_temp(s.temperature));
         add(l.llama_sampler_init_mirostat_v2(s.seed >>> 0, s.mirostatTau, s.mirostatEta));
+      } else if (fullVocabularyDraw && s.topK <= 0 && s.typicalP >= 1 && s.xtcProbability <= 0) {
+        // No top-k: top_p, min_p, temperature and the draw in one native pass, with no sort of the vocabulary.
+        add(n.shim.llamux_sampler_init_draw(s.topP, s.minP, s.temperature, s.seed >>> 0));
       } else {
         if (s.topK > 0) add(l.llama_sampler_init_top_k(s.topK));
         if (s.typicalP < 1) add(l.llama_sampler_init_typical(s.typicalP, 1));
@@ -137,6 +144,28 @@ export class SamplerChain extends NativeHandle {
   /** The same as sample(), from a copy of a decode's logits (one per vocabulary entry). */
   sampleFrom(logits: Float32Array): number {
     return this.n.shim.llamux_sampler_sample_logits(this.handle, ptr(logits), logits.length);
+  }
+
+  /**
+   * Runs the chain over `logits` without accepting anything: the candidates left after its truncation
+   * samplers (top-k, top-p, min-p, a grammar's ruled-out tokens keep a -inf logit) and the one it selects.
+   */
+  candidates(logits: Float32Array): { kept: Array<{ token: number; logit: number }>; selected: number } {
+    const entry = 12; // llama_token_data: id, logit, p
+    const data = new DataView(new ArrayBuffer(entry * logits.length));
+    logits.forEach((logit, i) => {
+      data.setInt32(i * entry, i, true);
+      data.setFloat32(i * entry + 4, logit, true);
+    });
+    const array = new DataView(new ArrayBuffer(32)); // llama_token_data_array: data, size, selected, sorted
+    array.setBigUint64(0, BigInt(ptr(data)), true);
+    array.setBigUint64(8, BigInt(logits.length), true);
+    array.setBigInt64(16, -1n, true);
+    this.n.llama.llama_sampler_apply(this.handle, ptr(array));
+    const size = Number(array.getBigUint64(8, true));
+    const kept = Array.from({ length: size }, (_, i) => ({ token: data.getInt32(i * entry, true), logit: data.getFloat32(i * entry + 4, true) }));
+    const selected = Number(array.getBigInt64(16, true));
+    return { kept, selected: selected >= 0 && selected < size ? kept[selected]!.token : NO_TOKEN };
   }
 
   /** Feeds prompt tokens into penalty/DRY history without sampling. */
