@@ -39,27 +39,64 @@ struct llama_sampler * llamux_sampler_chain_init(bool no_perf) {
 // banned), the grammar's accept throws a C++ exception through the C API and the process aborts. This
 // samples the same way but returns LLAMA_TOKEN_NULL, accepting nothing, when the selected candidate was
 // ruled out (its logit is -inf). Backend samplers are not used by llamux, so only CPU logits are read.
-// The same from logits kept elsewhere (a checkpoint's copy of a prompt's last logits).
-llama_token llamux_sampler_sample_logits(struct llama_sampler * chain, const float * logits, int32_t n_vocab) {
+//
+// The grammar (NULL: none) is kept out of the chain and checked the way llama-server checks it: the
+// chain picks from all candidates first, the grammar then looks at that one token only, and only when
+// it rejects the token is the grammar applied to the whole vocabulary and the chain run again. Checking
+// every token of a 65k-256k vocabulary against the grammar at every step is what makes constrained
+// decoding slow; inside a JSON string nearly every pick passes the one-token check.
+static void fill_candidates(llama_token_data * data, const float * logits, int32_t n_vocab) {
+    for (int32_t i = 0; i < n_vocab; i++) data[i] = (llama_token_data) { i, logits[i], 0.0f };
+}
+
+static llama_token picked_token(const llama_token_data_array * candidates) {
+    if (candidates->selected < 0 || (size_t) candidates->selected >= candidates->size) return LLAMA_TOKEN_NULL;
+    const llama_token_data * picked = &candidates->data[candidates->selected];
+    return picked->logit > -INFINITY ? picked->id : LLAMA_TOKEN_NULL;
+}
+
+static bool grammar_allows(struct llama_sampler * grammar, llama_token token) {
+    llama_token_data single = { token, 1.0f, 0.0f };
+    llama_token_data_array one = { &single, 1, -1, false };
+    llama_sampler_apply(grammar, &one);
+    return single.logit > -INFINITY;
+}
+
+llama_token llamux_sampler_sample_grammar_logits(struct llama_sampler * chain, struct llama_sampler * grammar, const float * logits, int32_t n_vocab) {
     if (logits == NULL || n_vocab <= 0) return LLAMA_TOKEN_NULL;
     llama_token_data * data = malloc(sizeof(llama_token_data) * (size_t) n_vocab);
     if (data == NULL) return LLAMA_TOKEN_NULL;
-    for (int32_t i = 0; i < n_vocab; i++) data[i] = (llama_token_data) { i, logits[i], 0.0f };
+    fill_candidates(data, logits, n_vocab);
     llama_token_data_array candidates = { data, (size_t) n_vocab, -1, false };
     llama_sampler_apply(chain, &candidates);
-    llama_token token = LLAMA_TOKEN_NULL;
-    if (candidates.selected >= 0 && (size_t) candidates.selected < candidates.size) {
-        const llama_token_data * picked = &candidates.data[candidates.selected];
-        if (picked->logit > -INFINITY) token = picked->id;
+    llama_token token = picked_token(&candidates);
+    if (grammar != NULL && (token == LLAMA_TOKEN_NULL || !grammar_allows(grammar, token))) {
+        fill_candidates(data, logits, n_vocab);
+        candidates = (llama_token_data_array) { data, (size_t) n_vocab, -1, false };
+        llama_sampler_apply(grammar, &candidates);
+        llama_sampler_apply(chain, &candidates);
+        token = picked_token(&candidates);
     }
     free(data);
-    if (token != LLAMA_TOKEN_NULL) llama_sampler_accept(chain, token);
+    if (token != LLAMA_TOKEN_NULL) {
+        if (grammar != NULL) llama_sampler_accept(grammar, token);
+        llama_sampler_accept(chain, token);
+    }
     return token;
 }
 
-llama_token llamux_sampler_sample_checked(struct llama_sampler * chain, struct llama_context * ctx, int32_t idx) {
+llama_token llamux_sampler_sample_grammar(struct llama_sampler * chain, struct llama_sampler * grammar, struct llama_context * ctx, int32_t idx) {
     const int32_t n_vocab = llama_vocab_n_tokens(llama_model_get_vocab(llama_get_model(ctx)));
-    return llamux_sampler_sample_logits(chain, llama_get_logits_ith(ctx, idx), n_vocab);
+    return llamux_sampler_sample_grammar_logits(chain, grammar, llama_get_logits_ith(ctx, idx), n_vocab);
+}
+
+// The same without a separate grammar (kept for callers that put everything in one chain).
+llama_token llamux_sampler_sample_logits(struct llama_sampler * chain, const float * logits, int32_t n_vocab) {
+    return llamux_sampler_sample_grammar_logits(chain, NULL, logits, n_vocab);
+}
+
+llama_token llamux_sampler_sample_checked(struct llama_sampler * chain, struct llama_context * ctx, int32_t idx) {
+    return llamux_sampler_sample_grammar(chain, NULL, ctx, idx);
 }
 
 // ---- truncation and draw without sorting the vocabulary ------------------------------------------

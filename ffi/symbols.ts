@@ -129,6 +129,8 @@ const shimSymbols = {
   llamux_sampler_sample_checked: { args: [ptr, ptr, i32], returns: i32 },
   llamux_sampler_sample_logits: { args: [ptr, ptr, i32], returns: i32 },
   llamux_sampler_init_draw: { args: [f32, f32, f32, u32], returns: ptr },
+  llamux_sampler_sample_grammar: { args: [ptr, ptr, ptr, i32], returns: i32 },
+  llamux_sampler_sample_grammar_logits: { args: [ptr, ptr, ptr, i32], returns: i32 },
   llamux_perf_context: { args: [ptr, ptr], returns: none },
   llamux_log_install: { args: [ptr, i32], returns: none },
   llamux_log_free: { args: [ptr], returns: none },

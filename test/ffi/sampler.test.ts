@@ -229,4 +229,32 @@ describe("composition with the samplers before the draw", () => {
     expect(done.sampleFrom(randomLogits(model.vocab.size, 3))).toBe(dot[0]!);
     expect(done.sampleFrom(randomLogits(model.vocab.size, 4))).toBe(NO_TOKEN);
   });
+
+  test("a grammar checked after the pick (resampling only on rejection) draws from the softmax over the tokens it allows", () => {
+    const letters = ["a", "b", "c", "d", "e"].map((letter) => Array.from(model.vocab.tokenize(letter, { addSpecial: false })));
+    expect(letters.every((t) => t.length === 1)).toBe(true);
+    const allowed = letters.map((t) => t[0]!);
+    const logits = randomLogits(model.vocab.size, 77, 2);
+    // The letters hold ~95% of the mass: most picks pass the one-token check, the rest are resampled with the
+    // grammar over the whole vocabulary (tens of milliseconds each here, which is why the check comes first).
+    const letterLogits = [13.2, 13.9, 12.5, 14.3, 13.6];
+    allowed.forEach((token, i) => (logits[token] = letterLogits[i]!));
+    const settings = { ...noTruncation, seed: 12, grammar: "root ::= [a-e]+" };
+    // Allowed: the five letters and every token spelled with them ("ab", "dead", ...), at their random logits.
+    const permitted = chain(settings).candidates(logits).kept.filter((c) => c.logit > -Infinity).map((c) => c.token);
+    expect(permitted).toEqual(expect.arrayContaining(allowed));
+    const others = permitted.filter((t) => !allowed.includes(t));
+    const mass = softmax(permitted.map((t) => logits[t]!));
+    const expected = [...allowed.map((t) => mass[permitted.indexOf(t)]!), others.reduce((sum, t) => sum + mass[permitted.indexOf(t)]!, 0)];
+    const counts = new Array<number>(allowed.length + 1).fill(0);
+    const draws = 2000;
+    const sampler = chain(settings);
+    for (let i = 0; i < draws; i++) {
+      const token = sampler.sampleFrom(logits);
+      expect(permitted).toContain(token);
+      counts[allowed.includes(token) ? allowed.indexOf(token) : allowed.length]!++;
+    }
+    // 5 degrees of freedom (five letters and the rest): 20.5 is the 0.1% critical value.
+    expect(chiSquare(counts, expected, draws)).toBeLessThan(20.5);
+  });
 });
