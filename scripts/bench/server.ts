@@ -139,9 +139,12 @@ export interface StreamTiming {
 /** POSTs a streaming request and times its chunks; completion tokens come from the final usage chunk. */
 export async function streamRequest(baseUrl: string, path: string, body: Record<string, unknown>): Promise<StreamTiming> {
   const sentAt = performance.now();
+  // A fresh connection per request: llama-server closes idle keep-alive connections, and a reused one
+  // then fails with ECONNRESET.
   const response = await fetch(`${baseUrl}${path}`, {
     method: "POST",
-    headers: { "content-type": "application/json" },
+    keepalive: false,
+    headers: { "content-type": "application/json", connection: "close" },
     body: JSON.stringify({ ...body, stream: true, stream_options: { include_usage: true } }),
   });
   if (!response.ok || !response.body) throw new Error(`${path} answered ${response.status}: ${(await response.text()).slice(0, 300)}`);
