@@ -169,7 +169,7 @@ function renderMarkdown(modelName: string, s: Samples, o: ServerScenarioOptions)
     const goal = clients === o.parallel ? `≥ 0.95${llamux === undefined ? "" : llamux >= 0.95 ? " PASS" : " FAIL"}` : "";
     lines.push(`| ${clients} client(s) throughput ÷ llama-batched-bench B=${clients} (${fmt(engine, "t/s")}, the engine limit) | ${fmtRatio(fraction("llama-server"))} | ${fmtRatio(llamux)} | ${goal} |`);
   }
-  lines.push("", "Constrained decoding, 1 client, chat completion, top-k 40 (decode rate after the first token; random weights are the worst case: nearly every sampled token breaks the grammar):", "",
+  lines.push("", "Constrained decoding, 1 client, chat completion, top-k 40, completion tokens over the whole request (random weights are the worst case: many sampled tokens break the grammar and are resampled):", "",
     "| constraint | llama-server t/s | llamux t/s | llamux ÷ llama-server | llamux ÷ its unconstrained rate | goal |", "|---|---:|---:|---:|---:|---|");
   const unconstrained = median(s.constrained.get("llamux none") ?? []);
   for (const mode of CONSTRAINED) {

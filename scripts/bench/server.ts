@@ -236,8 +236,7 @@ export type ConstrainedMode = "none" | "json-schema" | "tool-call";
 
 /**
  * One chat request with `mode`'s constraint; llama-server gets the schema in its own `json_schema` field
- * (its response_format support is the same grammar). Rate: completion tokens over the time from the first
- * chunk to the end (prompt excluded).
+ * (its response_format support is the same grammar). Rate: completion tokens over the whole request.
  */
 export async function runConstrained(server: RunningServer, model: string, mode: ConstrainedMode, outputTokens: number, seed: number): Promise<{ tokensPerSecond: number; tokens: number }> {
   const body: Record<string, unknown> = {
@@ -254,10 +253,10 @@ export async function runConstrained(server: RunningServer, model: string, mode:
     body.ignore_eos = true;
   }
   const t = await streamRequest(server.baseUrl, "/v1/chat/completions", body);
-  const first = t.chunkTimes[0] ?? t.endAt;
-  const decodeSeconds = (t.endAt - first) / 1000;
-  // The first token came with the prompt's step; the rest each cost a decode step.
-  return { tokensPerSecond: decodeSeconds > 0 ? Math.max(0, t.completionTokens - 1) / decodeSeconds : 0, tokens: t.completionTokens };
+  // Over the whole request: a server may hold a tool call back and send it in one chunk at the end, so
+  // the time from the first chunk says nothing there. The prompt is a few dozen tokens on both.
+  const seconds = (t.endAt - t.sentAt) / 1000;
+  return { tokensPerSecond: seconds > 0 ? t.completionTokens / seconds : 0, tokens: t.completionTokens };
 }
 
 export function percentile(values: readonly number[], p: number): number {
