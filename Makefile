@@ -51,7 +51,7 @@ llama-from-source: node_modules/.installed
 	LIB=$(LIB) bash scripts/build-llama-from-source.sh libs $(LLAMUX_GPU)
 	@$(MAKE) --no-print-directory $(LIB)/libllamux-shim.so $(LIB)/libmtmd.so $(LIB)/libllamux-mtmd.so $(LIB)/libggml-rpc.so
 
-# llama-bench and llama-batched-bench from the same source, statically linked, into $(NATIVE)/tools (for make bench).
+# llama-bench, llama-batched-bench and llama-server from the same source, statically linked, into $(NATIVE)/tools (for make bench).
 .PHONY: llama-tools
 llama-tools: node_modules/.installed
 	@[ -f $(LLAMA_SRC)/include/llama.h ] || bash scripts/fetch-native.sh $(LLAMUX_GPU)

@@ -31,12 +31,20 @@ export const defaultSamplerSettings: SamplerSettings = {
 };
 
 export class SamplerChain extends NativeHandle {
+  /** The grammar, outside the chain: checked on the chain's pick first, applied to every token only when it rejects it. */
+  private grammar: Pointer | null = null;
+
   private constructor(private readonly n: Native, pointer: Pointer) {
     super(pointer, "sampler chain");
   }
 
-  /** Chain order follows llama.cpp's common sampler: bias, grammar, penalties, DRY, truncation, temperature, pick. */
-  static create(vocab: LlamaVocab, trainedContext: number, s: SamplerSettings): SamplerChain {
+  /**
+   * Chain order follows llama.cpp's common sampler: bias, grammar, penalties, DRY, truncation, temperature, pick.
+   * Without top-k (and typical/XTC), truncation, temperature and pick are the shim's one-pass draw
+   * (`fullVocabularyDraw: false` keeps llama.cpp's own samplers, the reference the tests compare with).
+   * A grammar is checked after the pick, as llama-server does (`grammarFirst: true` puts it in the chain).
+   */
+  static create(vocab: LlamaVocab, trainedContext: number, s: SamplerSettings, { fullVocabularyDraw = true, grammarFirst = false } = {}): SamplerChain {
     const n = loadNative();
     const l = n.llama;
     const chain = asPointer(n.shim.llamux_sampler_chain_init(true));
@@ -59,9 +67,10 @@ export class SamplerChain extends NativeHandle {
       }
       if (s.grammar) {
         const grammar = s.grammar;
-        const { result, error } = withLlamaError(() => l.llama_sampler_init_grammar(vocab.pointer, cstr(grammar), cstr("root")));
-        if (!asPointer(result)) throw new InvalidGrammarError(error?.replace(/\s+/g, " "));
-        add(result);
+        const { result: created, error } = withLlamaError(() => l.llama_sampler_init_grammar(vocab.pointer, cstr(grammar), cstr("root")));
+        if (!asPointer(created)) throw new InvalidGrammarError(error?.replace(/\s+/g, " "));
+        if (grammarFirst) add(created);
+        else result.grammar = asPointer(created);
       }
       if (s.repeatPenalty !== 1 || s.frequencyPenalty !== 0 || s.presencePenalty !== 0) {
         add(l.llama_sampler_init_penalties(vocab.size, s.repeatLastN, s.repeatPenalty, s.frequencyPenalty, s.presencePenalty));
@@ -81,6 +90,9 @@ export class SamplerChain extends NativeHandle {
       } else if (s.mirostat === 2) {
         add(l.llama_sampler_init_temp(s.temperature));
         add(l.llama_sampler_init_mirostat_v2(s.seed >>> 0, s.mirostatTau, s.mirostatEta));
+      } else if (fullVocabularyDraw && s.topK <= 0 && s.typicalP >= 1 && s.xtcProbability <= 0) {
+        // No top-k: top_p, min_p, temperature and the draw in one native pass, with no sort of the vocabulary.
+        add(n.shim.llamux_sampler_init_draw(s.topP, s.minP, s.temperature, s.seed >>> 0));
       } else {
         if (s.topK > 0) add(l.llama_sampler_init_top_k(s.topK));
         if (s.typicalP < 1) add(l.llama_sampler_init_typical(s.typicalP, 1));
@@ -98,6 +110,8 @@ export class SamplerChain extends NativeHandle {
   }
 
   protected free(pointer: Pointer): void {
+    if (this.grammar) this.n.llama.llama_sampler_free(this.grammar);
+    this.grammar = null;
     this.n.llama.llama_sampler_free(pointer);
   }
 
@@ -106,16 +120,40 @@ export class SamplerChain extends NativeHandle {
    * when every candidate was ruled out (llama_sampler_sample would abort the process there).
    */
   sample(context: LlamaContext, index: number): number {
-    return this.n.shim.llamux_sampler_sample_checked(this.handle, context.pointer, index);
+    return this.n.shim.llamux_sampler_sample_grammar(this.handle, this.grammar, context.pointer, index);
   }
 
   /** The same as sample(), from a copy of a decode's logits (one per vocabulary entry). */
   sampleFrom(logits: Float32Array): number {
-    return this.n.shim.llamux_sampler_sample_logits(this.handle, ptr(logits), logits.length);
+    return this.n.shim.llamux_sampler_sample_grammar_logits(this.handle, this.grammar, ptr(logits), logits.length);
   }
 
-  /** Feeds prompt tokens into penalty/DRY history without sampling. */
+  /**
+   * Runs the chain over `logits` without accepting anything: the candidates left after its truncation
+   * samplers (top-k, top-p, min-p, a grammar's ruled-out tokens keep a -inf logit) and the one it selects.
+   */
+  candidates(logits: Float32Array): { kept: Array<{ token: number; logit: number }>; selected: number } {
+    const entry = 12; // llama_token_data: id, logit, p
+    const data = new DataView(new ArrayBuffer(entry * logits.length));
+    logits.forEach((logit, i) => {
+      data.setInt32(i * entry, i, true);
+      data.setFloat32(i * entry + 4, logit, true);
+    });
+    const array = new DataView(new ArrayBuffer(32)); // llama_token_data_array: data, size, selected, sorted
+    array.setBigUint64(0, BigInt(ptr(data)), true);
+    array.setBigUint64(8, BigInt(logits.length), true);
+    array.setBigInt64(16, -1n, true);
+    if (this.grammar) this.n.llama.llama_sampler_apply(this.grammar, ptr(array));
+    this.n.llama.llama_sampler_apply(this.handle, ptr(array));
+    const size = Number(array.getBigUint64(8, true));
+    const kept = Array.from({ length: size }, (_, i) => ({ token: data.getInt32(i * entry, true), logit: data.getFloat32(i * entry + 4, true) }));
+    const selected = Number(array.getBigInt64(16, true));
+    return { kept, selected: selected >= 0 && selected < size ? kept[selected]!.token : NO_TOKEN };
+  }
+
+  /** Feeds a token into the history of the chain (penalties, DRY) and of the grammar, without sampling. */
   accept(token: number): void {
+    if (this.grammar) this.n.llama.llama_sampler_accept(this.grammar, token);
     this.n.llama.llama_sampler_accept(this.handle, token);
   }
 }

@@ -8,6 +8,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include "llama.h"
 
 // ---- struct-by-value adapters -------------------------------------------------------------------
@@ -38,27 +39,293 @@ struct llama_sampler * llamux_sampler_chain_init(bool no_perf) {
 // banned), the grammar's accept throws a C++ exception through the C API and the process aborts. This
 // samples the same way but returns LLAMA_TOKEN_NULL, accepting nothing, when the selected candidate was
 // ruled out (its logit is -inf). Backend samplers are not used by llamux, so only CPU logits are read.
-// The same from logits kept elsewhere (a checkpoint's copy of a prompt's last logits).
-llama_token llamux_sampler_sample_logits(struct llama_sampler * chain, const float * logits, int32_t n_vocab) {
+//
+// The grammar (NULL: none) is kept out of the chain and checked the way llama-server checks it: the
+// chain picks from all candidates first, the grammar then looks at that one token only, and only when
+// it rejects the token is the grammar applied to the whole vocabulary and the chain run again. Checking
+// every token of a 65k-256k vocabulary against the grammar at every step is what makes constrained
+// decoding slow; inside a JSON string nearly every pick passes the one-token check.
+static void fill_candidates(llama_token_data * data, const float * logits, int32_t n_vocab) {
+    for (int32_t i = 0; i < n_vocab; i++) data[i] = (llama_token_data) { i, logits[i], 0.0f };
+}
+
+static llama_token picked_token(const llama_token_data_array * candidates) {
+    if (candidates->selected < 0 || (size_t) candidates->selected >= candidates->size) return LLAMA_TOKEN_NULL;
+    const llama_token_data * picked = &candidates->data[candidates->selected];
+    return picked->logit > -INFINITY ? picked->id : LLAMA_TOKEN_NULL;
+}
+
+static bool grammar_allows(struct llama_sampler * grammar, llama_token token) {
+    llama_token_data single = { token, 1.0f, 0.0f };
+    llama_token_data_array one = { &single, 1, -1, false };
+    llama_sampler_apply(grammar, &one);
+    return single.logit > -INFINITY;
+}
+
+llama_token llamux_sampler_sample_grammar_logits(struct llama_sampler * chain, struct llama_sampler * grammar, const float * logits, int32_t n_vocab) {
     if (logits == NULL || n_vocab <= 0) return LLAMA_TOKEN_NULL;
     llama_token_data * data = malloc(sizeof(llama_token_data) * (size_t) n_vocab);
     if (data == NULL) return LLAMA_TOKEN_NULL;
-    for (int32_t i = 0; i < n_vocab; i++) data[i] = (llama_token_data) { i, logits[i], 0.0f };
+    fill_candidates(data, logits, n_vocab);
     llama_token_data_array candidates = { data, (size_t) n_vocab, -1, false };
     llama_sampler_apply(chain, &candidates);
-    llama_token token = LLAMA_TOKEN_NULL;
-    if (candidates.selected >= 0 && (size_t) candidates.selected < candidates.size) {
-        const llama_token_data * picked = &candidates.data[candidates.selected];
-        if (picked->logit > -INFINITY) token = picked->id;
+    llama_token token = picked_token(&candidates);
+    if (grammar != NULL && (token == LLAMA_TOKEN_NULL || !grammar_allows(grammar, token))) {
+        fill_candidates(data, logits, n_vocab);
+        candidates = (llama_token_data_array) { data, (size_t) n_vocab, -1, false };
+        llama_sampler_apply(grammar, &candidates);
+        llama_sampler_apply(chain, &candidates);
+        token = picked_token(&candidates);
     }
     free(data);
-    if (token != LLAMA_TOKEN_NULL) llama_sampler_accept(chain, token);
+    if (token != LLAMA_TOKEN_NULL) {
+        if (grammar != NULL) llama_sampler_accept(grammar, token);
+        llama_sampler_accept(chain, token);
+    }
     return token;
 }
 
-llama_token llamux_sampler_sample_checked(struct llama_sampler * chain, struct llama_context * ctx, int32_t idx) {
+llama_token llamux_sampler_sample_grammar(struct llama_sampler * chain, struct llama_sampler * grammar, struct llama_context * ctx, int32_t idx) {
     const int32_t n_vocab = llama_vocab_n_tokens(llama_model_get_vocab(llama_get_model(ctx)));
-    return llamux_sampler_sample_logits(chain, llama_get_logits_ith(ctx, idx), n_vocab);
+    return llamux_sampler_sample_grammar_logits(chain, grammar, llama_get_logits_ith(ctx, idx), n_vocab);
+}
+
+// The same without a separate grammar (kept for callers that put everything in one chain).
+llama_token llamux_sampler_sample_logits(struct llama_sampler * chain, const float * logits, int32_t n_vocab) {
+    return llamux_sampler_sample_grammar_logits(chain, NULL, logits, n_vocab);
+}
+
+llama_token llamux_sampler_sample_checked(struct llama_sampler * chain, struct llama_context * ctx, int32_t idx) {
+    return llamux_sampler_sample_grammar(chain, NULL, ctx, idx);
+}
+
+// ---- truncation and draw without sorting the vocabulary ------------------------------------------
+// With top_k off, llama.cpp's chain (top_p, min_p, temp, dist) softmaxes the whole vocabulary in several
+// passes and top_p sorts it; at 65k-256k entries that is a noticeable share of a decode step. This sampler
+// does the same job in place: min_p as a logit threshold, top_p by walking a histogram of the
+// probabilities (only the bucket where the mass crosses p is sorted), then temperature and one draw
+// from the kept candidates. It is the last sampler of a chain; bias, grammar, penalties and DRY run
+// before it as llama.cpp samplers. When nothing is cut, the draw is exactly llama.cpp's [temp, dist]
+// for the same seed: same RNG (mt19937, a 53-bit uniform draw as libstdc++ makes it), same arithmetic,
+// same order. Afterwards cur_p holds the kept candidates in index order, their p unnormalised weights.
+
+typedef struct {
+    uint32_t state[624];
+    int32_t index;
+} llamux_mt19937;
+
+static void mt_seed(llamux_mt19937 * mt, uint32_t seed) {
+    mt->state[0] = seed;
+    for (uint32_t i = 1; i < 624; i++) mt->state[i] = 1812433253u * (mt->state[i - 1] ^ (mt->state[i - 1] >> 30)) + i;
+    mt->index = 624;
+}
+
+static uint32_t mt_next(llamux_mt19937 * mt) {
+    if (mt->index >= 624) {
+        for (int32_t i = 0; i < 624; i++) {
+            uint32_t y = (mt->state[i] & 0x80000000u) | (mt->state[(i + 1) % 624] & 0x7fffffffu);
+            mt->state[i] = mt->state[(i + 397) % 624] ^ (y >> 1) ^ ((y & 1u) ? 0x9908b0dfu : 0u);
+        }
+        mt->index = 0;
+    }
+    uint32_t y = mt->state[mt->index++];
+    y ^= y >> 11;
+    y ^= (y << 7) & 0x9d2c5680u;
+    y ^= (y << 15) & 0xefc60000u;
+    y ^= y >> 18;
+    return y;
+}
+
+// std::uniform_real_distribution<double>(0, 1) over std::mt19937 in libstdc++ (generate_canonical<double, 53>).
+static double mt_uniform(llamux_mt19937 * mt) {
+    double low = (double) mt_next(mt);
+    double high = (double) mt_next(mt);
+    double value = (low + high * 4294967296.0) / 18446744073709551616.0;
+    return value >= 1.0 ? nextafter(1.0, 0.0) : value;
+}
+
+typedef struct {
+    float top_p;
+    float min_p;
+    float temperature;
+    uint32_t seed;
+    uint32_t seed_used;
+    llamux_mt19937 rng;
+    // candidates of the bucket where top_p's mass crosses p, sorted there
+    llama_token_data * boundary;
+    size_t boundary_capacity;
+} llamux_draw;
+
+#define TOP_P_BUCKETS 1024
+#define TOP_P_RANGE 32.0f // logits this far below the maximum share the last bucket (weights below e^-32)
+
+static uint32_t fresh_seed(uint32_t seed) {
+    if (seed != LLAMA_DEFAULT_SEED) return seed;
+    struct timespec now;
+    timespec_get(&now, TIME_UTC);
+    return (uint32_t) (now.tv_nsec ^ (now.tv_sec * 2654435761u) ^ (uint32_t) (uintptr_t) &now);
+}
+
+static int by_logit_descending(const void * a, const void * b) {
+    float la = ((const llama_token_data *) a)->logit, lb = ((const llama_token_data *) b)->logit;
+    if (la != lb) return la > lb ? -1 : 1;
+    int32_t ia = ((const llama_token_data *) a)->id, ib = ((const llama_token_data *) b)->id;
+    return (ia > ib) - (ia < ib);
+}
+
+static size_t keep_at_or_above(llama_token_data_array * cur_p, float threshold) {
+    size_t kept = 0;
+    for (size_t i = 0; i < cur_p->size; i++) {
+        if (cur_p->data[i].logit >= threshold) cur_p->data[kept++] = cur_p->data[i];
+    }
+    return kept;
+}
+
+// The smallest logit among the highest-logit candidates whose probability (temperature 1) adds up to at
+// least p, as llama.cpp's top_p picks them after sorting; ties at that logit are all kept.
+static float top_p_threshold(llamux_draw * d, const llama_token_data_array * cur_p, float max_logit) {
+    double mass[TOP_P_BUCKETS] = { 0 };
+    const float scale = TOP_P_BUCKETS / TOP_P_RANGE;
+    double total = 0.0;
+    for (size_t i = 0; i < cur_p->size; i++) {
+        float distance = max_logit - cur_p->data[i].logit;
+        float weight = expf(-distance);
+        int bucket = distance < TOP_P_RANGE ? (int) (distance * scale) : TOP_P_BUCKETS - 1;
+        mass[bucket] += weight;
+        total += weight;
+    }
+    const double target = (double) d->top_p * total;
+    double above = 0.0;
+    int crossing = TOP_P_BUCKETS - 1;
+    for (int b = 0; b < TOP_P_BUCKETS; b++) {
+        if (above + mass[b] >= target) { crossing = b; break; }
+        above += mass[b];
+    }
+    // Sort the crossing bucket's candidates and walk them until the mass reaches p.
+    size_t count = 0;
+    for (size_t i = 0; i < cur_p->size; i++) {
+        float distance = max_logit - cur_p->data[i].logit;
+        int bucket = distance < TOP_P_RANGE ? (int) (distance * scale) : TOP_P_BUCKETS - 1;
+        if (bucket != crossing) continue;
+        if (count == d->boundary_capacity) {
+            size_t capacity = d->boundary_capacity ? d->boundary_capacity * 2 : 1024;
+            llama_token_data * grown = realloc(d->boundary, capacity * sizeof(llama_token_data));
+            if (grown == NULL) return -INFINITY; // keep everything rather than fail
+            d->boundary = grown;
+            d->boundary_capacity = capacity;
+        }
+        d->boundary[count++] = cur_p->data[i];
+    }
+    if (count == 0) return -INFINITY;
+    qsort(d->boundary, count, sizeof(llama_token_data), by_logit_descending);
+    for (size_t i = 0; i < count; i++) {
+        above += expf(d->boundary[i].logit - max_logit);
+        if (above >= target) return d->boundary[i].logit;
+    }
+    return d->boundary[count - 1].logit;
+}
+
+static void llamux_draw_apply(struct llama_sampler * smpl, llama_token_data_array * cur_p) {
+    llamux_draw * d = smpl->ctx;
+    cur_p->selected = -1;
+    if (cur_p->size == 0) return;
+    float max_logit = -INFINITY;
+    for (size_t i = 0; i < cur_p->size; i++) {
+        if (cur_p->data[i].logit > max_logit) max_logit = cur_p->data[i].logit;
+    }
+    if (!(max_logit > -INFINITY)) {
+        // every candidate ruled out: nothing to draw (the caller sees the -inf logit and reports it)
+        cur_p->selected = 0;
+        return;
+    }
+    float threshold = -INFINITY;
+    if (d->min_p > 0.0f) threshold = max_logit + logf(d->min_p);
+    if (d->top_p < 1.0f) {
+        float top_p = top_p_threshold(d, cur_p, max_logit);
+        if (top_p > threshold) threshold = top_p;
+    }
+    if (threshold > -INFINITY) cur_p->size = keep_at_or_above(cur_p, threshold);
+
+    // llama.cpp's temp then dist: logits divided by the temperature, softmax in float with a double sum,
+    // one uniform draw, the first candidate whose running sum reaches it.
+    const double rnd = mt_uniform(&d->rng);
+    if (cur_p->size == 1) {
+        cur_p->data[0].p = 1.0f;
+        cur_p->selected = 0;
+        return;
+    }
+    const float temperature = d->temperature;
+    const float max_scaled = max_logit / temperature;
+    double sum = 0.0;
+    for (size_t i = 0; i < cur_p->size; i++) {
+        float p = expf(cur_p->data[i].logit / temperature - max_scaled);
+        cur_p->data[i].p = p;
+        sum += p;
+    }
+    const double target = sum * rnd;
+    double running = 0.0;
+    for (size_t i = 0; i < cur_p->size; i++) {
+        running += cur_p->data[i].p;
+        if (running >= target) {
+            cur_p->selected = (int64_t) i;
+            return;
+        }
+    }
+    cur_p->selected = (int64_t) cur_p->size - 1;
+}
+
+static const char * llamux_draw_name(const struct llama_sampler * smpl) {
+    (void) smpl;
+    return "llamux-draw";
+}
+
+static void llamux_draw_reset(struct llama_sampler * smpl) {
+    llamux_draw * d = smpl->ctx;
+    d->seed_used = fresh_seed(d->seed);
+    mt_seed(&d->rng, d->seed_used);
+}
+
+static void llamux_draw_free(struct llama_sampler * smpl) {
+    llamux_draw * d = smpl->ctx;
+    free(d->boundary);
+    free(d);
+}
+
+static struct llama_sampler * llamux_draw_clone(const struct llama_sampler * smpl);
+
+static struct llama_sampler_i llamux_draw_interface = {
+    .name = llamux_draw_name,
+    .apply = llamux_draw_apply,
+    .reset = llamux_draw_reset,
+    .clone = llamux_draw_clone,
+    .free = llamux_draw_free,
+};
+
+// top_p 1 or more: off; min_p 0 or less: off; temperature > 0; seed LLAMA_DEFAULT_SEED: a fresh one.
+struct llama_sampler * llamux_sampler_init_draw(float top_p, float min_p, float temperature, uint32_t seed) {
+    if (!(temperature > 0.0f) || isnan(top_p) || isnan(min_p)) return NULL;
+    top_p = top_p > 1.0f ? 1.0f : top_p < 0.0f ? 0.0f : top_p;
+    min_p = min_p < 0.0f ? 0.0f : min_p > 1.0f ? 1.0f : min_p;
+    llamux_draw * d = calloc(1, sizeof(llamux_draw));
+    if (d == NULL) return NULL;
+    d->top_p = top_p;
+    d->min_p = min_p;
+    d->temperature = temperature;
+    d->seed = seed;
+    d->seed_used = fresh_seed(seed);
+    mt_seed(&d->rng, d->seed_used);
+    return llama_sampler_init(&llamux_draw_interface, d);
+}
+
+static struct llama_sampler * llamux_draw_clone(const struct llama_sampler * smpl) {
+    const llamux_draw * source = smpl->ctx;
+    struct llama_sampler * copy = llamux_sampler_init_draw(source->top_p, source->min_p, source->temperature, source->seed);
+    if (copy != NULL) {
+        llamux_draw * d = copy->ctx;
+        d->seed_used = source->seed_used;
+        d->rng = source->rng;
+    }
+    return copy;
 }
 
 void llamux_perf_context(const struct llama_context * ctx, struct llama_perf_context_data * out) { *out = llama_perf_context(ctx); }

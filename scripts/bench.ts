@@ -1,8 +1,10 @@
 // `make bench`: llamux's engine against llama.cpp's own llama-bench and llama-batched-bench on the
 // benchmark-shaped models, interleaved, median of several runs, with the issue's targets:
 // decode ≥ 95% of tg128, prompt ≥ 95% of pp512, batched decode ≥ 90% of batched-bench at 1/4/8 sequences.
-// Also times the executable's start-up to a listening server (dist/llamux, built first when missing or stale);
-// `--only startup` measures just that. Writes bench-results/<date>.md and .json and prints the table.
+// Also times the executable's start-up to a listening server (dist/llamux, built first when missing or stale),
+// the decode rate at vLLM's sampling defaults against top-k 40 (sampling), and the whole server against
+// llama-server (server: throughput, TTFT, inter-token latency, cold start, constrained decoding, the engine
+// limit). `--only engine,sampling,server,startup` picks parts. Writes <out>/<date>.md and .json and prints them.
 import { basename, relative } from "node:path";
 import { parseArgs } from "node:util";
 import { ensureModel } from "./gen-models.ts";
@@ -15,8 +17,13 @@ import { waitForQuietCpu } from "./bench/cpu-load.ts";
 import { runSdkBatch, sdkBatchNote } from "./bench/sdk.ts";
 import { machineInfo } from "./bench/machine.ts";
 import { measureStartup, startupSummary } from "./bench/startup.ts";
-import { CASES, llamaServerAvailable, measureCase, serverArgs, speculativeTable, type SpeculativeBenchModel, type SpeculativeSample } from "./bench/speculative.ts";
 import { type BenchReport, type Metric, SampleBook, TOOL_SOURCE, buildRows, markdownTable, writeReport } from "./bench/report.ts";
+import { CASES, llamaServerAvailable, measureCase, serverArgs, speculativeTable, type SpeculativeBenchModel, type SpeculativeSample } from "./bench/speculative.ts";
+import { runServerScenario } from "./bench/server-scenario.ts";
+import { LLAMA_SERVER, defaultLlamuxCommand } from "./bench/server.ts";
+import { readGgufHeaderSync, type GgufArray } from "../src/store/gguf.ts";
+import { summarize } from "./bench/stats.ts";
+import { existsSync } from "node:fs";
 
 const REPO_ROOT = `${import.meta.dir}/..`;
 const PROMPT = 512;
@@ -49,11 +56,21 @@ const help = `Usage: bun scripts/bench.ts [options]     (make bench)
   --retries N           re-measurements of a sample disturbed by other processes (default 2)
   --settle-timeout S    longest wait in seconds for a quiet machine before measuring anyway (default 300)
   --strict              exit with status 1 if any row FAILs
-  --only startup        only the executable's start-up to a listening server (no model)
-  --only speculative    only speculative decoding (plain, draft model, target as its own draft, n-gram,
-                        n-gram on a copying prompt; 1 and 4 streams; llamux and llama-server)
+  --only LIST           parts to run, comma-separated (default all):
+                          engine    llamux's engine vs llama-bench / llama-batched-bench
+                          sampling  decode at vLLM's defaults (top_k off, top_p 1) and at top-p 0.95 ÷ top-k 40
+                          server    whole server: llamux profile b vs llama-server, 1 and 8 streaming clients,
+                                    cold start, constrained decoding, the engine limit (needs make llama-tools)
+                          startup   the executable's start-up to a listening server (no model)
+                          speculative  speculative decoding: plain, draft model, target as its own draft, n-gram,
+                                    n-gram on a copying prompt; 1 and 4 streams; llamux and llama-server
   --spec-tiny           speculative decoding on the tiny test models instead (a quick check that it runs)
-  --binary PATH         the executable whose start-up is timed (default dist/llamux, rebuilt by make binary)`;
+  --binary PATH         the executable whose start-up is timed (default dist/llamux, rebuilt by make binary)
+  --server-binary PATH  llamux executable for the server part (default: bun src/main.ts)
+  --server-requests N   streaming requests per client in the server part (default 2)`;
+
+const PARTS = ["engine", "sampling", "server", "startup", "speculative"] as const;
+type Part = (typeof PARTS)[number];
 
 interface Options {
   runs: number;
@@ -66,10 +83,11 @@ interface Options {
   maxForeignCpuShare: number;
   retries: number;
   settleTimeoutMs: number;
-  onlyStartup: boolean;
-  onlySpeculative: boolean;
+  parts: Part[];
   speculativeTiny: boolean;
   binary: string | undefined;
+  serverBinary: string | undefined;
+  serverRequests: number;
 }
 
 function parseOptions(): Options {
@@ -79,7 +97,8 @@ function parseOptions(): Options {
       "model-lfm2": { type: "string" }, "model-llama": { type: "string" }, libs: { type: "string" },
       threads: { type: "string" }, out: { type: "string" }, strict: { type: "boolean" }, help: { type: "boolean", short: "h" },
       "max-foreign-cpu": { type: "string" }, retries: { type: "string" }, "settle-timeout": { type: "string" },
-      only: { type: "string" }, binary: { type: "string" }, "spec-tiny": { type: "boolean" },
+      only: { type: "string" }, binary: { type: "string" }, "server-binary": { type: "string" }, "server-requests": { type: "string" },
+      "spec-tiny": { type: "boolean" },
     },
   });
   if (values.help) {
@@ -94,6 +113,8 @@ function parseOptions(): Options {
   const maxForeignCpuShare = Number(values["max-foreign-cpu"] ?? 0.1);
   const retries = Number(values.retries ?? 2);
   const settleTimeoutSeconds = Number(values["settle-timeout"] ?? 120);
+  const parts = (list(values.only) ?? [...PARTS]) as Part[];
+  const serverRequests = Number(values["server-requests"] ?? 2);
   const problems = [
     !(Number.isInteger(runs) && runs >= 1) && "--runs must be a positive integer",
     !(Number.isInteger(threads) && threads >= 1) && "--threads must be a positive integer",
@@ -102,7 +123,8 @@ function parseOptions(): Options {
     !(settleTimeoutSeconds >= 0) && "--settle-timeout must be a number of seconds",
     ...modelKeys.filter((k) => !BENCH_MODELS.some((m) => m.key === k)).map((k) => `unknown model "${k}" (lfm2, llama)`),
     ...(libraryKinds ?? []).filter((k) => k !== "prebuilt" && k !== "source").map((k) => `unknown library build "${k}" (prebuilt, source)`),
-    values.only !== undefined && values.only !== "startup" && values.only !== "speculative" && `--only takes "startup" or "speculative", got "${values.only}"`,
+    ...parts.filter((p) => !PARTS.includes(p)).map((p) => `--only: unknown part "${p}" (${PARTS.join(", ")})`),
+    !(Number.isInteger(serverRequests) && serverRequests >= 1) && "--server-requests must be a positive integer",
   ].filter(Boolean);
   if (problems.length > 0) {
     console.error(`${problems.join("\n")}\n\n${help}`);
@@ -113,10 +135,11 @@ function parseOptions(): Options {
     modelOverrides: { lfm2: values["model-lfm2"], llama: values["model-llama"] },
     libraryKinds: libraryKinds as LibraryKind[] | undefined,
     outputDir: values.out ?? `${REPO_ROOT}/bench-results`,
-    onlyStartup: values.only === "startup",
-    onlySpeculative: values.only === "speculative",
+    parts,
     speculativeTiny: values["spec-tiny"] ?? false,
     binary: values.binary,
+    serverBinary: values["server-binary"],
+    serverRequests,
   };
 }
 
@@ -144,6 +167,8 @@ interface Measurement {
 class Measurer {
   readonly book = new SampleBook();
   readonly notes: string[] = [];
+  /** the server part's samples, per model, for the JSON report */
+  readonly serverJson: Record<string, unknown> = {};
   private readonly failed = new Set<string>();
   constructor(private readonly options: Pick<Options, "maxForeignCpuShare" | "retries" | "settleTimeoutMs">) {}
 
@@ -246,6 +271,50 @@ function startupBinary(options: Options): string {
   return `${REPO_ROOT}/dist/llamux`;
 }
 
+/** Decode at 1 sequence with each sampler chain, interleaved; the ratios to top-k 40 go in a table of their own. */
+const SAMPLING_CHAINS = ["top-k", "full", "top-p"] as const;
+
+async function measureSampling(m: Measurer, model: string, path: string, threads: number, libraries: LibrarySet, round: number): Promise<void> {
+  const chains = round % 2 === 1 ? [...SAMPLING_CHAINS] : [...SAMPLING_CHAINS].reverse();
+  for (const sampling of chains) {
+    await m.measure(`${model} llamux tg${GENERATE} ${sampling} sampling on ${libraries.kind} libraries`, async () => {
+      const r = await runEngine(path, threads, { mode: "tg", tokens: GENERATE, sampling }, libraries.dir);
+      return {
+        foreignCpuShare: r.foreignCpuShare,
+        record: () => m.book.add(model, `sampling ${sampling}`, libraries.kind, r),
+        summary: `llamux (${libraries.kind})`.padEnd(21) + `tg${GENERATE} sampling ${sampling} ${r.tokensPerSecond.toFixed(1)} t/s`,
+      };
+    });
+  }
+}
+
+function samplingTable(m: Measurer, models: string[], libraries: LibrarySet[]): string {
+  const lines = [
+    `Single-sequence decode (tg${GENERATE}) by sampler chain, medians; goal: vLLM's defaults ≥ 0.97 of top-k 40.`,
+    "",
+    "| model | libs | top-k 40 t/s | vLLM defaults (top_k off, top_p 1) t/s | ratio | top-p 0.95 + min-p 0.05 t/s | ratio | goal |",
+    "|---|---|---:|---:|---:|---:|---:|---|",
+  ];
+  for (const model of models) {
+    for (const lib of libraries) {
+      const rate = (chain: string) => summarize(m.book.get(model, `sampling ${chain}`, lib.kind).map((x) => x.tokensPerSecond))?.median;
+      const topK = rate("top-k");
+      const full = rate("full");
+      const topP = rate("top-p");
+      const ratio = (x: number | undefined) => (x !== undefined && topK ? x / topK : undefined);
+      const show = (x: number | undefined, digits = 1) => (x === undefined ? "–" : x.toFixed(digits));
+      const fullRatio = ratio(full);
+      lines.push(`| ${model} | ${lib.kind} | ${show(topK)} | ${show(full)} | ${show(fullRatio, 3)} | ${show(topP)} | ${show(ratio(topP), 3)} | ≥ 0.97 ${fullRatio === undefined ? "" : fullRatio >= 0.97 ? "PASS" : "FAIL"} |`);
+    }
+  }
+  return lines.join("\n");
+}
+
+function vocabularySize(path: string): number {
+  const tokens = readGgufHeaderSync(path, { maxArrayLength: 0 }).metadata.get("tokenizer.ggml.tokens") as GgufArray | undefined;
+  return tokens?.length ?? 32_000;
+}
+
 // ---- speculative decoding (issue 20) ----
 const SPEC_MODELS = [
   { key: "lfm2", name: "lfm2-350m-q4_0", draft: "lfm2-350m-draft-q4_0", tiny: "tiny-lfm2", tinyDraft: "tiny-lfm2-draft" },
@@ -312,12 +381,9 @@ async function measureSpeculative(options: Options): Promise<string> {
 
 async function main(): Promise<void> {
   const options = parseOptions();
-  if (options.onlyStartup) {
+  const parts = new Set(options.parts);
+  if (parts.size === 1 && parts.has("startup")) {
     console.log(startupSummary(await measureStartup(startupBinary(options), options.runs)));
-    return;
-  }
-  if (options.onlySpeculative) {
-    console.log(await measureSpeculative(options));
     return;
   }
   const started = performance.now();
@@ -325,6 +391,9 @@ async function main(): Promise<void> {
   const machine = machineInfo();
 
   await ensureTools();
+  if (parts.has("server") && !existsSync(LLAMA_SERVER)) {
+    throw new Error(`${LLAMA_SERVER} is missing: run \`make llama-tools\` (it builds llama-server beside llama-bench)`);
+  }
   const models = await resolveModels(options);
   const available = findLibrarySets();
   const { selected: libraries, missing: missingLibraries } = selectLibrarySets(options.libraryKinds ?? [...new Set(available.map((s) => s.kind))], available);
@@ -336,21 +405,26 @@ async function main(): Promise<void> {
   const engineLibraries = engineMissing ? [] : libraries;
   for (const lib of engineLibraries) await refreshShim(lib);
 
-  for (let round = 1; round <= options.runs; round++) {
-    for (const [model, path] of models) {
-      console.error(`[run ${round}/${options.runs}] ${model}`);
-      // Alternate who goes first so that a slow phase of a shared machine does not always hit the same side.
-      const steps = [
-        () => measureTools(m, model, path, options.threads),
-        ...engineLibraries.map((lib) => () => measureEngine(m, model, path, options.threads, lib)),
-      ];
-      if (round % 2 === 0) steps.reverse();
-      for (const step of steps) await step();
+  const sections: string[] = [];
+  if (parts.has("engine") || parts.has("sampling")) {
+    for (let round = 1; round <= options.runs; round++) {
+      for (const [model, path] of models) {
+        console.error(`[run ${round}/${options.runs}] ${model}`);
+        // Alternate who goes first so that a slow phase of a shared machine does not always hit the same side.
+        const steps = [
+          ...(parts.has("engine") ? [() => measureTools(m, model, path, options.threads)] : []),
+          ...(parts.has("engine") ? engineLibraries.map((lib) => () => measureEngine(m, model, path, options.threads, lib)) : []),
+          ...(parts.has("sampling") ? engineLibraries.map((lib) => () => measureSampling(m, model, path, options.threads, lib, round)) : []),
+        ];
+        if (round % 2 === 0) steps.reverse();
+        for (const step of steps) await step();
+      }
     }
+    if (parts.has("sampling")) sections.push(`## Sampling\n\n${samplingTable(m, [...models.keys()], engineLibraries)}`);
   }
 
   // The SDK's batch API against one call at a time (issue 7): reported as notes, once per model.
-  if (!engineMissing) {
+  if (!engineMissing && parts.has("engine")) {
     for (const [model, path] of models) {
       await m.measure(`${model} SDK llm.chat batch`, async () => {
         const r = await runSdkBatch(path, options.threads);
@@ -359,17 +433,36 @@ async function main(): Promise<void> {
     }
   }
 
-  let speculativeSection = "";
-  try {
-    speculativeSection = await measureSpeculative(options);
-  } catch (error) {
-    m.notes.push(`speculative decoding not measured: ${(error as Error).message}`);
+  const serverCommands: string[] = [];
+  if (parts.has("server")) {
+    const serverSections: string[] = [];
+    for (const [model, path] of models) {
+      const result = await runServerScenario(model, path, vocabularySize(path), {
+        runs: options.runs, threads: options.threads, parallel: BATCHED.batchSizes.at(-1)!, promptTokens: BATCHED.prompt,
+        outputTokens: BATCHED.generate, requestsPerClient: options.serverRequests, llamux: defaultLlamuxCommand(options.serverBinary),
+        log: (line) => console.error(line),
+      });
+      serverSections.push(result.markdown);
+      serverCommands.push(...result.commands.map((c) => c.replaceAll(`${process.cwd()}/`, "").replace(process.execPath, "bun")));
+      m.serverJson[model] = result.json;
+    }
+    sections.push(`## Whole server\n\n${serverSections.join("\n\n")}`);
   }
 
-  try {
-    m.notes.push(startupSummary(await measureStartup(startupBinary(options), options.runs)));
-  } catch (error) {
-    m.notes.push(`start-up not measured: ${(error as Error).message}`);
+  if (parts.has("speculative")) {
+    try {
+      sections.push(await measureSpeculative(options));
+    } catch (error) {
+      m.notes.push(`speculative decoding not measured: ${(error as Error).message}`);
+    }
+  }
+
+  if (parts.has("startup")) {
+    try {
+      m.notes.push(startupSummary(await measureStartup(startupBinary(options), options.runs)));
+    } catch (error) {
+      m.notes.push(`start-up not measured: ${(error as Error).message}`);
+    }
   }
 
   const report: BenchReport = {
@@ -380,14 +473,16 @@ async function main(): Promise<void> {
     machine,
     builds: { tools: await toolsBuildInfo(), libraries: engineLibraries, missingLibraries },
     models: Object.fromEntries([...models].map(([name, path]) => [name, relative(process.cwd(), path)])),
-    commands: commandLines(models, options.threads, engineLibraries),
-    rows: buildRows([...models.keys()], METRICS, engineLibraries, m.book, options.maxForeignCpuShare),
+    commands: [...(parts.has("engine") ? commandLines(models, options.threads, engineLibraries) : []), ...serverCommands],
+    rows: parts.has("engine") ? buildRows([...models.keys()], METRICS, engineLibraries, m.book, options.maxForeignCpuShare) : [],
+    sections,
+    server: m.serverJson,
     notes: m.notes,
     durationSeconds: (performance.now() - started) / 1000,
   };
   const written = writeReport(report, options.outputDir);
-  console.log(markdownTable(report.rows));
-  if (speculativeSection) console.log(`\n${speculativeSection}\n`);
+  if (report.rows.length > 0) console.log(markdownTable(report.rows));
+  for (const section of sections) console.log(`\n${section}`);
   for (const note of report.notes) console.log(`note: ${note}`);
   console.log(`\nwritten: ${relative(process.cwd(), written.markdown)}, ${relative(process.cwd(), written.json)}`);
   if (options.strict && report.rows.some((r) => r.result !== "PASS")) process.exit(1);

@@ -8,7 +8,8 @@
 #       kept in .native/lib-prebuilt so that `make bench` can compare both builds.
 #       The caller (make llama-from-source) then rebuilds libllamux-shim.so and libmtmd.so against it.
 #   scripts/build-llama-from-source.sh tools
-#       llama-bench and llama-batched-bench, statically linked, into .native/tools: the yardstick of `make bench`.
+#       llama-bench, llama-batched-bench and llama-server, statically linked, into .native/tools: the yardsticks
+#       of `make bench` (the engine against the first two, the whole server against llama-server).
 #
 # Env: JOBS (parallel compile jobs, default: number of cores), CUDA_ARCHS (CMAKE_CUDA_ARCHITECTURES,
 # default: llama.cpp's own list, since "native" needs a visible GPU at build time), CMAKE_EXTRA_FLAGS (more
@@ -59,7 +60,6 @@ common_flags=(
   -DGGML_OPENMP=OFF
   -DLLAMA_BUILD_TESTS=OFF
   -DLLAMA_BUILD_EXAMPLES=OFF
-  -DLLAMA_BUILD_SERVER=OFF
   -DLLAMA_BUILD_APP=OFF
 )
 # No Intel AMX kernels unless LLAMUX_CPU_AMX=1: in this llama.cpp they crash (llama-bench -p 512 on a
@@ -93,7 +93,7 @@ build_libs() {
   # No versioned SONAMEs: plain libllama.so etc. without symlink chains, easy to copy and embed.
   cmake -S "$src" -B "$build" "${common_flags[@]}" "${gpu_flags[@]}" \
     -DBUILD_SHARED_LIBS=ON -DGGML_BACKEND_DL=OFF \
-    -DLLAMA_BUILD_COMMON=OFF -DLLAMA_BUILD_TOOLS=OFF \
+    -DLLAMA_BUILD_COMMON=OFF -DLLAMA_BUILD_TOOLS=OFF -DLLAMA_BUILD_SERVER=OFF \
     -DCMAKE_PLATFORM_NO_VERSIONED_SONAME=ON \
     -DCMAKE_INSTALL_RPATH="$origin" -DCMAKE_BUILD_WITH_INSTALL_RPATH=ON \
     -DCMAKE_INSTALL_PREFIX="$(realpath "$build")/install" ${CMAKE_EXTRA_FLAGS:-} >&2
@@ -127,16 +127,18 @@ build_tools() {
   # Static: the tools carry their own llama/ggml and do not depend on what is in .native/lib.
   cmake -S "$src" -B "$build" "${common_flags[@]}" \
     -DBUILD_SHARED_LIBS=OFF -DGGML_BACKEND_DL=OFF \
-    -DLLAMA_BUILD_COMMON=ON -DLLAMA_BUILD_TOOLS=ON ${CMAKE_EXTRA_FLAGS:-} >&2
-  cmake --build "$build" --target llama-bench llama-batched-bench -j "$jobs" >&2
+    -DLLAMA_BUILD_COMMON=ON -DLLAMA_BUILD_TOOLS=ON -DLLAMA_BUILD_SERVER=ON \
+    -DLLAMA_BUILD_UI=OFF -DLLAMA_USE_PREBUILT_UI=OFF ${CMAKE_EXTRA_FLAGS:-} >&2
+  local tools=(llama-bench llama-batched-bench llama-server)
+  cmake --build "$build" --target "${tools[@]}" -j "$jobs" >&2
   mkdir -p "$out"
   local tool
-  for tool in llama-bench llama-batched-bench; do
+  for tool in "${tools[@]}"; do
     # Replace (new inode), not overwrite, in case a benchmark is running the old binary.
     cp "$build/bin/$tool" "$out/$tool.part" && mv "$out/$tool.part" "$out/$tool"
   done
   git -C "$src" describe --tags --always 2>/dev/null > "$out/SOURCE_REVISION" || true
-  echo "llama-bench and llama-batched-bench ready in $out" >&2
+  echo "${tools[*]} ready in $out" >&2
 }
 
 case "${1:-}" in

@@ -9,7 +9,7 @@ const TIMEOUT_MS = 15 * 60_000;
 
 export type EngineRun =
   | { mode: "pp"; prompt: number }
-  | { mode: "tg"; tokens: number }
+  | { mode: "tg"; tokens: number; sampling?: "greedy" | "top-k" | "full" | "top-p" }
   | { mode: "batch"; parallel: number; prompt: number; tokens: number };
 
 export function engineBenchAvailable(): boolean {
@@ -19,7 +19,7 @@ export function engineBenchAvailable(): boolean {
 export function engineBenchArgs(model: string, threads: number, run: EngineRun): string[] {
   const args = [process.execPath, ENGINE_BENCH_SCRIPT, "--model", model, "--threads", String(threads), "--mode", run.mode];
   if (run.mode === "pp") args.push("--prompt", String(run.prompt));
-  else if (run.mode === "tg") args.push("--tokens", String(run.tokens));
+  else if (run.mode === "tg") args.push("--tokens", String(run.tokens), ...(run.sampling ? ["--sampling", run.sampling] : []));
   else args.push("--parallel", String(run.parallel), "--prompt", String(run.prompt), "--tokens", String(run.tokens));
   return args;
 }

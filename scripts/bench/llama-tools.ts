@@ -6,16 +6,17 @@ import { describeFailure, runCommand } from "./process.ts";
 export const TOOLS_DIR = join(import.meta.dir, "..", "..", ".native", "tools");
 const LLAMA_BENCH = join(TOOLS_DIR, "llama-bench");
 const BATCHED_BENCH = join(TOOLS_DIR, "llama-batched-bench");
+const LLAMA_SERVER = join(TOOLS_DIR, "llama-server");
 const TIMEOUT_MS = 15 * 60_000;
 
 export function toolsBuilt(): boolean {
-  return existsSync(LLAMA_BENCH) && existsSync(BATCHED_BENCH);
+  return existsSync(LLAMA_BENCH) && existsSync(BATCHED_BENCH) && existsSync(LLAMA_SERVER);
 }
 
 /** Builds the tools if missing (several minutes on 2 cores); output goes to the terminal. */
 export async function ensureTools(): Promise<void> {
   if (toolsBuilt()) return;
-  console.error("llama-bench / llama-batched-bench not built yet: running `make llama-tools` (takes minutes)");
+  console.error("llama-bench / llama-batched-bench / llama-server not built yet: running `make llama-tools` (takes minutes)");
   const child = Bun.spawn(["make", "--no-print-directory", "llama-tools"], {
     cwd: join(import.meta.dir, "..", ".."),
     stdout: "inherit",

@@ -89,6 +89,10 @@ export interface BenchReport {
   models: Record<string, string>; // name -> file
   commands: string[]; // the exact command lines of the first round
   rows: ResultRow[];
+  /** markdown sections of the other parts (sampling, whole server) */
+  sections: string[];
+  /** the whole-server part's samples, per model */
+  server: Record<string, unknown>;
   notes: string[]; // missing pieces and failures
   durationSeconds: number;
 }
@@ -113,8 +117,8 @@ export function markdownReport(report: BenchReport): string {
     `${report.runs} interleaved run(s) per cell, ${report.threads} threads, medians with min–max; ratio = llamux median / llama.cpp median.`,
     `"noisy": samples kept although other processes used more than ${(report.maxForeignCpuShare * 100).toFixed(0)}% of the CPU while they ran (after retries).`,
     "",
-    markdownTable(report.rows),
-    "",
+    ...(report.rows.length > 0 ? ["## Engine", "", markdownTable(report.rows), ""] : []),
+    ...report.sections.flatMap((section) => [section, ""]),
     "## Machine",
     `- CPU: ${m.cpuModel}, ${m.logicalCores} logical cores, ${m.memoryGiB} GiB; SIMD: ${m.cpuFlags.join(" ") || "?"}`,
     `- load average at start: ${m.loadAverage.join(" ")} (other users of the machine slow every column alike; interleaving spreads it)`,

@@ -7,6 +7,8 @@ import type { ChildMessage, ParentMessage } from "./protocol.ts";
 import { logger } from "../log.ts";
 
 const log = logger("engine");
+/** How a user changes the context each sequence gets, in every front end's words. */
+const CONTEXT_HINT = "change it with --ctx-size or --max-model-len, num_ctx or OLLAMA_CONTEXT_LENGTH on profile a, max_model_len in the SDK";
 
 /**
  * Returns the handler for the parent's messages. `send` carries replies and events to the parent;
@@ -30,7 +32,7 @@ export function engineMessageHandler(send: (message: ChildMessage) => void, exit
       case "load":
         try {
           engine = Engine.load(message.options);
-          log.info(`loaded ${engine.info.architecture} model "${message.options.modelPath}": ${engine.info.sequences} sequences × ${engine.info.contextPerSequence} tokens, ${engine.info.threads} threads, ${engine.info.compute}${engine.info.vision ? `, vision projector "${engine.info.vision.projectorPath}"` : ""}${speculationNote(engine.info)}`);
+          log.info(`loaded ${engine.info.architecture} model "${message.options.modelPath}": ${engine.info.sequences} sequences × ${engine.info.contextPerSequence} tokens of context each (trained ${engine.info.trainedContextLength}; ${CONTEXT_HINT}), ${engine.info.threads} threads, ${engine.info.compute}${engine.info.vision ? `, vision projector "${engine.info.vision.projectorPath}"` : ""}${speculationNote(engine.info)}`);
           send({ type: "loaded", info: engine.info });
         } catch (error) {
           send({ type: "load_failed", message: (error as Error).message, ...(error instanceof EngineError ? { code: error.code } : {}) });

@@ -29,10 +29,12 @@ function randomMediaMarker(): string {
 const log = logger("engine");
 
 /**
- * The context per sequence: the one asked for, else the trained context; never more than the model was
- * trained for, and capped so that the KV cache of every sequence fits in half of the memory free now
- * (vLLM sizes its cache from memory the same way). Logged when capped, since it decides how long a
- * conversation can get.
+ * The context per sequence: the one asked for, else 4096 tokens (Ollama's and LM Studio's default); never
+ * more than the model was trained for, and capped so that the KV cache of every sequence fits in half of
+ * the memory free now. The default is not the trained context: llama.cpp allocates and clears the whole KV
+ * cache when the context is created, so 8 sequences × 23,296 tokens (half the free memory here) made the
+ * first load 3-10× slower than llama-server's (the kernel zeroing pages was three quarters of the load)
+ * and took gigabytes a request rarely needs.
  */
 function contextWithinMemory(model: LlamaModel, parallel: number, requested: number | undefined): number {
   const trained = model.trainedContextLength || DEFAULT_CONTEXT_PER_SEQUENCE;
@@ -41,11 +43,11 @@ function contextWithinMemory(model: LlamaModel, parallel: number, requested: num
   }
   const wanted = Math.min(requested ?? trained, trained);
   const kvBytesPerToken = model.kvCacheBytesPerToken;
-  const budget = freemem() / 2;
-  const fitting = Math.floor(budget / (kvBytesPerToken * parallel) / 256) * 256;
-  const context = Math.max(Math.min(256, wanted), Math.min(wanted, fitting));
-  if (context < wanted) {
-    log.info(`context per sequence capped at ${context} tokens (asked ${wanted}): ${parallel} sequences × ${Math.round(kvBytesPerToken / 1024)} KiB per token must fit in half the free memory`);
+  const wantedOrDefault = requested === undefined ? Math.min(wanted, DEFAULT_CONTEXT_PER_SEQUENCE) : wanted;
+  const fitting = Math.floor(freemem() / 2 / (kvBytesPerToken * parallel) / 256) * 256;
+  const context = Math.max(Math.min(256, wantedOrDefault), Math.min(wantedOrDefault, fitting));
+  if (context < wantedOrDefault) {
+    log.info(`context per sequence capped at ${context} tokens (asked ${wantedOrDefault}): ${parallel} sequences × ${Math.round(kvBytesPerToken / 1024)} KiB per token must fit in half the free memory`);
   }
   return context;
 }

@@ -115,7 +115,7 @@ export interface EngineOptions {
   projectorPath?: string;
   /** Parallel sequences sharing one context. Default: 4. */
   parallel?: number;
-  /** Context per sequence in tokens; default min(4096, trained context). */
+  /** Context per sequence in tokens; default min(4096, trained context), less when memory is short. */
   contextPerSequence?: number;
   /** Most tokens per decode step. Default: 512. */
   batchSize?: number;

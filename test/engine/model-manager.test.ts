@@ -44,9 +44,9 @@ test("the same model and options share one engine; other options get their own",
   expect(c.info.contextPerSequence).toBe(512);
 });
 
-test("without a context size the engine takes the trained context when memory allows", async () => {
+test("without a context size the engine takes 4096 tokens, or the trained context when shorter", async () => {
   const engine = await manager().engine({ modelPath: llama, parallel: 1 });
-  expect(engine.info.contextPerSequence).toBe(engine.info.trainedContextLength);
+  expect(engine.info.contextPerSequence).toBe(Math.min(4096, engine.info.trainedContextLength));
 });
 
 test("an idle engine is unloaded after its keep-alive", async () => {

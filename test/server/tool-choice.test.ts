@@ -114,7 +114,7 @@ describe.each([["hermes (ChatML)", 0], ["lfm2", 1]] as const)("%s", (_, which) =
 
   test("/api/chat with tool_choice required: 20 seeds, 20 valid calls with object arguments", async () => {
     const replies = await Promise.all(Array.from({ length: 20 }, (_, seed) =>
-      ollama.chat({ model: model(), messages, tools, stream: false, options: { seed, num_predict: 300 }, tool_choice: "required" } as Parameters<Ollama["chat"]>[0] & { stream: false }),
+      ollama.chat({ model: model(), messages, tools, stream: false, options: { seed, num_predict: 600 }, tool_choice: "required" } as Parameters<Ollama["chat"]>[0] & { stream: false }),
     ));
     for (const reply of replies) {
       const calls = reply.message.tool_calls ?? [];

@@ -1,0 +1,267 @@
+// The whole server against llama-server built from the same llama.cpp source (`make llama-tools`): both
+// started on the same model with the same threads and 8 sequences, the same sampler chain sent in every
+// request, streaming clients over real HTTP. Measures throughput, time to first token, inter-token
+// latency, cold start (spawn to the first answered request, each server at its default context) and
+// constrained decoding (a JSON schema and a forced tool call) on both.
+import { createServer } from "node:net";
+import { join } from "node:path";
+import { TOOLS_DIR } from "./llama-tools.ts";
+
+export const LLAMA_SERVER = join(TOOLS_DIR, "llama-server");
+const REPO_ROOT = join(import.meta.dir, "..", "..");
+const BUN = process.execPath;
+const LOAD_TIMEOUT_MS = 180_000;
+
+export type ServerKind = "llamux" | "llama-server";
+
+/** Servers still running: killed if the benchmark ends early (an error, Ctrl-C), so none is left behind. */
+const running = new Set<ReturnType<typeof Bun.spawn>>();
+process.on("exit", () => {
+  for (const child of running) child.kill("SIGKILL");
+});
+for (const signal of ["SIGINT", "SIGTERM"] as const) {
+  process.once(signal, () => process.exit(130));
+}
+
+/** The sampler chains the comparison runs: llama.cpp's top-k chain and vLLM's defaults (whole vocabulary). */
+export const SAMPLER_CHAINS = {
+  "top-k": { temperature: 1, top_k: 40, top_p: 1, min_p: 0 },
+  full: { temperature: 1, top_k: 0, top_p: 1, min_p: 0 },
+} as const;
+export type SamplerChainName = keyof typeof SAMPLER_CHAINS;
+
+export interface ServerSpec {
+  model: string;
+  threads: number;
+  parallel: number;
+  /** llamux: the command that starts it (bun src/main.ts, or an executable). */
+  llamux: string[];
+}
+
+export interface RunningServer {
+  kind: ServerKind;
+  baseUrl: string;
+  stop(): Promise<void>;
+}
+
+export function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.once("error", reject);
+    server.listen(0, "127.0.0.1", () => {
+      const { port } = server.address() as { port: number };
+      server.close(() => resolve(port));
+    });
+  });
+}
+
+/** The command line of each server at its defaults, apart from model, port, threads and sequences. */
+export function serverArgv(kind: ServerKind, spec: ServerSpec, port: number): string[] {
+  if (kind === "llama-server") {
+    return [LLAMA_SERVER, "-m", spec.model, "--host", "127.0.0.1", "--port", String(port), "-t", String(spec.threads), "-np", String(spec.parallel), "--no-webui"];
+  }
+  return [...spec.llamux, "serve", spec.model, "--profile", "b", "--host", "127.0.0.1", "--port", String(port), "--threads", String(spec.threads), "--parallel", String(spec.parallel)];
+}
+
+export function defaultLlamuxCommand(binary?: string): string[] {
+  return binary ? [binary] : [BUN, join(REPO_ROOT, "src", "main.ts")];
+}
+
+/** Starts a server and resolves once it answered a one-token completion; `readyMs` is spawn to that answer. */
+export async function startServer(kind: ServerKind, spec: ServerSpec): Promise<RunningServer & { readyMs: number }> {
+  const port = await freePort();
+  const argv = serverArgv(kind, spec, port);
+  const started = performance.now();
+  const child = Bun.spawn(argv, {
+    env: { ...process.env, LLAMUX_LOG_LEVEL: "warn", LLAMUX_PERSONA: "llamux" },
+    stdin: "ignore",
+    stdout: "ignore",
+    stderr: "pipe",
+  });
+  running.add(child);
+  let stderr = "";
+  void (async () => {
+    for await (const chunk of child.stderr) stderr = (stderr + new TextDecoder().decode(chunk)).slice(-4000);
+  })();
+  const baseUrl = `http://127.0.0.1:${port}`;
+  const stop = async () => {
+    child.kill("SIGTERM");
+    const timer = setTimeout(() => child.kill("SIGKILL"), 10_000);
+    await child.exited;
+    clearTimeout(timer);
+    running.delete(child);
+  };
+  while (true) {
+    if (child.exitCode !== null) throw new Error(`${kind} exited with status ${child.exitCode} before answering: ${stderr.trim().split("\n").slice(-3).join(" | ")}`);
+    if (performance.now() - started > LOAD_TIMEOUT_MS) {
+      await stop();
+      throw new Error(`${kind} did not answer within ${LOAD_TIMEOUT_MS / 1000} s`);
+    }
+    try {
+      const response = await fetch(`${baseUrl}/v1/completions`, {
+        method: "POST",
+        headers: { "content-type": "application/json" },
+        body: JSON.stringify({ model: spec.model, prompt: "Hello", max_tokens: 1, temperature: 0 }),
+        signal: AbortSignal.timeout(30_000),
+      });
+      if (response.ok) {
+        await response.arrayBuffer();
+        return { kind, baseUrl, stop, readyMs: performance.now() - started };
+      }
+      await response.arrayBuffer();
+    } catch {
+      // not listening yet
+    }
+    await Bun.sleep(20);
+  }
+}
+
+/** Random token ids from a seed, away from the special tokens at both ends of the vocabulary. */
+export function randomPrompt(length: number, vocabularySize: number, seed: number): number[] {
+  let state = seed >>> 0 || 1;
+  return Array.from({ length }, () => {
+    state ^= state << 13; state >>>= 0;
+    state ^= state >>> 17;
+    state ^= state << 5; state >>>= 0;
+    return 1000 + (state % (vocabularySize - 2000));
+  });
+}
+
+export interface StreamTiming {
+  sentAt: number;
+  /** arrival times of the chunks that carried generated text */
+  chunkTimes: number[];
+  endAt: number;
+  completionTokens: number;
+  text: string;
+}
+
+/** POSTs a streaming request and times its chunks; completion tokens come from the final usage chunk. */
+export async function streamRequest(baseUrl: string, path: string, body: Record<string, unknown>): Promise<StreamTiming> {
+  const sentAt = performance.now();
+  // A fresh connection per request: llama-server closes idle keep-alive connections, and a reused one
+  // then fails with ECONNRESET.
+  const response = await fetch(`${baseUrl}${path}`, {
+    method: "POST",
+    keepalive: false,
+    headers: { "content-type": "application/json", connection: "close" },
+    body: JSON.stringify({ ...body, stream: true, stream_options: { include_usage: true } }),
+  });
+  if (!response.ok || !response.body) throw new Error(`${path} answered ${response.status}: ${(await response.text()).slice(0, 300)}`);
+  const timing: StreamTiming = { sentAt, chunkTimes: [], endAt: 0, completionTokens: 0, text: "" };
+  const decoder = new TextDecoder();
+  let buffer = "";
+  for await (const bytes of response.body) {
+    const now = performance.now();
+    buffer += decoder.decode(bytes, { stream: true });
+    let newline: number;
+    while ((newline = buffer.indexOf("\n")) >= 0) {
+      const line = buffer.slice(0, newline).trim();
+      buffer = buffer.slice(newline + 1);
+      if (!line.startsWith("data:")) continue;
+      const data = line.slice(5).trim();
+      if (data === "[DONE]") continue;
+      const chunk = JSON.parse(data) as {
+        choices?: Array<{ text?: string; delta?: { content?: string | null; tool_calls?: Array<{ function?: { arguments?: string } }> } }>;
+        usage?: { completion_tokens?: number } | null;
+      };
+      const choice = chunk.choices?.[0];
+      const piece = choice?.text ?? choice?.delta?.content ?? choice?.delta?.tool_calls?.[0]?.function?.arguments ?? "";
+      if (piece) {
+        timing.chunkTimes.push(now);
+        timing.text += piece;
+      }
+      if (chunk.usage?.completion_tokens !== undefined) timing.completionTokens = chunk.usage.completion_tokens;
+    }
+  }
+  timing.endAt = performance.now();
+  return timing;
+}
+
+export interface LoadShape {
+  clients: number;
+  requestsPerClient: number;
+  promptTokens: number;
+  outputTokens: number;
+  chain: SamplerChainName;
+}
+
+export interface LoadResult {
+  tokensPerSecond: number;
+  ttftMs: number[];
+  interTokenMs: number[];
+  completionTokens: number;
+}
+
+/**
+ * `clients` streaming clients, each sending `requestsPerClient` completions one after another, prompts
+ * of random token ids (a new seed per request, so no prompt is a cached prefix of another).
+ */
+export async function runLoad(server: RunningServer, model: string, vocabularySize: number, shape: LoadShape, seedBase: number): Promise<LoadResult> {
+  const started = performance.now();
+  const timings: StreamTiming[] = [];
+  await Promise.all(Array.from({ length: shape.clients }, async (_, client) => {
+    for (let r = 0; r < shape.requestsPerClient; r++) {
+      const seed = seedBase + client * 1000 + r;
+      timings.push(await streamRequest(server.baseUrl, "/v1/completions", {
+        model, prompt: randomPrompt(shape.promptTokens, vocabularySize, seed), max_tokens: shape.outputTokens,
+        ignore_eos: true, seed, ...SAMPLER_CHAINS[shape.chain],
+      }));
+    }
+  }));
+  const ended = performance.now();
+  const completionTokens = timings.reduce((sum, t) => sum + t.completionTokens, 0);
+  const expected = shape.clients * shape.requestsPerClient * shape.outputTokens;
+  if (completionTokens !== expected) throw new Error(`${server.kind} generated ${completionTokens} tokens, expected ${expected}`);
+  return {
+    tokensPerSecond: completionTokens / ((ended - started) / 1000),
+    ttftMs: timings.map((t) => (t.chunkTimes[0] ?? t.endAt) - t.sentAt),
+    interTokenMs: timings.flatMap((t) => t.chunkTimes.slice(1).map((time, i) => time - t.chunkTimes[i]!)),
+    completionTokens,
+  };
+}
+
+/** A JSON schema and a forced tool call: the grammar-constrained paths a client takes most. */
+export const CONSTRAINED_SCHEMA = {
+  type: "object",
+  properties: {
+    name: { type: "string" },
+    age: { type: "integer" },
+    tags: { type: "array", items: { type: "string" } },
+  },
+  required: ["name", "age", "tags"],
+};
+
+export type ConstrainedMode = "none" | "json-schema" | "tool-call";
+
+/**
+ * One chat request with `mode`'s constraint; llama-server gets the schema in its own `json_schema` field
+ * (its response_format support is the same grammar). Rate: completion tokens over the whole request.
+ */
+export async function runConstrained(server: RunningServer, model: string, mode: ConstrainedMode, outputTokens: number, seed: number): Promise<{ tokensPerSecond: number; tokens: number }> {
+  const body: Record<string, unknown> = {
+    model, max_tokens: outputTokens, seed, ...SAMPLER_CHAINS["top-k"],
+    messages: [{ role: "user", content: `Describe person number ${seed} as JSON.` }],
+  };
+  if (mode === "json-schema") {
+    if (server.kind === "llama-server") body.json_schema = CONSTRAINED_SCHEMA;
+    else body.response_format = { type: "json_schema", json_schema: { name: "person", schema: CONSTRAINED_SCHEMA } };
+  } else if (mode === "tool-call") {
+    body.tools = [{ type: "function", function: { name: "record_person", description: "Store a person", parameters: CONSTRAINED_SCHEMA } }];
+    body.tool_choice = { type: "function", function: { name: "record_person" } };
+  } else {
+    body.ignore_eos = true;
+  }
+  const t = await streamRequest(server.baseUrl, "/v1/chat/completions", body);
+  // Over the whole request: a server may hold a tool call back and send it in one chunk at the end, so
+  // the time from the first chunk says nothing there. The prompt is a few dozen tokens on both.
+  const seconds = (t.endAt - t.sentAt) / 1000;
+  return { tokensPerSecond: seconds > 0 ? t.completionTokens / seconds : 0, tokens: t.completionTokens };
+}
+
+export function percentile(values: readonly number[], p: number): number {
+  if (values.length === 0) return NaN;
+  const sorted = [...values].sort((a, b) => a - b);
+  const index = Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1));
+  return sorted[index]!;
+}
