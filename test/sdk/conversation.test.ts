@@ -62,7 +62,8 @@ describe("tool-call flow in process", () => {
     conversation.registerFunction(weatherFunction);
     const responses = await collect(conversation.generateResponse("hi", { toolChoice: "required", functionCallParser: new AlternateFunctionCallParser(), maxTokens: 3, seed: 2 }));
     expect(responses.some((r) => r instanceof FunctionCalls)).toBe(false);
-    expect(responses.filter((r) => r instanceof Chunk).map((r) => (r as Chunk).text).join("")).toMatch(/^<\|tool/);
+    // LFM2's call opening (hermes would start "<tool"); sampled character by character or as the special token
+    expect(responses.filter((r) => r instanceof Chunk).map((r) => (r as Chunk).text).join("")).toMatch(/^<\|t/);
   });
 
   test("a named toolChoice forces that function", async () => {
