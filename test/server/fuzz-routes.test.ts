@@ -130,7 +130,9 @@ for (const profile of ["a", "b", "c"] as const) {
         const { status, text } = await send(server, route, body, contentType);
         statuses.set(status, (statuses.get(status) ?? 0) + 1);
         const unreachable = route.upstream && /ECONNREFUSED|Unable to connect/.test(text);
-        if (status >= 500 && !unreachable) throw new Error(`${route.method} ${route.path} answered ${status}: ${text.slice(0, 300)}`);
+        // Ollama refuses embeddings from a chat model with a 501, and clients match its words
+        const ollamaRefusal = status === 501 && text.includes("does not support embeddings");
+        if (status >= 500 && !unreachable && !ollamaRefusal) throw new Error(`${route.method} ${route.path} answered ${status}: ${text.slice(0, 300)}`);
         // A stream that started well may only report errors in its own shape, never a server error.
         expect(text).not.toMatch(/"(code|status)":\s*5\d\d\b/);
       }),
