@@ -51,7 +51,7 @@ describe.each(["tiny-lfm2-original", "tiny-lfm25"] as const)("%s", (name) => {
   const openai = () => new OpenAI({ baseURL: `${ollamaServer.baseUrl}/v1`, apiKey: "x", maxRetries: 0, timeout: 600_000 });
 
   test("/v1/chat/completions: tool_choice required gives tool_calls, written in LFM2's tokens", async () => {
-    const completion = await openai().chat.completions.create({ model: model(), messages, tools, tool_choice: "required", seed: 3, max_tokens: 60, logprobs: true });
+    const completion = await openai().chat.completions.create({ model: model(), messages, tools, tool_choice: "required", seed: 3, max_tokens: 200, logprobs: true });
     for (const choice of completion.choices) {
       expect(choice.finish_reason).toBe("tool_calls");
       expect(choice.message.content).toBeNull();
