@@ -12,7 +12,7 @@ import { BERT_TOKENIZER, LLAMA3_TOKENIZER, QWEN_TOKENIZER, type TokenizerSpec, b
 /** Bump when a change to the generator code changes the bytes it writes (spec changes are hashed anyway). */
 const GENERATOR_VERSION = 1;
 
-export const TINY_MODEL_NAMES = ["tiny-llama", "tiny-lfm2", "tiny-lfm2moe", "tiny-bert", "tiny-lfm2-ollama", "tiny-mmproj", "tiny-llama-lora"] as const;
+export const TINY_MODEL_NAMES = ["tiny-llama", "tiny-lfm2", "tiny-lfm2moe", "tiny-bert", "tiny-lfm2-ollama", "tiny-mmproj", "tiny-llama-lora", "tiny-bert-rerank"] as const;
 export const BENCH_MODEL_NAMES = [
   "lfm2-350m",
   "lfm2-350m-q4_0",
@@ -126,6 +126,8 @@ const tinyLfm2MoeShape: Lfm2Shape = {
 };
 
 const tinyBertShape: BertShape = { nEmbd: 64, nLayer: 2, nHead: 4, nFf: 128, nCtx: 512, normEps: 1e-12, poolingType: 1 };
+// The same encoder as a reranker: rank pooling over a classifier head.
+const tinyBertRerankShape: BertShape = { ...tinyBertShape, poolingType: 4, classifier: true };
 
 // 56x56 images in 14-pixel patches: 16 image tokens, projected into the 64-wide tiny text models.
 const tinyProjectorShape: ClipShape = { imageSize: 56, patchSize: 14, nEmbd: 32, nFf: 64, nLayer: 2, nHead: 4, projectionDim: 64, normEps: 1e-5 };
@@ -177,6 +179,7 @@ const tinyRecipes: GeneratedRecipe[] = [
     lfm2Model,
   ),
   projector("tiny-mmproj", "Tiny random-weight LLaVA-type vision projector for the 64-wide tiny text models", tinyProjectorShape),
+  generated("tiny-bert-rerank", "Tiny random-weight BERT reranker (rank pooling over a classifier head)", tinyBertRerankShape, BERT_TOKENIZER, bertModel),
   adapter("tiny-llama-lora", "Tiny random-weight LoRA adapter (rank 4) for tiny-llama's attention and FFN", { base: tinyLlamaShape, rank: 4, alpha: 8 }),
 ];
 

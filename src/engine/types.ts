@@ -93,6 +93,8 @@ export interface EngineOptions {
   kvCacheType?: "f16" | "q8_0" | "q4_0" | "f32";
   /** Load as an embedding model (pooled embeddings instead of generation). */
   embeddings?: boolean;
+  /** With embeddings: pool with the classifier head's score (a reranker, llama.cpp's --pooling rank). */
+  rank?: boolean;
   /** LoRA adapter GGUFs applied at full scale to every request (Modelfile ADAPTER). */
   loraAdapters?: string[];
 }
@@ -102,6 +104,12 @@ export interface EmbedResult {
   embedding: number[];
   tokens: number;
   norm: number;
+}
+
+/** A reranker's relevance score for each document (in the order given) and each query+document pair's token count. */
+export interface RankResult {
+  scores: number[];
+  tokens: number[];
 }
 
 /** Load of one engine, for metrics: sequences in use, requests waiting, and memory cells holding tokens. */
@@ -143,6 +151,8 @@ export interface ModelInfo {
   threads: number;
   /** Loaded for embeddings rather than generation. */
   embeddings: boolean;
+  /** A reranker: loaded for embeddings and its context pools with rank (a classifier head's score per sequence). */
+  reranker: boolean;
   compute: string;
   metadata: Record<string, string>;
   /** Present when a vision projector is loaded: requests may carry images. */

@@ -6,7 +6,7 @@ import { basename } from "node:path";
 import type { KeepAlivePolicy, LoadedEngine, ModelManager } from "../engine/model-manager.ts";
 import type { EngineProcess } from "../engine/engine-process.ts";
 import type { EngineOptions } from "../engine/types.ts";
-import { readGgufHeaderSync, ggufString, ggufArchKey } from "../store/gguf.ts";
+import { readGgufHeaderSync, ggufString, ggufArchKey, ggufNumber } from "../store/gguf.ts";
 import type { ModelStore, ResolvedModel, StoredModel } from "../store/model-store.ts";
 import { ApiError, notFound } from "./api-error.ts";
 import { siblingProjector } from "../vision/projector-file.ts";
@@ -20,6 +20,24 @@ export function isEmbeddingModel(path: string): boolean {
   const architecture = ggufString(header, "general.architecture") ?? "";
   return embeddingArchitectures.has(architecture) || header.metadata.has(ggufArchKey(header, "pooling_type"));
 }
+
+/** llama_pooling_type's rank: the pooled output is a classifier head's score (llama.cpp's --pooling rank). */
+const RANK_POOLING = 4;
+
+/**
+ * A reranker (cross-encoder): an embedding model whose file declares rank pooling, or whose classifier
+ * head (`cls.output.*`) is stored without a pooling type (llama.cpp then needs --pooling rank; llamux
+ * treats such files as rerankers too).
+ */
+export function isRerankModel(path: string): boolean {
+  const header = readGgufHeaderSync(path, { maxArrayLength: 0 });
+  const pooling = ggufNumber(header, ggufArchKey(header, "pooling_type"));
+  if (pooling !== undefined) return pooling === RANK_POOLING;
+  return isEmbeddingModel(path) && header.tensors.some((t) => t.name === "cls.output.weight");
+}
+
+/** Query+document pairs a reranker decodes together, one sequence each, in one llama_decode. */
+export const RERANK_SEQUENCES = 8;
 
 export interface ServedModel {
   /** The name clients use: --served-model-name, else the path given on the command line. */
@@ -167,6 +185,18 @@ export class ModelService {
     return embeds;
   }
 
+  private readonly rerankModels = new Map<string, boolean>();
+
+  /** Whether the model is a reranker: it scores query+document pairs (cached per file). */
+  reranks(model: ServedModel): boolean {
+    let reranks = this.rerankModels.get(model.path);
+    if (reranks === undefined) {
+      reranks = this.embeds(model) && isRerankModel(model.path);
+      this.rerankModels.set(model.path, reranks);
+    }
+    return reranks;
+  }
+
   /** Whether requests to the model may carry images. */
   hasVision(model: ServedModel): boolean {
     return model.projectorPath !== undefined;
@@ -175,7 +205,9 @@ export class ModelService {
   engineOptions(model: ServedModel, overrides: Partial<EngineOptions> = {}): EngineOptions {
     // Embedding models take one input at a time and their trained context (often 512 positions).
     if (this.embeds(model)) {
-      return { modelPath: model.path, embeddings: true, parallel: 1, ...(this.options.threads !== undefined ? { threads: this.options.threads } : {}), ...overrides };
+      // A reranker decodes several pairs at once, one sequence each.
+      const rank = this.reranks(model);
+      return { modelPath: model.path, embeddings: true, parallel: rank ? RERANK_SEQUENCES : 1, ...(rank ? { rank } : {}), ...(this.options.threads !== undefined ? { threads: this.options.threads } : {}), ...overrides };
     }
     return {
       modelPath: model.path,
