@@ -30,7 +30,7 @@ export function embed(deps: ServerDeps) {
     const body = validate(embedSchema, await readJsonBody(c));
     const name = body.model ?? "";
     const model = findModel(deps, name, "pull-hint");
-    if (!deps.models.embeds(model)) throw doesNotSupport(model, "embeddings");
+    if (!deps.models.embeds(model) || deps.models.reranks(model)) throw doesNotSupport(model, "embeddings");
     const inputs = inputsOf(body.input);
     const engine = await deps.models.engine(model, {}, keepAliveOf(deps, model, body.keep_alive));
     const loaded = performance.now();

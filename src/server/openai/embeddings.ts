@@ -25,7 +25,7 @@ export function embeddings(deps: ServerDeps) {
     const inputs = typeof body.input === "string" ? [body.input] : body.input;
     if (inputs.length === 0) throw badRequest("Input must not be an empty list", "input");
     const model = deps.models.resolve(body.model);
-    if (!deps.models.embeds(model)) throw badRequest(`Model "${model.id}" does not support embeddings`, "model");
+    if (!deps.models.embeds(model) || deps.models.reranks(model)) throw badRequest(`Model "${model.id}" does not support embeddings`, "model");
     const engine = await deps.models.engine(model, {}, ttlKeepAlive(deps.profile, body.ttl));
     if (body.dimensions !== undefined && body.dimensions !== engine.info.embeddingSize) {
       throw badRequest(`Model "${model.id}" produces ${engine.info.embeddingSize} dimensions and cannot shorten them to ${body.dimensions}`, "dimensions");

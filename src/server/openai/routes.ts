@@ -5,6 +5,7 @@ import { chatCompletions } from "./chat-completions.ts";
 import { completions } from "./completions.ts";
 import { embeddings } from "./embeddings.ts";
 import { listModels, retrieveModel } from "./models.ts";
+import { rerank } from "../rerank/rerank-routes.ts";
 
 export function openAiRoutes(deps: ServerDeps): Hono {
   const routes = new Hono();
@@ -12,6 +13,8 @@ export function openAiRoutes(deps: ServerDeps): Hono {
   routes.post("/v1/chat/completions", chatCompletions(deps));
   routes.post("/v1/completions", completions(deps));
   routes.post("/v1/embeddings", embeddings(deps));
+  // reranking (vLLM's; on profiles a and c an extension)
+  routes.post("/v1/rerank", rerank(deps));
   // models (ids may contain "/", as in org/model)
   routes.get("/v1/models", listModels(deps));
   routes.get("/v1/models/:id{.+}", retrieveModel(deps));
