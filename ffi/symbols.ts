@@ -144,6 +144,8 @@ const shimSymbols = {
 const mtmdSymbols = {
   mtmd_free: { args: [ptr], returns: none },
   mtmd_support_vision: { args: [ptr], returns: bool },
+  mtmd_support_audio: { args: [ptr], returns: bool },
+  mtmd_get_audio_sample_rate: { args: [ptr], returns: i32 },
   mtmd_decode_use_mrope: { args: [ptr], returns: bool },
   mtmd_get_marker: { args: [ptr], returns: cstring },
   mtmd_helper_log_set: { args: [ptr, ptr], returns: none },
@@ -153,6 +155,7 @@ const mtmdSymbols = {
   mtmd_bitmap_get_nx: { args: [ptr], returns: u32 },
   mtmd_bitmap_get_ny: { args: [ptr], returns: u32 },
   mtmd_bitmap_get_id: { args: [ptr], returns: ptr },
+  mtmd_bitmap_is_audio: { args: [ptr], returns: bool },
   mtmd_bitmap_set_id: { args: [ptr, ptr], returns: none },
 
   mtmd_input_chunks_init: { args: [], returns: ptr },
@@ -177,6 +180,7 @@ const mtmdShimSymbols = {
   llamux_mtmd_default_params: { args: [ptr], returns: none },
   llamux_mtmd_init: { args: [ptr, ptr, ptr], returns: ptr },
   llamux_mtmd_image_from_buf: { args: [ptr, ptr, usize], returns: ptr },
+  llamux_mtmd_audio_from_buf: { args: [ptr, ptr, usize], returns: ptr },
   llamux_mtmd_layout_count: { args: [], returns: i32 },
   llamux_mtmd_layout_name: { args: [i32], returns: cstring },
   llamux_mtmd_layout_value: { args: [i32], returns: u64 },

@@ -2,6 +2,7 @@
 import { createHash } from "node:crypto";
 import { bertModel, type BertShape } from "./bert.ts";
 import { clipProjector, type ClipShape } from "./clip.ts";
+import { audioProjector, type AudioProjectorShape } from "./audio-projector.ts";
 import { type ModelContent } from "./common.ts";
 import { lfm2Model, type Lfm2Shape } from "./lfm2.ts";
 import { llamaModel, type LlamaShape } from "./llama.ts";
@@ -12,7 +13,7 @@ import { BERT_TOKENIZER, LLAMA3_TOKENIZER, QWEN_TOKENIZER, type TokenizerSpec, b
 /** Bump when a change to the generator code changes the bytes it writes (spec changes are hashed anyway). */
 const GENERATOR_VERSION = 1;
 
-export const TINY_MODEL_NAMES = ["tiny-llama", "tiny-lfm2", "tiny-lfm2moe", "tiny-bert", "tiny-lfm2-ollama", "tiny-mmproj", "tiny-llama-lora", "tiny-bert-rerank"] as const;
+export const TINY_MODEL_NAMES = ["tiny-llama", "tiny-lfm2", "tiny-lfm2moe", "tiny-bert", "tiny-lfm2-ollama", "tiny-mmproj", "tiny-llama-lora", "tiny-bert-rerank", "tiny-audio-mmproj"] as const;
 export const BENCH_MODEL_NAMES = [
   "lfm2-350m",
   "lfm2-350m-q4_0",
@@ -76,6 +77,11 @@ function projector(name: ModelName, description: string, shape: ClipShape): Gene
   return { kind: "generated", name, description, fingerprint: fingerprintOf({ name, shape }), build: () => clipProjector(name, description, shape) };
 }
 
+/** An audio projector: no tokenizer, its own GGUF architecture (`clip`). */
+function audioProjectorRecipe(name: ModelName, description: string, shape: AudioProjectorShape): GeneratedRecipe {
+  return { kind: "generated", name, description, fingerprint: fingerprintOf({ name, shape }), build: () => audioProjector(name, description, shape) };
+}
+
 /** A LoRA adapter: no tokenizer; llama.cpp applies it over the base model it was made for. */
 function adapter(name: ModelName, description: string, shape: LoraShape): GeneratedRecipe {
   return { kind: "generated", name, description, fingerprint: fingerprintOf({ name, shape }), build: () => llamaLora(name, description, shape) };
@@ -132,6 +138,9 @@ const tinyBertRerankShape: BertShape = { ...tinyBertShape, poolingType: 4, class
 // 56x56 images in 14-pixel patches: 16 image tokens, projected into the 64-wide tiny text models.
 const tinyProjectorShape: ClipShape = { imageSize: 56, patchSize: 14, nEmbd: 32, nFf: 64, nLayer: 2, nHead: 4, projectionDim: 64, normEps: 1e-5 };
 
+// A two-layer 32-wide Whisper encoder over 128 mel bins, projected into the 64-wide tiny text models.
+const tinyAudioProjectorShape: AudioProjectorShape = { nEmbd: 32, nFf: 64, nLayer: 2, nHead: 4, projectionDim: 64, normEps: 1e-5, nMel: 128 };
+
 const lfm2_350mShape: Lfm2Shape = {
   nEmbd: 1024,
   nLayer: 16,
@@ -180,6 +189,7 @@ const tinyRecipes: GeneratedRecipe[] = [
   ),
   projector("tiny-mmproj", "Tiny random-weight LLaVA-type vision projector for the 64-wide tiny text models", tinyProjectorShape),
   generated("tiny-bert-rerank", "Tiny random-weight BERT reranker (rank pooling over a classifier head)", tinyBertRerankShape, BERT_TOKENIZER, bertModel),
+  audioProjectorRecipe("tiny-audio-mmproj", "Tiny random-weight Qwen2-Audio-type (Whisper encoder) audio projector for the 64-wide tiny text models", tinyAudioProjectorShape),
   adapter("tiny-llama-lora", "Tiny random-weight LoRA adapter (rank 4) for tiny-llama's attention and FFN", { base: tinyLlamaShape, rank: 4, alpha: 8 }),
 ];
 

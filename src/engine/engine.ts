@@ -110,7 +110,7 @@ export class Engine {
       reranker: (options.embeddings ?? false) && context.poolingType === "rank",
       compute: computeSummary(),
       metadata: model.allMetadata(),
-      ...(images ? { vision: { projectorPath: images.projector.path, mediaMarker: images.mediaMarker } } : {}),
+      ...(images ? { vision: { projectorPath: images.projector.path, mediaMarker: images.mediaMarker, images: images.projector.supportsVision, audio: images.projector.supportsAudio } } : {}),
     };
   }
 

@@ -4,6 +4,7 @@
 // id comes from the image's content hash, so the same image in the next turn matches.
 import type { MtmdBitmap, MtmdChunk, MtmdContext } from "../../ffi/mtmd.ts";
 import { EngineError, type EngineImage } from "./types.ts";
+import { MAX_AUDIO_SECONDS } from "../audio/audio-limits.ts";
 
 export interface ImageSpan {
   /** Prompt index of the image's first position. */
@@ -35,12 +36,26 @@ function sha256Hex(bytes: Uint8Array): string {
   return new Bun.CryptoHasher("sha256").update(bytes).digest("hex");
 }
 
+function audioBitmap(mtmd: MtmdContext, bytes: Uint8Array): MtmdBitmap {
+  if (!mtmd.supportsAudio) throw new Error(`projector "${mtmd.path}" has no audio encoder`);
+  const bitmap = mtmd.audioFromFile(bytes);
+  const seconds = bitmap.width / mtmd.audioSampleRate;
+  if (seconds > MAX_AUDIO_SECONDS) {
+    bitmap.dispose();
+    throw new Error(`${seconds.toFixed(1)} seconds is longer than the ${MAX_AUDIO_SECONDS} allowed`);
+  }
+  return bitmap;
+}
+
 function toBitmap(mtmd: MtmdContext, image: EngineImage, index: number): MtmdBitmap {
+  const what = image.kind === "audio" ? "audio" : "image";
   try {
+    if (image.kind === "audio") return audioBitmap(mtmd, image.bytes);
+    if (!mtmd.supportsVision) throw new Error(`projector "${mtmd.path}" has no vision encoder`);
     if (image.kind === "file") return mtmd.imageFromFile(image.bytes);
     return mtmd.imageFromRgb(image.width, image.height, image.pixels, sha256Hex(image.pixels));
   } catch (error) {
-    throw new EngineError("invalid_request", `Cannot use image ${index + 1}: ${(error as Error).message}`);
+    throw new EngineError("invalid_request", `Cannot use ${what} ${index + 1}: ${(error as Error).message}`);
   }
 }
 

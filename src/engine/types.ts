@@ -8,7 +8,9 @@ import type { SamplerSettings } from "../../ffi/sampler.ts";
  */
 export type EngineImage =
   | { kind: "file"; bytes: Uint8Array }
-  | { kind: "rgb"; width: number; height: number; pixels: Uint8Array };
+  | { kind: "rgb"; width: number; height: number; pixels: Uint8Array }
+  /** An audio file (WAV, MP3, FLAC) for a projector with an audio encoder: media like an image. */
+  | { kind: "audio"; bytes: Uint8Array };
 
 export interface GenerateRequest {
   /** Unique per runner; the parent assigns it. */
@@ -161,6 +163,10 @@ export interface ModelInfo {
 
 export interface VisionInfo {
   projectorPath: string;
+  /** The projector encodes images (mtmd_support_vision). */
+  images: boolean;
+  /** The projector encodes audio (mtmd_support_audio). */
+  audio: boolean;
   /** The text standing for one image in a prompt; random per engine so that user text cannot forge one. */
   mediaMarker: string;
 }
