@@ -9,7 +9,7 @@ import type { EngineOptions } from "../engine/types.ts";
 import { readGgufHeaderSync, ggufString, ggufArchKey, ggufNumber } from "../store/gguf.ts";
 import type { ModelStore, ResolvedModel, StoredModel } from "../store/model-store.ts";
 import { ApiError, notFound } from "./api-error.ts";
-import { siblingProjector } from "../vision/projector-file.ts";
+import { projectorModalities, siblingProjector } from "../vision/projector-file.ts";
 
 /** Architectures that only embed (no generation); others embed only when their file says how to pool. */
 const embeddingArchitectures = new Set(["bert", "nomic-bert", "nomic-bert-moe", "jina-bert-v2", "jina-bert-v3", "modern-bert", "neo-bert", "t5encoder"]);
@@ -197,9 +197,14 @@ export class ModelService {
     return reranks;
   }
 
-  /** Whether requests to the model may carry images. */
+  /** Whether requests to the model may carry images: its projector has a vision encoder. */
   hasVision(model: ServedModel): boolean {
-    return model.projectorPath !== undefined;
+    return model.projectorPath !== undefined && projectorModalities(model.projectorPath).vision;
+  }
+
+  /** Whether requests to the model may carry audio: its projector has an audio encoder (mtmd_support_audio). */
+  hasAudio(model: ServedModel): boolean {
+    return model.projectorPath !== undefined && projectorModalities(model.projectorPath).audio;
   }
 
   engineOptions(model: ServedModel, overrides: Partial<EngineOptions> = {}): EngineOptions {

@@ -9,6 +9,7 @@ import { readJsonBody, validate } from "../validation.ts";
 import type { ServerDeps } from "../deps.ts";
 import { observeChoices } from "../observe.ts";
 import { imageUrlReader } from "../request-images.ts";
+import { audioReader } from "../request-audio.ts";
 import { chatCompletionSchema } from "./schemas.ts";
 import { checkContextLength } from "./context-check.ts";
 import { openAiEventStream } from "./sse.ts";
@@ -38,7 +39,7 @@ export function chatCompletions(deps: ServerDeps, extension?: ResponseExtension)
 
     if (deps.models.embeds(model)) throw badRequest(`Model "${model.id}" is an embedding model and does not support chat`, "model");
     // Images are read (and refused) before the model loads.
-    const messages = await toChatMessages(body.messages, imageUrlReader(deps, model));
+    const messages = await toChatMessages(body.messages, imageUrlReader(deps, model), audioReader(deps, model));
     const engine = await deps.models.engine(model, { ...defaults.load, ...loadOverrides(deps.profile, body) }, ttlKeepAlive(deps.profile, body.ttl));
     const constraint = outputConstraintOf(body);
     const plan = planChatOutput({

@@ -6,6 +6,7 @@ import { completions } from "./completions.ts";
 import { embeddings } from "./embeddings.ts";
 import { listModels, retrieveModel } from "./models.ts";
 import { rerank } from "../rerank/rerank-routes.ts";
+import { transcriptions } from "./transcriptions.ts";
 
 export function openAiRoutes(deps: ServerDeps): Hono {
   const routes = new Hono();
@@ -13,6 +14,8 @@ export function openAiRoutes(deps: ServerDeps): Hono {
   routes.post("/v1/chat/completions", chatCompletions(deps));
   routes.post("/v1/completions", completions(deps));
   routes.post("/v1/embeddings", embeddings(deps));
+  // speech to text, as Ollama and vLLM serve it (LM Studio has no such route)
+  if (deps.profile.name !== "c") routes.post("/v1/audio/transcriptions", transcriptions(deps));
   // reranking (vLLM's; on profiles a and c an extension)
   routes.post("/v1/rerank", rerank(deps));
   // models (ids may contain "/", as in org/model)
