@@ -11,9 +11,19 @@ import { observeChoices } from "../observe.ts";
 import { uploadedAudio } from "../request-audio.ts";
 import { modelDefaults } from "./ollama-options.ts";
 import { toSamplerSettings } from "./translate.ts";
+import { audioSeconds } from "../../audio/audio-duration.ts";
 
 /** Most tokens one transcription may generate (a 5-minute clip is well under 1,000 words). */
 export const MAX_TRANSCRIPTION_TOKENS = 2048;
+/** Tokens a transcript may take per second of audio (speech runs at about 3 words, 4 tokens, a second). */
+export const TRANSCRIPTION_TOKENS_PER_SECOND = 8;
+
+/** The generation bound for a clip: 64 tokens plus 8 a second where the header tells its length (WAV, FLAC), else the maximum. */
+export function transcriptionTokens(audio: Uint8Array): number {
+  const seconds = audioSeconds(audio);
+  if (seconds === undefined) return MAX_TRANSCRIPTION_TOKENS;
+  return Math.min(MAX_TRANSCRIPTION_TOKENS, 64 + Math.ceil(seconds * TRANSCRIPTION_TOKENS_PER_SECOND));
+}
 
 function field(form: FormData, name: string): string | undefined {
   const value = form.get(name);
@@ -61,7 +71,7 @@ export function transcriptions(deps: ServerDeps) {
     const engine = await deps.models.engine(model, defaults.load);
     const prompt = await renderChatPrompt(engine, { messages, addGenerationPrompt: true });
     const sampling = { ...toSamplerSettings({}, deps.profile, defaults.sampling), temperature };
-    const [choice] = await startChat(engine, prompt, { sampling, maxTokens: MAX_TRANSCRIPTION_TOKENS, stop: defaults.stop }, {
+    const [choice] = await startChat(engine, prompt, { sampling, maxTokens: transcriptionTokens(audio), stop: defaults.stop }, {
       signal: c.req.raw.signal, onDone: observeChoices(deps, model.id, arrived),
     });
     const result = await choice!.collect();
