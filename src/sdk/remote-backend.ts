@@ -16,7 +16,7 @@ function contentParts(message: ChatMessage): string | ContentPart[] {
   if (message.content.every((part) => part instanceof TextContent)) return message.text;
   return message.content.map((part): ContentPart => {
     if (part instanceof ImageContent) return { type: "image_url", image_url: { url: part.toDataUrl() } };
-    if (part instanceof AudioContent) return { type: "input_audio", input_audio: { data: Buffer.from(part.data).toString("base64"), format: /mp3|mpeg/.test(part.mimeType) ? "mp3" : part.mimeType.includes("flac") ? "flac" : "wav" } };
+    if (part instanceof AudioContent) return { type: "input_audio", input_audio: { data: Buffer.from(part.data).toString("base64"), format: part.mimeType.includes("mp3") ? "mp3" : "wav" } };
     return { type: "text", text: (part as TextContent).text };
   });
 }

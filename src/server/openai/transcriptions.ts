@@ -25,7 +25,10 @@ export function transcriptionTokens(audio: Uint8Array): number {
   return Math.min(MAX_TRANSCRIPTION_TOKENS, 64 + Math.ceil(seconds * TRANSCRIPTION_TOKENS_PER_SECOND));
 }
 
-function field(form: FormData, name: string): string | undefined {
+/** A multipart form as Request.formData() gives it (Bun's and undici's FormData types differ). */
+type Form = Awaited<ReturnType<Request["formData"]>>;
+
+function field(form: Form, name: string): string | undefined {
   const value = form.get(name);
   if (value === null) return undefined;
   if (typeof value !== "string") throw badRequest(`"${name}" must be a text field`, name);
@@ -46,7 +49,7 @@ export function transcriptions(deps: ServerDeps) {
     if (!(c.req.header("content-type") ?? "").toLowerCase().startsWith("multipart/form-data")) {
       throw badRequest("A transcription request is multipart/form-data with a `file` and a `model`", "file");
     }
-    let form: FormData;
+    let form: Form;
     try {
       form = await c.req.raw.formData();
     } catch (error) {
