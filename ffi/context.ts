@@ -175,6 +175,20 @@ export class LlamaContext extends NativeHandle {
     return new Float32Array(toArrayBuffer(p, 0, this.model.vocab.size * 4).slice(0));
   }
 
+  /** The pooling the context applies (the model's own unless the context was created with another): 4 is rank. */
+  get poolingType(): Pooling {
+    const type = this.n.llama.llama_pooling_type(this.handle);
+    return (Object.keys(poolingTypes) as Pooling[]).find((name) => poolingTypes[name] === type) ?? "unspecified";
+  }
+
+  /** A reranker's scores for a sequence after decode (rank pooling): one per classifier output. */
+  sequenceScores(seq: number): Float32Array | undefined {
+    const p = asPointer(this.n.llama.llama_get_embeddings_seq(this.handle, seq));
+    if (!p) return undefined;
+    const outputs = this.n.llama.llama_model_n_cls_out(this.model.pointer);
+    return new Float32Array(toArrayBuffer(p, 0, Math.max(1, outputs) * 4).slice(0));
+  }
+
   /** Pooled embedding of a sequence after decode (context created with embeddings). */
   sequenceEmbedding(seq: number): Float32Array | undefined {
     const p = asPointer(this.n.llama.llama_get_embeddings_seq(this.handle, seq));

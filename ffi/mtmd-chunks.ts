@@ -8,8 +8,9 @@ import type { MtmdNative } from "./symbols.ts";
 
 const CHUNK_TYPE_TEXT = 0;
 const CHUNK_TYPE_IMAGE = 1;
+const CHUNK_TYPE_AUDIO = 2;
 
-/** A decoded image (RGB) ready for tokenization; its id is a hash of its content. */
+/** A decoded image (RGB) or audio clip (mono samples) ready for tokenization; its id is a hash of its content. */
 export class MtmdBitmap extends NativeHandle {
   constructor(private readonly n: MtmdNative, pointer: Pointer) {
     super(pointer, "image bitmap");
@@ -23,6 +24,8 @@ export class MtmdBitmap extends NativeHandle {
   get width(): number { return this.n.mtmd.mtmd_bitmap_get_nx(this.handle); }
   get height(): number { return this.n.mtmd.mtmd_bitmap_get_ny(this.handle); }
   get id(): string { return readCString(asPointer(this.n.mtmd.mtmd_bitmap_get_id(this.handle))) ?? ""; }
+  /** Audio bitmaps hold mono float samples: width is their count. */
+  get isAudio(): boolean { return this.n.mtmd.mtmd_bitmap_is_audio(this.handle); }
 }
 
 /** One media chunk of a tokenized prompt, owned on its own (a copy out of the chunk list). */
@@ -63,10 +66,11 @@ export function takeChunks(n: MtmdNative, list: Pointer): PromptChunk[] {
         const tokens = asPointer(n.mtmd.mtmd_input_chunk_get_tokens_text(chunk, ptr(length)));
         const count = Number(length[0]);
         out.push({ type: "text", tokens: count > 0 && tokens ? new Int32Array(toArrayBuffer(tokens, 0, count * 4).slice(0)) : new Int32Array(0) });
-      } else if (type === CHUNK_TYPE_IMAGE) {
+      } else if (type === CHUNK_TYPE_IMAGE || type === CHUNK_TYPE_AUDIO) {
+        // Audio chunks are media like images: embeddings from the encoder, decoded in place.
         out.push({ type: "image", chunk: new MtmdChunk(n, asPointer(n.mtmd.mtmd_input_chunk_copy(chunk))!) });
       } else {
-        throw new Error("Cannot use an audio chunk: llamux passes images only");
+        throw new Error(`Cannot use a media chunk of type ${type}: llamux passes images and audio`);
       }
     }
     return out;

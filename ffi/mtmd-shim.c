@@ -29,6 +29,23 @@ mtmd_bitmap * llamux_mtmd_image_from_buf(const mtmd_context * ctx, const unsigne
     return w.bitmap;
 }
 
+// An audio file's bytes (WAV, MP3 or FLAC: what miniaudio reads), resampled to the projector's rate, as a
+// bitmap of samples whose id is the bytes' SHA-256. Anything else (an image, a video, bytes no decoder
+// reads) gives NULL.
+mtmd_bitmap * llamux_mtmd_audio_from_buf(const mtmd_context * ctx, const unsigned char * buf, size_t len) {
+    struct mtmd_helper_bitmap_wrapper w = mtmd_helper_bitmap_init_from_buf(ctx, buf, len, false, mtmd_helper_init_opt_default());
+    if (w.video_ctx != NULL) {
+        mtmd_helper_video_free(w.video_ctx);
+        if (w.bitmap != NULL) mtmd_bitmap_free(w.bitmap);
+        return NULL;
+    }
+    if (w.bitmap != NULL && !mtmd_bitmap_is_audio(w.bitmap)) {
+        mtmd_bitmap_free(w.bitmap);
+        return NULL;
+    }
+    return w.bitmap;
+}
+
 #define SIZE(T) { "sizeof " #T, sizeof(struct T) }
 #define FIELD(T, F) { #T "." #F, offsetof(struct T, F) }
 

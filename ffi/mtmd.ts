@@ -67,15 +67,39 @@ export class MtmdContext extends NativeHandle {
     const { result: pointer, error } = withLlamaError(() => asPointer(n.shim.llamux_mtmd_init(cstr(path), model.pointer, params.pointer)));
     if (!pointer) throw new Error(`Cannot load projector "${path}": ${error ?? "libmtmd rejected the file"}`);
     const context = new MtmdContext(n, pointer, path, model);
-    if (!n.mtmd.mtmd_support_vision(pointer)) {
+    if (!context.supportsVision && !context.supportsAudio) {
       context.dispose();
-      throw new Error(`Cannot load projector "${path}": it has no vision encoder`);
+      throw new Error(`Cannot load projector "${path}": it has neither a vision nor an audio encoder`);
     }
     return context;
   }
 
   protected free(pointer: Pointer): void {
     this.n.mtmd.mtmd_free(pointer);
+  }
+
+  /** The projector encodes images. */
+  get supportsVision(): boolean {
+    return this.n.mtmd.mtmd_support_vision(this.handle);
+  }
+
+  /** The projector encodes audio (mtmd_support_audio). */
+  get supportsAudio(): boolean {
+    return this.n.mtmd.mtmd_support_audio(this.handle);
+  }
+
+  /** Samples per second audio is resampled to before encoding (16000 for Whisper-style encoders); -1 without audio. */
+  get audioSampleRate(): number {
+    return this.n.mtmd.mtmd_get_audio_sample_rate(this.handle);
+  }
+
+  /** Decodes an audio file (WAV, MP3, FLAC: what miniaudio reads) into mono samples at the projector's rate; throws if it is not one. */
+  audioFromFile(bytes: Uint8Array): MtmdBitmap {
+    if (bytes.length === 0) throw new Error("Cannot decode audio: it is empty");
+    if (!this.supportsAudio) throw new Error(`Cannot decode audio: projector "${this.path}" has no audio encoder`);
+    const { result, error } = withLlamaError(() => asPointer(this.n.shim.llamux_mtmd_audio_from_buf(this.handle, ptr(bytes), bytes.length)));
+    if (!result) throw new Error(`Cannot decode audio: ${error ?? "not a WAV, MP3 or FLAC file libmtmd reads"}`);
+    return new MtmdBitmap(this.n, result);
   }
 
   /** M-RoPE models place an image's tokens on a grid: it takes fewer positions than tokens. */

@@ -16,7 +16,9 @@ export class LlamaVocab {
   readonly eos: number;
   readonly eot: number;
   readonly addBos: boolean;
+  readonly sep: number;
   readonly addEos: boolean;
+  readonly addSep: boolean;
   /** llama_vocab_type: SPM, BPE, WPM, UGM, RWKV, … */
   readonly type: number;
 
@@ -27,7 +29,9 @@ export class LlamaVocab {
     this.eos = l.llama_vocab_eos(vocab);
     this.eot = l.llama_vocab_eot(vocab);
     this.addBos = l.llama_vocab_get_add_bos(vocab);
+    this.sep = l.llama_vocab_sep(vocab);
     this.addEos = l.llama_vocab_get_add_eos(vocab);
+    this.addSep = l.llama_vocab_get_add_sep(vocab);
     this.type = l.llama_vocab_type(vocab);
   }
 

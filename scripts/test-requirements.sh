@@ -25,6 +25,8 @@ requirements=(
   "command ip iproute2 the RPC test (two network namespaces joined by a veth pair)"
   "command podman podman the container image test (builds and runs the image)"
   "command runc runc podman's runtime for the image test (crun fails on hybrid cgroups)"
+  "command espeak-ng espeak-ng the audio tests (a real spoken WAV)"
+  "command sox sox the audio tests (conversions, a long file)"
 )
 
 missing=()

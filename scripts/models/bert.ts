@@ -11,8 +11,10 @@ export interface BertShape {
   nFf: number;
   nCtx: number;
   normEps: number;
-  /** llama_pooling_type: 1 = mean, 2 = cls */
+  /** llama_pooling_type: 1 = mean, 2 = cls, 4 = rank (a reranker) */
   poolingType: number;
+  /** A reranker's classification head: `cls` (dense + tanh) and `cls.output` (one score), as bert.cpp loads them. */
+  classifier?: boolean;
 }
 
 export function bertModel(name: string, description: string, shape: BertShape, tokenizer: BuiltTokenizer): ModelContent {
@@ -63,6 +65,14 @@ export function bertModel(name: string, description: string, shape: BertShape, t
       zeros(`${blk}.ffn_down.bias`, nEmbd),
       ones(`${blk}.layer_output_norm.weight`, nEmbd),
       zeros(`${blk}.layer_output_norm.bias`, nEmbd),
+    );
+  }
+  if (shape.classifier) {
+    tensors.push(
+      random("cls.weight", [nEmbd, nEmbd], GgmlType.F32),
+      zeros("cls.bias", nEmbd),
+      random("cls.output.weight", [nEmbd, 1], GgmlType.F32),
+      zeros("cls.output.bias", 1),
     );
   }
   return { metadata, tensors };

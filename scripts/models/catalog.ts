@@ -2,6 +2,7 @@
 import { createHash } from "node:crypto";
 import { bertModel, type BertShape } from "./bert.ts";
 import { clipProjector, type ClipShape } from "./clip.ts";
+import { audioProjector, type AudioProjectorShape } from "./audio-projector.ts";
 import { type ModelContent } from "./common.ts";
 import { lfm2Model, type Lfm2Shape } from "./lfm2.ts";
 import { llamaModel, type LlamaShape } from "./llama.ts";
@@ -18,6 +19,8 @@ export const TINY_MODEL_NAMES = [
   "tiny-llama-draft", "tiny-lfm2-draft",
   // LFM2 with the original templates published GGUFs carry
   "tiny-lfm2-original", "tiny-lfm25",
+  // reranking and audio input
+  "tiny-bert-rerank", "tiny-audio-mmproj",
 ] as const;
 export const BENCH_MODEL_NAMES = [
   "lfm2-350m",
@@ -87,6 +90,11 @@ function projector(name: ModelName, description: string, shape: ClipShape): Gene
   return { kind: "generated", name, description, fingerprint: fingerprintOf({ name, shape }), build: () => clipProjector(name, description, shape) };
 }
 
+/** An audio projector: no tokenizer, its own GGUF architecture (`clip`). */
+function audioProjectorRecipe(name: ModelName, description: string, shape: AudioProjectorShape): GeneratedRecipe {
+  return { kind: "generated", name, description, fingerprint: fingerprintOf({ name, shape }), build: () => audioProjector(name, description, shape) };
+}
+
 /** A LoRA adapter: no tokenizer; llama.cpp applies it over the base model it was made for. */
 function adapter(name: ModelName, description: string, shape: LoraShape): GeneratedRecipe {
   return { kind: "generated", name, description, fingerprint: fingerprintOf({ name, shape }), build: () => llamaLora(name, description, shape) };
@@ -137,9 +145,14 @@ const tinyLfm2MoeShape: Lfm2Shape = {
 };
 
 const tinyBertShape: BertShape = { nEmbd: 64, nLayer: 2, nHead: 4, nFf: 128, nCtx: 512, normEps: 1e-12, poolingType: 1 };
+// The same encoder as a reranker: rank pooling over a classifier head.
+const tinyBertRerankShape: BertShape = { ...tinyBertShape, poolingType: 4, classifier: true };
 
 // 56x56 images in 14-pixel patches: 16 image tokens, projected into the 64-wide tiny text models.
 const tinyProjectorShape: ClipShape = { imageSize: 56, patchSize: 14, nEmbd: 32, nFf: 64, nLayer: 2, nHead: 4, projectionDim: 64, normEps: 1e-5 };
+
+// A two-layer 32-wide Whisper encoder over 128 mel bins, projected into the 64-wide tiny text models.
+const tinyAudioProjectorShape: AudioProjectorShape = { nEmbd: 32, nFf: 64, nLayer: 2, nHead: 4, projectionDim: 64, normEps: 1e-5, nMel: 128 };
 
 const lfm2_350mShape: Lfm2Shape = {
   nEmbd: 1024,
@@ -188,6 +201,8 @@ const tinyRecipes: GeneratedRecipe[] = [
     lfm2Model,
   ),
   projector("tiny-mmproj", "Tiny random-weight LLaVA-type vision projector for the 64-wide tiny text models", tinyProjectorShape),
+  generated("tiny-bert-rerank", "Tiny random-weight BERT reranker (rank pooling over a classifier head)", tinyBertRerankShape, BERT_TOKENIZER, bertModel),
+  audioProjectorRecipe("tiny-audio-mmproj", "Tiny random-weight Qwen2-Audio-type (Whisper encoder) audio projector for the 64-wide tiny text models", tinyAudioProjectorShape),
   adapter("tiny-llama-lora", "Tiny random-weight LoRA adapter (rank 4) for tiny-llama's attention and FFN", { base: tinyLlamaShape, rank: 4, alpha: 8 }),
   // A reasoning model for the Responses and Messages APIs: its template opens <think>, so random weights reason until cut off.
   generated(

@@ -2,7 +2,10 @@
 // Capabilities, Parameters, System and License sections of `ollama show`, and the parameters and
 // Modelfile texts.
 import { detectCapabilities, type Capability } from "../store/capabilities.ts";
-import { ggufNumber, ggufParameterCount, ggufString, readGgufHeaderSync } from "../store/gguf.ts";
+import { ggufBool, ggufNumber, ggufParameterCount, ggufString, readGgufHeaderSync } from "../store/gguf.ts";
+
+const audioOnly = (header: ReturnType<typeof readGgufHeaderSync>) =>
+  ggufBool(header, "clip.has_audio_encoder") === true && ggufBool(header, "clip.has_vision_encoder") !== true;
 import { fileTypeName, formatParameterCount } from "../store/model-config.ts";
 import { formatModelfile } from "../store/modelfile/index.ts";
 import type { ResolvedModel } from "../store/resolved-model.ts";
@@ -51,7 +54,11 @@ export function modelDetails(model: Pick<ResolvedModel, "name" | "modelPath" | "
     ...(projectorHeader ? {
       projector: { architecture: ggufString(projectorHeader, "general.architecture") ?? "clip", parameters: formatParameterCount(ggufParameterCount(projectorHeader)) },
     } : {}),
-    capabilities: detectCapabilities(header, { projector: projectorHeader !== undefined, ...(model.template !== undefined ? { goTemplate: model.template } : {}) }),
+    capabilities: detectCapabilities(header, {
+      // an audio-only projector (clip.has_audio_encoder without clip.has_vision_encoder) adds audio, not vision
+      projector: projectorHeader !== undefined && ggufBool(projectorHeader, "clip.has_vision_encoder") !== false && !audioOnly(projectorHeader),
+      audio: projectorHeader !== undefined && ggufBool(projectorHeader, "clip.has_audio_encoder") === true,
+      ...(model.template !== undefined ? { goTemplate: model.template } : {}) }),
     template: model.template ?? ggufString(header, "tokenizer.chat_template") ?? "",
     system: model.system ?? "",
     license: model.license ?? "",

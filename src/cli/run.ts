@@ -102,13 +102,13 @@ export async function runCommand(args: string[]): Promise<number> {
       return await interactiveChat(backend, settings);
     }
     const prompt = [piped, ...promptWords].filter(Boolean).join(" ");
-    const { text, images } = extractImages(prompt);
+    const { text, images, audio } = extractImages(prompt);
     const controller = new AbortController();
     process.once("SIGINT", () => controller.abort());
     const writer = new WordWrapWriter((chunk) => process.stdout.write(chunk), settings.wordWrap ? process.stdout.columns : undefined);
     let stats: ChatStats | undefined;
     for await (const event of backend.chat({
-      messages: [{ role: "user", content: text }], images, options,
+      messages: [{ role: "user", content: text }], images, ...(audio.length ? { audio } : {}), options,
       ...(settings.format ? { format: settings.format } : {}), ...(settings.keepAlive !== undefined ? { keepAlive: settings.keepAlive } : {}),
     }, controller.signal)) {
       if (event.type === "content") writer.push(event.text);

@@ -2,7 +2,7 @@
 // request ids, event routing to each request's stream, calls with replies, and failing everything in
 // flight when the host goes away. Subclasses only start the host, carry messages and stop it.
 import type { ChildMessage, ParentMessage } from "./protocol.ts";
-import { EngineError, type EmbedResult, type EngineEvent, type EngineOptions, type EngineStats, type GenerateRequest, type ModelInfo } from "./types.ts";
+import { EngineError, type EmbedResult, type EngineEvent, type EngineOptions, type EngineStats, type GenerateRequest, type ModelInfo, type RankResult } from "./types.ts";
 import type { EventSink } from "./sequence.ts";
 import type { EngineHandle, TokenizeOptions } from "../generation/engine-handle.ts";
 import { checkRequestTokenIds, checkTokenIds } from "./token-ids.ts";
@@ -144,6 +144,11 @@ export abstract class EngineClient implements EngineHandle {
   /** `truncate` keeps the first tokens of an input longer than the model takes, instead of failing. */
   embed(text: string, { truncate = false } = {}): Promise<EmbedResult> {
     return this.call({ type: "embed", callId: 0, text, truncate }) as Promise<EmbedResult>;
+  }
+
+  /** A reranker's score of each document against the query, batched across documents in the engine. */
+  rank(query: string, documents: string[]): Promise<RankResult> {
+    return this.call({ type: "rank", callId: 0, query, documents }) as Promise<RankResult>;
   }
 
   private call(message: Extract<ParentMessage, { callId: number }>): Promise<unknown> {

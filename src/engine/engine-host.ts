@@ -53,13 +53,15 @@ export function engineMessageHandler(send: (message: ChildMessage) => void, exit
       case "tokenize":
       case "detokenize":
       case "embed":
+      case "rank":
       case "stats":
         try {
           if (!engine) throw new Error("no model is loaded");
           const result = message.type === "tokenize"
             ? engine.tokenize(message.text, message.addSpecial, message.parseSpecial)
             : message.type === "detokenize" ? engine.detokenize(message.tokens)
-            : message.type === "embed" ? engine.embed(message.text, message.truncate) : engine.stats();
+            : message.type === "embed" ? engine.embed(message.text, message.truncate)
+            : message.type === "rank" ? engine.rank(message.query, message.documents) : engine.stats();
           send({ type: "reply", callId: message.callId, result });
         } catch (error) {
           send({ type: "reply", callId: message.callId, error: (error as Error).message, ...(error instanceof EngineError ? { code: error.code } : {}) });

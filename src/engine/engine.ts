@@ -15,7 +15,7 @@ import type { Speculation } from "./speculative/speculation.ts";
 import { layersOnRpcServers } from "./rpc-split.ts";
 import { checkTokenIds } from "./token-ids.ts";
 import type { EventSink } from "./sequence.ts";
-import { EngineError, type EmbedResult, type EngineOptions, type EngineStats, type GenerateRequest, type ModelInfo } from "./types.ts";
+import { EngineError, type EmbedResult, type EngineOptions, type EngineStats, type GenerateRequest, type ModelInfo, type RankResult } from "./types.ts";
 
 export const DEFAULT_PARALLEL = 4;
 export const DEFAULT_CONTEXT_PER_SEQUENCE = 4096;
@@ -120,9 +120,10 @@ export class Engine {
       controlTokenTexts: controlTokenTexts(model),
       threads,
       embeddings: options.embeddings ?? false,
+      reranker: (options.embeddings ?? false) && context.poolingType === "rank",
       compute: computeSummary(),
       metadata: model.allMetadata(),
-      ...(images ? { vision: { projectorPath: images.projector.path, mediaMarker: images.mediaMarker } } : {}),
+      ...(images ? { vision: { projectorPath: images.projector.path, mediaMarker: images.mediaMarker, images: images.projector.supportsVision, audio: images.projector.supportsAudio } } : {}),
       ...(speculation ? { speculative: speculation.summary } : {}),
     };
   }
@@ -147,6 +148,7 @@ export class Engine {
         flashAttention: options.flashAttention ?? "auto",
         ...(options.kvCacheType ? { kvCacheType: options.kvCacheType } : {}),
         embeddings: options.embeddings ?? false,
+        ...(options.embeddings && options.rank ? { pooling: "rank" as const } : {}),
         // Non-causal (embedding) models must see a whole input in one micro-batch.
         ...(options.embeddings ? { microBatchSize: batchSize } : {}),
         // a hybrid model verifying drafts must be able to take the rejected ones out of its recurrent state
@@ -195,6 +197,7 @@ export class Engine {
    */
   embed(text: string, truncate = false): EmbedResult {
     if (!this.info.embeddings) throw new EngineError("invalid_request", `Model "${this.info.path}" was not loaded for embeddings`);
+    if (this.info.reranker) throw new EngineError("invalid_request", `Model "${this.info.path}" is a reranker: it scores query and document pairs and produces no embeddings`);
     let tokens = this.model.vocab.tokenize(text, { addSpecial: true, parseSpecial: false });
     if (truncate && tokens.length > this.context.batchSize) tokens = tokens.slice(0, this.context.batchSize);
     if (tokens.length > this.context.batchSize) {
@@ -209,6 +212,62 @@ export class Engine {
     if (!vector) throw new EngineError("engine_failure", `Cannot embed input: llama_decode returned ${status}`);
     const norm = Math.hypot(...vector) || 1;
     return { embedding: Array.from(vector, (v) => v / norm), tokens: tokens.length, norm };
+  }
+
+  /**
+   * A reranker's score of each document against the query. Each pair is laid out as llama-server does:
+   * the model's "rerank" template with {query} and {document} when its GGUF has one, else
+   * [BOS] query [EOS] [SEP] document [EOS] (each as the vocabulary asks). Pairs are decoded together,
+   * one sequence each, as many per llama_decode as the context's sequences and batch allow.
+   */
+  rank(query: string, documents: string[]): RankResult {
+    if (!this.info.reranker) throw new EngineError("invalid_request", `Model "${this.info.path}" is not a reranker`);
+    const limit = Math.min(this.context.batchSize, this.info.contextPerSequence);
+    const pairs = documents.map((document, index) => {
+      const tokens = this.rankPairTokens(query, document);
+      if (tokens.length > limit) {
+        throw new EngineError("context_overflow", `Query and document ${index} make ${tokens.length} tokens, more than the reranker's input of ${limit} tokens`);
+      }
+      return tokens;
+    });
+    const scores: number[] = new Array(pairs.length);
+    const batch = new TokenBatch(this.context.batchSize);
+    for (let next = 0; next < pairs.length;) {
+      batch.clear();
+      const first = next;
+      while (next < pairs.length && next - first < this.context.sequences && batch.free >= pairs[next]!.length) {
+        const seq = next - first;
+        pairs[next]!.forEach((token, i) => batch.add(token, i, seq, true));
+        next++;
+      }
+      const status = this.context.decode(batch);
+      for (let i = first; i < next; i++) {
+        const score = status === DecodeStatus.ok ? this.context.sequenceScores(i - first)?.[0] : undefined;
+        this.context.clearSequence(i - first);
+        if (score === undefined) throw new EngineError("engine_failure", `Cannot score document ${i}: llama_decode returned ${status}`);
+        scores[i] = score;
+      }
+    }
+    return { scores, tokens: pairs.map((p) => p.length) };
+  }
+
+  private rankPairTokens(query: string, document: string): Int32Array {
+    const vocab = this.model.vocab;
+    const template = this.model.chatTemplate("rerank");
+    if (template !== undefined) {
+      const prompt = template.replaceAll("{query}", query).replaceAll("{document}", document);
+      return vocab.tokenize(prompt, { addSpecial: false, parseSpecial: true });
+    }
+    const plain = (text: string) => Array.from(vocab.tokenize(text, { addSpecial: false, parseSpecial: false }));
+    const eos = vocab.eos >= 0 ? vocab.eos : vocab.sep;
+    return Int32Array.from([
+      ...(vocab.addBos && vocab.bos >= 0 ? [vocab.bos] : []),
+      ...plain(query),
+      ...(vocab.addEos && eos >= 0 ? [eos] : []),
+      ...(vocab.addSep && vocab.sep >= 0 ? [vocab.sep] : []),
+      ...plain(document),
+      ...(vocab.addEos && eos >= 0 ? [eos] : []),
+    ]);
   }
 
   tokenize(text: string, addSpecial = true, parseSpecial = true): number[] {

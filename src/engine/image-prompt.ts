@@ -5,6 +5,7 @@
 import type { MtmdBitmap, MtmdChunk, MtmdContext } from "../../ffi/mtmd.ts";
 import { EngineError, type EngineImage } from "./types.ts";
 import { MAX_IMAGE_PIXELS } from "../vision/image-size.ts";
+import { MAX_AUDIO_SECONDS } from "../audio/audio-limits.ts";
 
 export interface ImageSpan {
   /** Prompt index of the image's first position. */
@@ -45,16 +46,30 @@ function checkFileSize(mtmd: MtmdContext, bytes: Uint8Array, index: number): voi
   }
 }
 
+function audioBitmap(mtmd: MtmdContext, bytes: Uint8Array): MtmdBitmap {
+  if (!mtmd.supportsAudio) throw new Error(`projector "${mtmd.path}" has no audio encoder`);
+  const bitmap = mtmd.audioFromFile(bytes);
+  const seconds = bitmap.width / mtmd.audioSampleRate;
+  if (seconds > MAX_AUDIO_SECONDS) {
+    bitmap.dispose();
+    throw new Error(`${seconds.toFixed(1)} seconds is longer than the ${MAX_AUDIO_SECONDS} allowed`);
+  }
+  return bitmap;
+}
+
 function toBitmap(mtmd: MtmdContext, image: EngineImage, index: number): MtmdBitmap {
   if (image.kind === "file") checkFileSize(mtmd, image.bytes, index);
-  else if (image.width * image.height > MAX_IMAGE_PIXELS) {
+  else if (image.kind === "rgb" && image.width * image.height > MAX_IMAGE_PIXELS) {
     throw new EngineError("invalid_request", `Cannot use image ${index + 1}: ${image.width}x${image.height} pixels is more than the ${MAX_IMAGE_PIXELS} allowed`);
   }
+  const what = image.kind === "audio" ? "audio" : "image";
   try {
+    if (image.kind === "audio") return audioBitmap(mtmd, image.bytes);
+    if (!mtmd.supportsVision) throw new Error(`projector "${mtmd.path}" has no vision encoder`);
     if (image.kind === "file") return mtmd.imageFromFile(image.bytes);
     return mtmd.imageFromRgb(image.width, image.height, image.pixels, sha256Hex(image.pixels));
   } catch (error) {
-    throw new EngineError("invalid_request", `Cannot use image ${index + 1}: ${(error as Error).message}`);
+    throw new EngineError("invalid_request", `Cannot use ${what} ${index + 1}: ${(error as Error).message}`);
   }
 }
 

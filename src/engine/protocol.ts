@@ -8,6 +8,7 @@ export type ParentMessage =
   | { type: "tokenize"; callId: number; text: string; addSpecial: boolean; parseSpecial: boolean }
   | { type: "detokenize"; callId: number; tokens: number[] }
   | { type: "embed"; callId: number; text: string; truncate?: boolean }
+  | { type: "rank"; callId: number; query: string; documents: string[] }
   | { type: "stats"; callId: number }
   | { type: "shutdown" };
 

@@ -8,7 +8,9 @@ import type { SpeculativeOptions } from "./speculative/options.ts";
  */
 export type EngineImage =
   | { kind: "file"; bytes: Uint8Array }
-  | { kind: "rgb"; width: number; height: number; pixels: Uint8Array };
+  | { kind: "rgb"; width: number; height: number; pixels: Uint8Array }
+  /** An audio file (WAV, MP3, FLAC) for a projector with an audio encoder: media like an image. */
+  | { kind: "audio"; bytes: Uint8Array };
 
 /**
  * A request's sampler settings, which the engine turns into a llama.cpp sampler chain; a value at its
@@ -138,6 +140,8 @@ export interface EngineOptions {
   kvCacheType?: "f16" | "q8_0" | "q4_0" | "f32";
   /** Load as an embedding model (pooled embeddings instead of generation). */
   embeddings?: boolean;
+  /** With embeddings: pool with the classifier head's score (a reranker, llama.cpp's --pooling rank). */
+  rank?: boolean;
   /** LoRA adapter GGUFs applied at full scale to every request (Modelfile ADAPTER). */
   loraAdapters?: string[];
   /** Speculative decoding: a draft model or n-gram lookup proposes tokens the model verifies in one step. */
@@ -149,6 +153,12 @@ export interface EmbedResult {
   embedding: number[];
   tokens: number;
   norm: number;
+}
+
+/** A reranker's relevance score for each document (in the order given) and each query+document pair's token count. */
+export interface RankResult {
+  scores: number[];
+  tokens: number[];
 }
 
 /** Load of one engine, for metrics: sequences in use, requests waiting, and memory cells holding tokens. */
@@ -193,6 +203,8 @@ export interface ModelInfo {
   threads: number;
   /** Loaded for embeddings rather than generation. */
   embeddings: boolean;
+  /** A reranker: loaded for embeddings and its context pools with rank (a classifier head's score per sequence). */
+  reranker: boolean;
   compute: string;
   metadata: Record<string, string>;
   /** Present when a vision projector is loaded: requests may carry images. */
@@ -203,6 +215,10 @@ export interface ModelInfo {
 
 export interface VisionInfo {
   projectorPath: string;
+  /** The projector encodes images (mtmd_support_vision). */
+  images: boolean;
+  /** The projector encodes audio (mtmd_support_audio). */
+  audio: boolean;
   /** The text standing for one image in a prompt; random per engine so that user text cannot forge one. */
   mediaMarker: string;
 }

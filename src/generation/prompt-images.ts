@@ -5,6 +5,7 @@ import type { ChatMessage } from "../chat/types.ts";
 import type { EngineImage, ModelInfo } from "../engine/types.ts";
 import { toEngineImage } from "../vision/image-format.ts";
 import { ImageInputError } from "../vision/image-input-error.ts";
+import { AudioInputError } from "../audio/audio-input-error.ts";
 
 export interface MessagesWithMarkers {
   messages: ChatMessage[];
@@ -15,22 +16,36 @@ export function hasImages(messages: ChatMessage[]): boolean {
   return messages.some((message) => (message.images?.length ?? 0) > 0);
 }
 
-/** Throws ImageInputError when the conversation has images and the model no vision. */
+export function hasAudio(messages: ChatMessage[]): boolean {
+  return messages.some((message) => (message.audio?.length ?? 0) > 0);
+}
+
+/**
+ * Throws ImageInputError when the conversation has images and the model no vision, AudioInputError
+ * when it has audio and the model's projector no audio encoder. A message's media go before its text:
+ * images first, then audio clips, one media marker each, in the order the engine receives them.
+ */
 export async function placeImages(messages: ChatMessage[], info: ModelInfo): Promise<MessagesWithMarkers> {
-  if (!hasImages(messages)) return { messages, images: [] };
-  if (!info.vision) throw new ImageInputError(`Model "${info.path}" has no vision support (no projector is attached): it cannot take images`);
-  const marker = info.vision.mediaMarker;
+  const withImages = hasImages(messages);
+  const withAudio = hasAudio(messages);
+  if (!withImages && !withAudio) return { messages, images: [] };
+  if (withImages && !info.vision) throw new ImageInputError(`Model "${info.path}" has no vision support (no projector is attached): it cannot take images`);
+  if (withImages && !info.vision!.images) throw new ImageInputError(`Model "${info.path}" has no vision support (its projector has no vision encoder): it cannot take images`);
+  if (withAudio && !info.vision?.audio) throw new AudioInputError(`Model "${info.path}" has no audio support (no projector with an audio encoder is attached): it cannot take audio`);
+  const marker = info.vision!.mediaMarker;
   const images: EngineImage[] = [];
   const placed: ChatMessage[] = [];
   for (const message of messages) {
-    if (!message.images?.length) {
+    const count = (message.images?.length ?? 0) + (message.audio?.length ?? 0);
+    if (count === 0) {
       placed.push(message);
       continue;
     }
-    for (const image of message.images) images.push(await toEngineImage(image));
-    const { images: _, ...rest } = message;
+    for (const image of message.images ?? []) images.push(await toEngineImage(image));
+    for (const clip of message.audio ?? []) images.push({ kind: "audio", bytes: clip });
+    const { images: _, audio: __, ...rest } = message;
     const text = message.content ?? "";
-    placed.push({ ...rest, content: marker.repeat(message.images.length) + (text ? `\n${text}` : "") });
+    placed.push({ ...rest, content: marker.repeat(count) + (text ? `\n${text}` : "") });
   }
   return { messages: placed, images };
 }

@@ -130,5 +130,9 @@ function plainPart(part: ChatMessageContent | { type: string; [key: string]: unk
     const url = typeof part.image_url === "string" ? part.image_url : (part.image_url as { url?: string })?.url;
     if (typeof url === "string" && url.startsWith("data:")) return ChatMessageContent.image(url, url.slice(5, url.indexOf(";")));
   }
+  if (part.type === "input_audio") {
+    const audio = part.input_audio as { data?: unknown; format?: unknown } | undefined;
+    if (typeof audio?.data === "string") return ChatMessageContent.audio(audio.data, `audio/${typeof audio.format === "string" ? audio.format : "wav"}`);
+  }
   throw new TypeError(`Cannot read content part of type ${JSON.stringify(part.type)}: use ChatMessageContent.Text, .image(…) or .audio(…)`);
 }

@@ -19,27 +19,39 @@ import type { GenerationOptions } from "./generation-options.ts";
 import type { LocalModel } from "./local-model.ts";
 import { Chunk, Complete, FunctionCalls, GenerationError, ReasoningChunk, type MessageResponse } from "./message-response.ts";
 
-/** SDK messages as the chat template takes them; images need a vision model, audio is refused. */
-export function toTemplateMessages(messages: ChatMessage[], model: string, vision: boolean): TemplateMessage[] {
+/** What the loaded projector encodes: images, audio, both or neither. */
+export interface MediaSupport {
+  vision: boolean;
+  audio: boolean;
+}
+
+/** SDK messages as the chat template takes them; images need a vision projector, audio an audio one, both in user and tool messages. */
+export function toTemplateMessages(messages: ChatMessage[], model: string, media: MediaSupport | boolean): TemplateMessage[] {
+  const support = typeof media === "boolean" ? { vision: media, audio: false } : media;
   return messages.map((message) => {
     const images: Uint8Array[] = [];
+    const audio: Uint8Array[] = [];
     for (const part of message.content) {
-      if (part instanceof AudioContent) throw new UnsupportedContentError(`Cannot use audio content with model "${model}": audio input is not supported yet`);
+      if (part instanceof AudioContent) {
+        if (!support.audio) throw new UnsupportedContentError(`Cannot use audio content with model "${model}": it has no audio projector (put an mmproj-*.gguf with an audio encoder next to it or pass projectorPath)`);
+        if (message.role !== "user" && message.role !== "tool") throw new UnsupportedContentError(`Cannot use audio content in ${message.role} messages: audio goes in user and tool messages`);
+        audio.push(part.data);
+      }
       if (part instanceof ImageContent) {
-        if (!vision) throw new UnsupportedContentError(`Cannot use image content with model "${model}": it has no vision projector (put an mmproj-*.gguf next to it or pass projectorPath)`);
+        if (!support.vision) throw new UnsupportedContentError(`Cannot use image content with model "${model}": it has no vision projector (put an mmproj-*.gguf next to it or pass projectorPath)`);
         if (message.role !== "user" && message.role !== "tool") throw new UnsupportedContentError(`Cannot use image content in ${message.role} messages: images go in user and tool messages`);
         images.push(part.data);
       }
     }
     const hasText = message.content.some((part) => part instanceof TextContent);
     const out: TemplateMessage = { role: message.role, content: hasText || !message.functionCalls?.length ? message.text : null };
-    if (images.length) out.images = images;
     if (message.functionCalls?.length) {
       out.tool_calls = message.functionCalls.map((call) => ({ ...(call.id ? { id: call.id } : {}), type: "function", function: { name: call.name, arguments: call.arguments } }));
     }
     if (message.reasoningContent) out.reasoning_content = message.reasoningContent;
     if (message.toolCallId) out.tool_call_id = message.toolCallId;
     if (images.length) out.images = images;
+    if (audio.length) out.audio = audio;
     return out;
   });
 }
@@ -66,7 +78,7 @@ export class LocalBackend implements ConversationBackend {
     const template = engine.info.chatTemplate;
     const syntax = toolCallSyntaxOfTemplate(template) ?? options.functionCallParser?.format.syntax ?? TOOL_CALL_FORMATS.lfm2.syntax;
     const plan = planChatOutput({ tools: functions.map((fn) => fn.toToolDefinition()), toolChoice: choice, parallelToolCalls: options.parallelToolCalls }, template, syntax);
-    const prompt = await this.model.renderPrompt(engine, { messages: toTemplateMessages(messages, this.model.model, engine.info.vision !== undefined), ...(plan.tools.length ? { tools: plan.tools } : {}) });
+    const prompt = await this.model.renderPrompt(engine, { messages: toTemplateMessages(messages, this.model.model, { vision: engine.info.vision?.images ?? false, audio: engine.info.vision?.audio ?? false }), ...(plan.tools.length ? { tools: plan.tools } : {}) });
     const parser = choice === "none" ? null : options.functionCallParser;
     const request: Omit<GenerateRequest, "id" | "prompt"> = { sampling: { ...samplingOf(options), ...(plan.grammar ? { grammar: plan.grammar } : {}) } };
     if (options.maxTokens !== undefined) request.maxTokens = options.maxTokens;

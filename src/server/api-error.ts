@@ -3,6 +3,7 @@ import { ChatTemplateError } from "../chat/template.ts";
 import { StructuredOutputError } from "../chat/structured/errors.ts";
 import { EngineError } from "../engine/types.ts";
 import { ImageInputError } from "../vision/image-input-error.ts";
+import { AudioInputError } from "../audio/audio-input-error.ts";
 
 export class ApiError extends Error {
   readonly status: number;
@@ -44,5 +45,6 @@ export function toApiError(error: unknown): ApiError {
   // So is an output constraint (schema, regex, tool_choice) that cannot be enforced.
   if (error instanceof StructuredOutputError) return new ApiError(400, error.message, { cause: error });
   if (error instanceof ImageInputError) return new ApiError(400, error.message, { cause: error });
+  if (error instanceof AudioInputError) return new ApiError(400, error.message, { cause: error });
   return new ApiError(500, error instanceof Error ? error.message : String(error), { cause: error });
 }

@@ -9,7 +9,7 @@ import type { EngineOptions } from "../engine/types.ts";
 import { readGgufHeaderSync, ggufNumber, ggufString, ggufArchKey } from "../store/gguf.ts";
 import type { ModelStore, ResolvedModel, StoredModel } from "../store/model-store.ts";
 import { ApiError, notFound } from "./api-error.ts";
-import { siblingProjector } from "../vision/projector-file.ts";
+import { projectorModalities, siblingProjector } from "../vision/projector-file.ts";
 import { logger } from "../log.ts";
 
 const log = logger("models");
@@ -39,6 +39,24 @@ function headerFacts(path: string): HeaderFacts {
 export function isEmbeddingModel(path: string): boolean {
   return headerFacts(path).embeds;
 }
+
+/** llama_pooling_type's rank: the pooled output is a classifier head's score (llama.cpp's --pooling rank). */
+const RANK_POOLING = 4;
+
+/**
+ * A reranker (cross-encoder): an embedding model whose file declares rank pooling, or whose classifier
+ * head (`cls.output.*`) is stored without a pooling type (llama.cpp then needs --pooling rank; llamux
+ * treats such files as rerankers too).
+ */
+export function isRerankModel(path: string): boolean {
+  const header = readGgufHeaderSync(path, { maxArrayLength: 0 });
+  const pooling = ggufNumber(header, ggufArchKey(header, "pooling_type"));
+  if (pooling !== undefined) return pooling === RANK_POOLING;
+  return isEmbeddingModel(path) && header.tensors.some((t) => t.name === "cls.output.weight");
+}
+
+/** Query+document pairs a reranker decodes together, one sequence each, in one llama_decode. */
+export const RERANK_SEQUENCES = 8;
 
 export interface ServedModel {
   /** The name clients use: --served-model-name, else the path given on the command line. */
@@ -232,8 +250,26 @@ export class ModelService {
   private readonly clampsSaid = new Set<string>();
 
   /** Whether requests to the model may carry images. */
+  private readonly rerankModels = new Map<string, boolean>();
+
+  /** Whether the model is a reranker: it scores query+document pairs (cached per file). */
+  reranks(model: ServedModel): boolean {
+    let reranks = this.rerankModels.get(model.path);
+    if (reranks === undefined) {
+      reranks = this.embeds(model) && isRerankModel(model.path);
+      this.rerankModels.set(model.path, reranks);
+    }
+    return reranks;
+  }
+
+  /** Whether requests to the model may carry images: its projector has a vision encoder. */
   hasVision(model: ServedModel): boolean {
-    return model.projectorPath !== undefined;
+    return model.projectorPath !== undefined && projectorModalities(model.projectorPath).vision;
+  }
+
+  /** Whether requests to the model may carry audio: its projector has an audio encoder (mtmd_support_audio). */
+  hasAudio(model: ServedModel): boolean {
+    return model.projectorPath !== undefined && projectorModalities(model.projectorPath).audio;
   }
 
   engineOptions(model: ServedModel, overrides: Partial<EngineOptions> = {}): EngineOptions {
@@ -245,7 +281,9 @@ export class ModelService {
   private requestedEngineOptions(model: ServedModel, overrides: Partial<EngineOptions>): EngineOptions {
     // Embedding models take one input at a time and their trained context (often 512 positions).
     if (this.embeds(model)) {
-      return { modelPath: model.path, embeddings: true, parallel: 1, ...(this.options.threads !== undefined ? { threads: this.options.threads } : {}), ...overrides };
+      // A reranker decodes several pairs at once, one sequence each.
+      const rank = this.reranks(model);
+      return { modelPath: model.path, embeddings: true, parallel: rank ? RERANK_SEQUENCES : 1, ...(rank ? { rank } : {}), ...(this.options.threads !== undefined ? { threads: this.options.threads } : {}), ...overrides };
     }
     return {
       modelPath: model.path,

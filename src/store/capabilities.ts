@@ -1,7 +1,7 @@
 // What a model can do, read from its GGUF header (never its weights), in Ollama's capability words.
 import { GgufValueType, type GgufHeader, ggufArchKey, ggufBool, ggufString } from "./gguf.ts";
 
-export type Capability = "completion" | "tools" | "insert" | "vision" | "embedding" | "thinking";
+export type Capability = "completion" | "tools" | "insert" | "vision" | "audio" | "embedding" | "thinking";
 
 /** Architectures that only embed (no generation); others embed only when their file says how to pool. */
 const EMBEDDING_ARCHITECTURES = new Set(["bert", "nomic-bert", "nomic-bert-moe", "jina-bert-v2", "jina-bert-v3", "modern-bert", "neo-bert", "t5encoder"]);
@@ -25,6 +25,8 @@ function tokensOf(header: GgufHeader): Set<string> {
 export interface CapabilityHints {
   /** a vision projector is attached (a Modelfile FROM of an mmproj file, a hub mmproj sibling) */
   projector?: boolean;
+  /** the attached projector has an audio encoder (libmtmd's mtmd_support_audio) */
+  audio?: boolean;
   /** the model's Go template (Ollama TEMPLATE), which decides `insert` and can add `tools` and `thinking` */
   goTemplate?: string;
 }
@@ -44,6 +46,7 @@ export function detectCapabilities(header: GgufHeader, hints: CapabilityHints = 
   if (/\.Suffix\b/.test(goTemplate)) capabilities.push("insert");
   const visionInFile = ggufBool(header, "clip.has_vision_encoder") === true;
   if (hints.projector || visionInFile) capabilities.push("vision");
+  if (hints.audio || ggufBool(header, "clip.has_audio_encoder") === true) capabilities.push("audio");
   if (/enable_thinking|reasoning_content|<think>/.test(template) || /\.Think\b/.test(goTemplate) || hasToken(THINKING_TOKENS)) capabilities.push("thinking");
   return capabilities;
 }

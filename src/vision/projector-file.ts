@@ -3,6 +3,7 @@
 // most leading characters with the model's wins (mmproj-Foo-F16.gguf for Foo-Q4_K_M.gguf).
 import { readdirSync } from "node:fs";
 import { basename, dirname, join } from "node:path";
+import { ggufBool, readGgufHeaderSync } from "../store/gguf.ts";
 
 function sharedPrefix(a: string, b: string): number {
   let i = 0;
@@ -26,4 +27,30 @@ export function siblingProjector(modelPath: string): string | undefined {
   const score = (entry: string) => sharedPrefix(entry.replace(/^mmproj[-_]/i, "").toLowerCase(), stem);
   const best = candidates.sort((a, b) => score(b) - score(a) || a.localeCompare(b))[0]!;
   return join(dirname(modelPath), best);
+}
+
+export interface ProjectorModalities {
+  vision: boolean;
+  audio: boolean;
+}
+
+const modalitiesByPath = new Map<string, ProjectorModalities>();
+
+/**
+ * What a projector file encodes, from its header (clip.has_vision_encoder, clip.has_audio_encoder), as
+ * libmtmd decides mtmd_support_vision and mtmd_support_audio. An unreadable file counts as vision only
+ * (what a projector meant before audio), so that loading it reports the real problem.
+ */
+export function projectorModalities(path: string): ProjectorModalities {
+  let found = modalitiesByPath.get(path);
+  if (!found) {
+    try {
+      const header = readGgufHeaderSync(path, { maxArrayLength: 0 });
+      found = { vision: ggufBool(header, "clip.has_vision_encoder") ?? false, audio: ggufBool(header, "clip.has_audio_encoder") ?? false };
+    } catch {
+      found = { vision: true, audio: false };
+    }
+    modalitiesByPath.set(path, found);
+  }
+  return found;
 }

@@ -6,6 +6,8 @@ export interface ChatTurn {
   messages: ChatMessage[];
   /** base64 images attached to the last user message */
   images: string[];
+  /** base64 audio files (WAV, MP3, FLAC) attached to the last user message */
+  audio?: string[];
   /** options set in the session (`/set parameter`, flags); the model's own parameters lie beneath */
   options: Record<string, unknown>;
   format?: "json";

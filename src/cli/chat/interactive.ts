@@ -47,20 +47,24 @@ const SHOW_HELP = `Available Commands:
   /show system       Show the system message
   /show template     Show the prompt template`;
 
-const IMAGE_PATH = /(?:^|\s)((?:\.{1,2}\/|\/|~\/)(?:\\ |[^\s])+?\.(?:jpe?g|png|webp))\b/gi;
+const MEDIA_PATH = /(?:^|\s)((?:\.{1,2}\/|\/|~\/)(?:\\ |[^\s])+?\.(?:jpe?g|png|webp|wav|mp3|flac))\b/gi;
+const AUDIO_EXTENSION = /\.(?:wav|mp3|flac)$/i;
 
-/** Image files named in the text: attached (base64), and their paths taken out of the text. */
-export function extractImages(text: string): { text: string; images: string[]; paths: string[] } {
+/** Image and audio files named in the text: attached (base64), and their paths taken out of the text. */
+export function extractImages(text: string): { text: string; images: string[]; audio: string[]; paths: string[]; audioPaths: string[] } {
   const images: string[] = [];
+  const audio: string[] = [];
   const paths: string[] = [];
-  const rest = text.replace(IMAGE_PATH, (whole, raw: string) => {
+  const audioPaths: string[] = [];
+  const rest = text.replace(MEDIA_PATH, (whole, raw: string) => {
     const path = raw.replace(/\\ /g, " ").replace(/^~\//, `${process.env.HOME ?? ""}/`);
     if (!existsSync(path) || !statSync(path).isFile()) return whole;
-    images.push(readFileSync(path).toString("base64"));
-    paths.push(path);
+    const isAudio = AUDIO_EXTENSION.test(path);
+    (isAudio ? audio : images).push(readFileSync(path).toString("base64"));
+    (isAudio ? audioPaths : paths).push(path);
     return whole.startsWith(" ") || whole.startsWith("\t") ? " " : "";
   });
-  return { text: rest.trim(), images, paths };
+  return { text: rest.trim(), images, audio, paths, audioPaths };
 }
 
 export async function interactiveChat(backend: ChatBackend, settings: SessionSettings): Promise<number> {
@@ -85,14 +89,14 @@ export async function interactiveChat(backend: ChatBackend, settings: SessionSet
     rl.prompt();
   });
 
-  const ask = async (content: string, images: string[]) => {
+  const ask = async (content: string, images: string[], audio: string[] = []) => {
     const turnMessages: ChatMessage[] = [
       ...(settings.system !== undefined ? [{ role: "system", content: settings.system }] : []),
       ...messages,
       { role: "user", content },
     ];
     const turn: ChatTurn = {
-      messages: turnMessages, images, options: settings.options,
+      messages: turnMessages, images, ...(audio.length ? { audio } : {}), options: settings.options,
       ...(settings.format ? { format: settings.format } : {}), ...(settings.keepAlive !== undefined ? { keepAlive: settings.keepAlive } : {}),
     };
     answering = new AbortController();
@@ -289,9 +293,10 @@ export async function interactiveChat(backend: ChatBackend, settings: SessionSet
       continue;
     }
     if (line.trim()) {
-      const { text, images, paths } = extractImages(line);
+      const { text, images, audio, paths, audioPaths } = extractImages(line);
       for (const path of paths) print(`Added image '${path}'`);
-      await ask(text, images);
+      for (const path of audioPaths) print(`Added audio '${path}'`);
+      await ask(text, images, audio);
     }
     if (closed) break;
     rl.prompt();

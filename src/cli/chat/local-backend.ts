@@ -16,6 +16,7 @@ import type { ChatBackend, ChatStreamEvent, ChatTurn } from "./backend.ts";
 import { jsonObjectGbnf } from "../../chat/structured/index.ts";
 import { siblingProjector } from "../../vision/projector-file.ts";
 import { imageFromBase64 } from "../../vision/image-source.ts";
+import { audioFromBase64 } from "../../audio/audio-source.ts";
 
 type RunnableModel = Pick<ResolvedModel, "name" | "modelPath" | "projectorPath" | "adapterPaths" | "template" | "system" | "parameters" | "messages" | "license" | "config">;
 
@@ -89,7 +90,9 @@ export class LocalChatBackend implements ChatBackend {
     // the model's seed messages and SYSTEM come from its layers
     // the turn's images belong to its last (user) message
     const images = turn.images.map(imageFromBase64);
-    const messages = images.length ? turn.messages.map((m, i) => (i === turn.messages.length - 1 ? { ...m, images } : m)) : turn.messages;
+    const audio = (turn.audio ?? []).map((clip) => audioFromBase64(clip));
+    const media = { ...(images.length ? { images } : {}), ...(audio.length ? { audio } : {}) };
+    const messages = images.length || audio.length ? turn.messages.map((m, i) => (i === turn.messages.length - 1 ? { ...m, ...media } : m)) : turn.messages;
     const prompt = await renderModelPrompt(engine, this.resolved, { messages });
     const sampling = { ...samplerSettings(options), ...(turn.format === "json" ? { grammar: jsonObjectGbnf() } : {}) };
     const [choice] = await startChat(engine, prompt, { sampling, ...generationLimits(options) }, { signal });

@@ -45,8 +45,9 @@ export class ServerChatBackend implements ChatBackend {
   }
 
   async *chat(turn: ChatTurn, signal: AbortSignal): AsyncGenerator<ChatStreamEvent> {
-    const messages = turn.messages.map((message, i) =>
-      i === turn.messages.length - 1 && turn.images.length ? { ...message, images: turn.images } : message);
+    // audio travels in llamux's /api/chat extension field, beside Ollama's images
+    const media = { ...(turn.images.length ? { images: turn.images } : {}), ...(turn.audio?.length ? { audio: turn.audio } : {}) };
+    const messages = turn.messages.map((message, i) => (i === turn.messages.length - 1 ? { ...message, ...media } : message));
     const body = {
       model: this.model, messages, options: turn.options, stream: true,
       ...(turn.format ? { format: turn.format } : {}), ...(turn.keepAlive !== undefined ? { keep_alive: keepAliveValue(turn.keepAlive) } : {}),

@@ -5,6 +5,7 @@ import { ggufArchKey, ggufNumber, ggufParameterCount, ggufString, readGgufHeader
 import { fileTypeName, formatParameterCount } from "../../store/model-config.ts";
 import { quantizationOf } from "../../store/hub/quantization.ts";
 import { basename } from "node:path";
+import { projectorModalities } from "../../vision/projector-file.ts";
 
 export interface ModelFacts {
   /** "llm", "vlm" (a vision projector is attached) or "embeddings" (LM Studio's v0 words) */
@@ -18,6 +19,8 @@ export interface ModelFacts {
   paramsString: string;
   trainedForToolUse: boolean;
   reasoning: boolean;
+  /** The projector takes audio (an llamux addition to LM Studio's capabilities). */
+  audio: boolean;
 }
 
 const cache = new Map<string, ModelFacts>();
@@ -37,7 +40,8 @@ export function modelFacts(model: { path: string; projectorPath?: string }): Mod
   const cached = cache.get(key);
   if (cached) return cached;
   const header = readGgufHeaderSync(model.path, { maxArrayLength: 0 });
-  const capabilities = detectCapabilities(header, { projector: model.projectorPath !== undefined });
+  const modalities = model.projectorPath !== undefined ? projectorModalities(model.projectorPath) : { vision: false, audio: false };
+  const capabilities = detectCapabilities(header, { projector: modalities.vision, audio: modalities.audio });
   const facts: ModelFacts = {
     type: capabilities.includes("embedding") ? "embeddings" : capabilities.includes("vision") ? "vlm" : "llm",
     arch: ggufString(header, "general.architecture") ?? "unknown",
@@ -46,6 +50,7 @@ export function modelFacts(model: { path: string; projectorPath?: string }): Mod
     paramsString: formatParameterCount(ggufParameterCount(header)),
     trainedForToolUse: capabilities.includes("tools"),
     reasoning: capabilities.includes("thinking"),
+    audio: capabilities.includes("audio"),
   };
   cache.set(key, facts);
   return facts;

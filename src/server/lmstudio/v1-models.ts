@@ -66,6 +66,7 @@ function v1Model(models: LmStudioModelService, model: ServedModel) {
     ...(embedding ? {} : {
       capabilities: {
         vision: facts.type === "vlm",
+        ...(facts.audio ? { audio: true } : {}),
         trained_for_tool_use: facts.trainedForToolUse,
         ...(facts.reasoning ? { reasoning: { allowed_options: ["off", "on"], default: "on" } } : {}),
       },

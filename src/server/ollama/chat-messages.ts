@@ -5,12 +5,17 @@ import type { ChatRequestBody, NativeChatMessage } from "./schemas.ts";
 
 /**
  * Tool-call arguments are objects here (a JSON string in OpenAI's API); templates get them as objects.
- * `readImages` turns a message's base64 images into bytes (and refuses them for a model without vision).
+ * `readImages` turns a message's base64 images into bytes (and refuses them for a model without vision),
+ * `readAudio` its base64 audio (refused for a model without audio).
  */
-export function toChatMessages(messages: NativeChatMessage[], readImages: (images: string[]) => Uint8Array[]): ChatMessage[] {
+export function toChatMessages(
+  messages: NativeChatMessage[], readImages: (images: string[]) => Uint8Array[], readAudio: (clips: string[]) => Uint8Array[] = () => [],
+): ChatMessage[] {
   return messages.map((m) => {
     const message: ChatMessage = { role: m.role, content: m.content ?? "" };
     if (m.images?.length) message.images = readImages(m.images);
+    // llamux's extension: base64 audio files beside the images (`llamux run` sends typed audio paths so)
+    if (m.audio?.length) message.audio = readAudio(m.audio);
     if (m.thinking) message.reasoning_content = m.thinking;
     if (m.tool_calls?.length) {
       message.tool_calls = m.tool_calls.map((call) => ({

@@ -13,6 +13,7 @@ import { base64Images } from "../request-images.ts";
 import { nativeToolCall, toChatMessages, toToolDefinitions } from "./chat-messages.ts";
 import { fitMessages } from "./fit-context.ts";
 import { metricsFields, type RequestTiming } from "./metrics.ts";
+import { audioReader } from "../request-audio.ts";
 import { doesNotSupport, findModel, keepAliveOf, loadOrUnload } from "./model-request.ts";
 import { generationLimits, loadOverrides, modelOptions, samplerSettings } from "./options.ts";
 import { renderModelPrompt, thinkSetting } from "../../generation/model-prompt.ts";
@@ -54,7 +55,11 @@ export function chat(deps: ServerDeps) {
       const doneReason = await loadOrUnload(deps, model, overrides, keepAlive);
       return c.json({ model: body.model, created_at: new Date().toISOString(), message: { role: "assistant", content: "" }, done_reason: doneReason, done: true });
     }
-    const chatMessages = toChatMessages(messages, (images) => base64Images(deps, model, images, () => doesNotSupport(model, "vision")));
+    const chatMessages = toChatMessages(messages, (images) => base64Images(deps, model, images, () => doesNotSupport(model, "vision")), (clips) => {
+      if (!deps.models.hasAudio(model)) throw doesNotSupport(model, "audio");
+      const read = audioReader(deps, model);
+      return clips.map((clip, i) => read({ data: clip }, `audio ${i + 1}`));
+    });
     const constraint = formatConstraint(body.format);
     const requestedTools = toToolDefinitions(body.tools);
     const toolChoice = ollamaToolChoice(body.tool_choice, { tools: requestedTools, constrained: constraint !== undefined, parser: deps.toolCallParser });

@@ -6,7 +6,7 @@ import { badRequest } from "../api-error.ts";
 import type { ServerDeps } from "../deps.ts";
 import { readJsonBody, validate } from "../validation.ts";
 import { metricsFields } from "./metrics.ts";
-import { findModel, keepAliveOf } from "./model-request.ts";
+import { doesNotSupport, findModel, keepAliveOf } from "./model-request.ts";
 import { loadOverrides, modelOptions } from "./options.ts";
 import { notAnEmbeddingModel } from "../openai/not-an-embedding-model.ts";
 import { embedSchema } from "./schemas.ts";
@@ -32,6 +32,7 @@ export function embed(deps: ServerDeps) {
     const body = validate(embedSchema, await readJsonBody(c));
     const name = body.model ?? "";
     const model = findModel(deps, name, "pull-hint");
+    if (deps.models.reranks(model)) throw doesNotSupport(model, "embeddings");
     const inputs = inputsOf(body.input);
     // As Ollama: the model loads whatever it is, and only a generative model's runner refuses to embed
     const embeds = deps.models.embeds(model);

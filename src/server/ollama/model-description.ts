@@ -8,6 +8,7 @@ import { modelConfigFromHeader } from "../../store/model-config.ts";
 import { formatModelfile } from "../../store/modelfile/index.ts";
 import type { ModelConfig } from "../../store/resolved-model.ts";
 import type { ServedModel } from "../model-service.ts";
+import { projectorModalities } from "../../vision/projector-file.ts";
 
 // Headers with their whole vocabulary, read once per file version (capabilities look at the tokens).
 const headers = new Map<string, { mtimeMs: number; header: GgufHeader }>();
@@ -41,10 +42,17 @@ export function storedDetails(model: ServedModel) {
   };
 }
 
+/** `vision` when the projector encodes images, `audio` when it encodes audio. */
+export function projectorHints(projectorPath: string | undefined): { projector: boolean; audio: boolean } {
+  if (projectorPath === undefined) return { projector: false, audio: false };
+  const modalities = projectorModalities(projectorPath);
+  return { projector: modalities.vision, audio: modalities.audio };
+}
+
 export function capabilitiesOf(model: ServedModel): Capability[] {
   return detectCapabilities(fullHeader(model.path), {
     // a store model's projector layer, or the mmproj file next to a model given by path
-    projector: model.projectorPath !== undefined,
+    ...projectorHints(model.projectorPath),
     ...(model.stored?.template ? { goTemplate: model.stored.template } : {}),
   });
 }

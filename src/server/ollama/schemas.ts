@@ -56,6 +56,7 @@ export const chatMessageSchema = z.looseObject({
   content: z.string().nullable().optional(),
   thinking: z.string().nullable().optional(),
   images: z.array(z.string()).nullable().optional(),
+  audio: z.array(z.string()).nullable().optional().describe("llamux extension: base64 WAV, MP3 or FLAC files, as images are"),
   tool_calls: z.array(toolCallSchema).nullable().optional(),
   tool_name: z.string().optional().describe("on a tool message: the tool that answered"),
   tool_call_id: z.string().optional(),

@@ -9,6 +9,7 @@ import { readJsonBody, validate } from "../validation.ts";
 import type { ServerDeps } from "../deps.ts";
 import { observeChoices } from "../observe.ts";
 import { imageUrlReader } from "../request-images.ts";
+import { audioReader } from "../request-audio.ts";
 import { chatCompletionSchema } from "./schemas.ts";
 import { checkContextLength } from "./context-check.ts";
 import { openAiEventStream } from "./sse.ts";
@@ -38,7 +39,7 @@ export function chatCompletions(deps: ServerDeps, extension?: ResponseExtension)
     if (body.top_logprobs && !body.logprobs) throw badRequest("when using `top_logprobs`, `logprobs` must be set to true.", "top_logprobs");
 
     // Images are read (and refused) before the model loads.
-    const messages = await toChatMessages(body.messages, imageUrlReader(deps, model));
+    const messages = await toChatMessages(body.messages, imageUrlReader(deps, model), audioReader(deps, model));
     const constraint = outputConstraintOf(body);
     const logprobs = body.logprobs ? body.top_logprobs ?? 0 : undefined;
     const { engine, prompt, maxTokens, choices } = await startChatRequest(deps, {

@@ -27,6 +27,7 @@ export function embeddings(deps: ServerDeps) {
     if (inputs.length === 0) throw badRequest("Input must not be an empty list", "input");
     const model = deps.models.resolve(body.model);
     if (!deps.models.embeds(model)) throw notAnEmbeddingModel(deps.profile.name, model.id);
+    if (deps.models.reranks(model)) throw badRequest(`Model "${model.id}" is a reranker and does not support embeddings: use /v1/rerank`, "model");
     const engine = await deps.models.engine(model, {}, ttlKeepAlive(deps.profile, body.ttl));
     if (body.dimensions !== undefined && body.dimensions !== engine.info.embeddingSize) {
       throw badRequest(`Model "${model.id}" produces ${engine.info.embeddingSize} dimensions and cannot shorten them to ${body.dimensions}`, "dimensions");

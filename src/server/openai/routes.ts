@@ -7,6 +7,8 @@ import { embeddings } from "./embeddings.ts";
 import { listModels, retrieveModel } from "./models.ts";
 import { ResponseStore } from "./response-store.ts";
 import { responses } from "./responses.ts";
+import { rerank } from "../rerank/rerank-routes.ts";
+import { transcriptions } from "./transcriptions.ts";
 
 export function openAiRoutes(deps: ServerDeps): Hono {
   const routes = new Hono();
@@ -15,6 +17,10 @@ export function openAiRoutes(deps: ServerDeps): Hono {
   routes.post("/v1/completions", completions(deps));
   routes.post("/v1/responses", responses(deps, new ResponseStore()));
   routes.post("/v1/embeddings", embeddings(deps));
+  // speech to text, as Ollama and vLLM serve it (LM Studio has no such route)
+  if (deps.profile.name !== "c") routes.post("/v1/audio/transcriptions", transcriptions(deps));
+  // reranking (vLLM's; on profiles a and c an extension)
+  routes.post("/v1/rerank", rerank(deps));
   // models (ids may contain "/", as in org/model)
   routes.get("/v1/models", listModels(deps));
   routes.get("/v1/models/:id{.+}", retrieveModel(deps));

@@ -8,6 +8,7 @@ import { badRequest } from "../api-error.ts";
 import type { Profile } from "../profiles.ts";
 import type { ChatCompletionRequest, SamplingRequest } from "./schemas.ts";
 import type { ImageUrlReader } from "../request-images.ts";
+import type { AudioReader } from "../request-audio.ts";
 
 /** Merges, lowest first: the profile's defaults, the model's own (Modelfile parameters), then the fields the request sets. */
 export function toSamplerSettings(b: SamplingRequest, profile: Profile, modelDefaults: Partial<SamplerSettings> = {}): Partial<SamplerSettings> {
@@ -68,16 +69,23 @@ const refuseImages: ImageUrlReader = async (_url, param) => {
   throw badRequest("Image input is not supported here", param);
 };
 
-/** Chat messages with text parts joined and image parts read into the message's images. */
-export async function toChatMessages(messages: ChatCompletionRequest["messages"], readImage: ImageUrlReader = refuseImages): Promise<ChatMessage[]> {
+const refuseAudio: AudioReader = (_audio, param) => {
+  throw badRequest("Audio input is not supported here", param);
+};
+
+/** Chat messages with text parts joined, image parts read into the message's images and input_audio parts into its audio. */
+export async function toChatMessages(
+  messages: ChatCompletionRequest["messages"], readImage: ImageUrlReader = refuseImages, readAudio: AudioReader = refuseAudio,
+): Promise<ChatMessage[]> {
   const out: ChatMessage[] = [];
-  for (const [index, m] of messages.entries()) out.push(await toChatMessage(m, index, readImage));
+  for (const [index, m] of messages.entries()) out.push(await toChatMessage(m, index, readImage, readAudio));
   return out;
 }
 
-async function toChatMessage(m: ChatCompletionRequest["messages"][number], index: number, readImage: ImageUrlReader): Promise<ChatMessage> {
+async function toChatMessage(m: ChatCompletionRequest["messages"][number], index: number, readImage: ImageUrlReader, readAudio: AudioReader): Promise<ChatMessage> {
   let content: string | null = null;
   const images: Uint8Array[] = [];
+  const audio: Uint8Array[] = [];
   if (typeof m.content === "string") content = m.content;
   else if (Array.isArray(m.content)) {
     const texts: string[] = [];
@@ -89,12 +97,19 @@ async function toChatMessage(m: ChatCompletionRequest["messages"][number], index
         const url = typeof value === "string" ? value : (value as { url?: unknown } | undefined)?.url;
         if (typeof url !== "string") throw badRequest('An image_url part needs {"url": "data:image/...;base64,..." or "https://..."}', param);
         images.push(await readImage(url, param));
+      } else if (part.type === "input_audio") {
+        // OpenAI's {"type": "input_audio", "input_audio": {"data": base64, "format": "wav" | "mp3"}}
+        const param = `messages[${index}].content[${partIndex}].input_audio`;
+        const value = (part as { input_audio?: { data?: unknown; format?: unknown } }).input_audio;
+        if (typeof value?.data !== "string") throw badRequest('An input_audio part needs {"data": "<base64>", "format": "wav" | "mp3" | "flac"}', param);
+        audio.push(readAudio({ data: value.data, ...(typeof value.format === "string" ? { format: value.format } : {}) }, param));
       } else throw badRequest(`Unsupported content part type "${part.type}"`, `messages[${index}].content`);
     }
     content = texts.join("\n");
   }
   const out: ChatMessage = { role: m.role, content };
   if (images.length) out.images = images;
+  if (audio.length) out.audio = audio;
   if (m.name) out.name = m.name;
   if (m.tool_calls) out.tool_calls = m.tool_calls;
   if (m.tool_call_id) out.tool_call_id = m.tool_call_id;

@@ -1,0 +1,81 @@
+// Audio in the engine, in-process on real libllama + libmtmd: the tiny Qwen2-Audio-type projector with
+// the tiny llama model and real speech from espeak-ng.
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { Engine } from "../../src/engine/engine.ts";
+import { EngineError, type EngineEvent, type GenerateRequest } from "../../src/engine/types.ts";
+import { ensureModel } from "../../scripts/gen-models.ts";
+import { AUDIO_TOKENS_PER_CHUNK, speechFlac, speechWav, toneWav } from "./audio-fixtures.ts";
+
+interface Outcome { tokens: number; done?: Extract<EngineEvent, { type: "done" }>; error?: Extract<EngineEvent, { type: "error" }> }
+
+let nextId = 0;
+function run(engine: Engine, request: Omit<GenerateRequest, "id">): Promise<Outcome> {
+  const outcome: Outcome = { tokens: 0 };
+  return new Promise((resolve) => {
+    try {
+      engine.submit({ ...request, id: `a${++nextId}` }, (event) => {
+        if (event.type === "token") outcome.tokens++;
+        else {
+          if (event.type === "done") outcome.done = event;
+          else outcome.error = event;
+          resolve(outcome);
+        }
+      });
+    } catch (error) {
+      outcome.error = { type: "error", id: "", code: error instanceof EngineError ? error.code : "engine_failure", message: (error as Error).message };
+      resolve(outcome);
+    }
+  });
+}
+
+const greedy = { temperature: 0 };
+
+describe("llama model with the tiny audio projector", () => {
+  let engine: Engine;
+  let marker: string;
+  beforeAll(async () => {
+    engine = Engine.load({ modelPath: await ensureModel("tiny-llama"), projectorPath: await ensureModel("tiny-audio-mmproj"), parallel: 2, contextPerSequence: 2048, threads: 2 });
+    marker = engine.info.vision!.mediaMarker;
+  }, 120_000);
+  afterAll(() => engine?.dispose());
+
+  test("the model info says audio, not images", () => {
+    expect(engine.info.vision!.audio).toBe(true);
+    expect(engine.info.vision!.images).toBe(false);
+  });
+
+  test("a spoken WAV beside a text-only request: both complete, the audio request counts the audio tokens", async () => {
+    const [textOnly, withAudio] = await Promise.all([
+      run(engine, { prompt: "What was said?", maxTokens: 4, sampling: greedy, ignoreEos: true }),
+      run(engine, { prompt: `${marker}What was said?`, images: [{ kind: "audio", bytes: speechWav() }], maxTokens: 4, sampling: greedy, ignoreEos: true }),
+    ]);
+    expect(textOnly.error).toBeUndefined();
+    expect(withAudio.error).toBeUndefined();
+    expect(withAudio.tokens).toBe(4);
+    expect(withAudio.done!.finishReason).toBe("length");
+    // <|audio_bos|> and <|audio_eos|> are text around the clip's embeddings
+    expect(withAudio.done!.usage.promptTokens).toBeGreaterThanOrEqual(textOnly.done!.usage.promptTokens + AUDIO_TOKENS_PER_CHUNK);
+    expect(engine.stats().imageEncodes).toBeGreaterThanOrEqual(1);
+  });
+
+  test("FLAC works too", async () => {
+    const outcome = await run(engine, { prompt: `${marker}What was said?`, images: [{ kind: "audio", bytes: speechFlac() }], maxTokens: 2, sampling: greedy, ignoreEos: true });
+    expect(outcome.error).toBeUndefined();
+    expect(outcome.done!.usage.promptTokens).toBeGreaterThan(AUDIO_TOKENS_PER_CHUNK);
+  });
+
+  test("undecodable audio, an image, and audio over the limit are refused; the engine keeps serving", async () => {
+    const garbage = new Uint8Array(64).fill(7);
+    garbage.set(new TextEncoder().encode("RIFF"), 0);
+    garbage.set(new TextEncoder().encode("WAVE"), 8);
+    const bad = await run(engine, { prompt: `${marker}x`, images: [{ kind: "audio", bytes: garbage }], maxTokens: 2 });
+    expect(bad.error?.code).toBe("invalid_request");
+    expect(bad.error?.message).toContain("Cannot use audio 1");
+    const image = await run(engine, { prompt: `${marker}x`, images: [{ kind: "rgb", width: 4, height: 4, pixels: new Uint8Array(48) }], maxTokens: 2 });
+    expect(image.error?.message).toContain("no vision encoder");
+    const long = await run(engine, { prompt: `${marker}x`, images: [{ kind: "audio", bytes: toneWav(301) }], maxTokens: 2 });
+    expect(long.error?.message).toContain("longer than the 300 allowed");
+    const fine = await run(engine, { prompt: "still here", maxTokens: 2, sampling: greedy, ignoreEos: true });
+    expect(fine.done?.finishReason).toBe("length");
+  });
+});
