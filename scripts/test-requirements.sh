@@ -27,6 +27,7 @@ requirements=(
   "command runc runc podman's runtime for the image test (crun fails on hybrid cgroups)"
   "command espeak-ng espeak-ng the audio tests (a real spoken WAV)"
   "command sox sox the audio tests (conversions, a long file)"
+  "command lame lame the audio tests (an MP3 to decode)"
 )
 
 missing=()

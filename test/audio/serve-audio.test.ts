@@ -60,6 +60,20 @@ describe("input_audio parts on /v1/chat/completions", () => {
     });
   }
 
+  test("the Responses API takes input_audio parts as chat does; a model without audio refuses them", async () => {
+    const input = (model: string) => ({
+      model, max_output_tokens: 3, temperature: 0,
+      input: [{ role: "user" as const, content: [{ type: "input_text", text: "What was said?" }, { type: "input_audio", input_audio: { data: b64(speechWav()), format: "wav" } }] }],
+    });
+    const textOnly = await openai("a").responses.create({ model: AUDIO_MODEL, max_output_tokens: 3, temperature: 0, input: "What was said?" });
+    const withAudio = await openai("a").responses.create(input(AUDIO_MODEL) as never);
+    expect(withAudio.usage!.output_tokens).toBe(3);
+    expect(withAudio.usage!.input_tokens).toBeGreaterThanOrEqual(textOnly.usage!.input_tokens + AUDIO_TOKENS_PER_CHUNK);
+    const refused = await openai("b").responses.create(input(TEXT_MODEL) as never).catch((error: unknown) => error as { status: number; message: string });
+    expect((refused as { status: number }).status).toBe(400);
+    expect((refused as { message: string }).message).toContain("has no audio support");
+  });
+
   test("audio in a tool message, streamed", async () => {
     const stream = await openai("b").chat.completions.create({
       model: AUDIO_MODEL, max_tokens: 2, temperature: 0, stream: true, stream_options: { include_usage: true },

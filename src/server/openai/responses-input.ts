@@ -7,18 +7,22 @@ import type { ToolChoice } from "../../generation/chat-output.ts";
 import { logger } from "../../log.ts";
 import { badRequest } from "../api-error.ts";
 import type { ImageUrlReader } from "../request-images.ts";
+import type { AudioReader } from "../request-audio.ts";
 import type { ResponseInputItem, ResponsesRequest, ResponseTool } from "./responses-schema.ts";
 
 const log = logger("http");
 
 type Part = { type: string } & Record<string, unknown>;
 
-/** Text and images of a message's content parts. */
-async function readParts(parts: string | Part[] | undefined, param: string, readImage: ImageUrlReader): Promise<{ text: string; images: Uint8Array[] }> {
-  if (parts === undefined) return { text: "", images: [] };
-  if (typeof parts === "string") return { text: parts, images: [] };
+/** Text, images and audio of a message's content parts. */
+async function readParts(
+  parts: string | Part[] | undefined, param: string, readImage: ImageUrlReader, readAudio: AudioReader,
+): Promise<{ text: string; images: Uint8Array[]; audio: Uint8Array[] }> {
+  if (parts === undefined) return { text: "", images: [], audio: [] };
+  if (typeof parts === "string") return { text: parts, images: [], audio: [] };
   const texts: string[] = [];
   const images: Uint8Array[] = [];
+  const audio: Uint8Array[] = [];
   for (const [index, part] of parts.entries()) {
     const at = `${param}[${index}]`;
     if ((part.type === "input_text" || part.type === "output_text" || part.type === "text") && typeof part.text === "string") texts.push(part.text);
@@ -27,16 +31,23 @@ async function readParts(parts: string | Part[] | undefined, param: string, read
       const url = typeof part.image_url === "string" ? part.image_url : undefined;
       if (!url) throw badRequest("An input_image part needs an image_url (a data: URI or an http(s) URL); file_id is not supported", at);
       images.push(await readImage(url, at));
-    } else throw badRequest(`Unsupported content part type "${part.type}" (expected input_text, output_text or input_image)`, at);
+    } else if (part.type === "input_audio") {
+      // as on chat completions: {"type": "input_audio", "input_audio": {"data": base64, "format": "wav" | "mp3"}}
+      const value = part.input_audio as { data?: unknown; format?: unknown } | undefined;
+      if (typeof value?.data !== "string") throw badRequest('An input_audio part needs {"data": "<base64>", "format": "wav" | "mp3" | "flac"}', `${at}.input_audio`);
+      audio.push(readAudio({ data: value.data, ...(typeof value.format === "string" ? { format: value.format } : {}) }, `${at}.input_audio`));
+    } else throw badRequest(`Unsupported content part type "${part.type}" (expected input_text, output_text, input_image or input_audio)`, at);
   }
-  return { text: texts.join("\n"), images };
+  return { text: texts.join("\n"), images, audio };
 }
 
 /** Developer messages are system messages for a chat template. */
 const chatRole = (role: string) => (role === "developer" ? "system" : role);
 
 /** The conversation of a request's `input`, after the history a previous response left. */
-export async function inputMessages(body: ResponsesRequest, readImage: ImageUrlReader, history: ChatMessage[] = []): Promise<ChatMessage[]> {
+export async function inputMessages(
+  body: ResponsesRequest, readImage: ImageUrlReader, readAudio: AudioReader, history: ChatMessage[] = [],
+): Promise<ChatMessage[]> {
   const messages: ChatMessage[] = [...history];
   const input = body.input ?? "";
   if (typeof input === "string") {
@@ -52,9 +63,10 @@ export async function inputMessages(body: ResponsesRequest, readImage: ImageUrlR
     switch (type) {
       case "message": {
         if (!item.role) throw badRequest("A message item needs a role", `${param}.role`);
-        const { text, images } = await readParts(item.content as string | Part[] | undefined, `${param}.content`, readImage);
+        const { text, images, audio } = await readParts(item.content as string | Part[] | undefined, `${param}.content`, readImage, readAudio);
         const message: ChatMessage = { role: chatRole(item.role), content: text };
         if (images.length) message.images = images;
+        if (audio.length) message.audio = audio;
         if (message.role === "assistant" && pendingReasoning) message.reasoning_content = pendingReasoning;
         if (message.role === "assistant") pendingReasoning = undefined;
         messages.push(message);
@@ -73,7 +85,7 @@ export async function inputMessages(body: ResponsesRequest, readImage: ImageUrlR
       case "function_call_output": {
         if (!item.call_id) throw badRequest("A function_call_output item needs a call_id", param);
         if (!knownCalls.has(item.call_id)) throw badRequest(`No tool call found for function call output with call_id ${item.call_id}.`, `${param}.call_id`);
-        const output = await readParts(item.output as string | Part[] | undefined, `${param}.output`, readImage);
+        const output = await readParts(item.output as string | Part[] | undefined, `${param}.output`, readImage, readAudio);
         messages.push({ role: "tool", content: output.text, tool_call_id: item.call_id, ...(output.images.length ? { images: output.images } : {}) });
         break;
       }

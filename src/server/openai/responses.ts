@@ -12,6 +12,7 @@ import { namedEventStream } from "../named-sse.ts";
 import { observeChoices } from "../observe.ts";
 import { replyLimit } from "../reply-limit.ts";
 import { imageUrlReader } from "../request-images.ts";
+import { audioReader } from "../request-audio.ts";
 import { readJsonBody, validate } from "../validation.ts";
 import { modelDefaults } from "./ollama-options.ts";
 import type { ResponseStore } from "./response-store.ts";
@@ -60,7 +61,7 @@ export function responses(deps: ServerDeps, store: ResponseStore) {
     const model = deps.models.resolve(body.model);
     const defaults = modelDefaults(model);
     const sampling = toSamplerSettings({ temperature: body.temperature ?? null, top_p: body.top_p ?? null }, deps.profile, defaults.sampling);
-    const conversation = await inputMessages(body, imageUrlReader(deps, model), history);
+    const conversation = await inputMessages(body, imageUrlReader(deps, model), audioReader(deps, model), history);
     const system: ChatMessage[] = body.instructions ? [{ role: "system", content: body.instructions }] : [];
     const constraint = textFormatConstraint(body.text);
     const toolChoice = responsesToolChoice(body.tool_choice);
