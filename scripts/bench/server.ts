@@ -3,9 +3,9 @@
 // request, streaming clients over real HTTP. Measures throughput, time to first token, inter-token
 // latency, cold start (spawn to the first answered request, each server at its default context) and
 // constrained decoding (a JSON schema and a forced tool call) on both.
-import { createServer } from "node:net";
 import { join } from "node:path";
 import { TOOLS_DIR } from "./llama-tools.ts";
+import { freePort } from "./free-port.ts";
 
 export const LLAMA_SERVER = join(TOOLS_DIR, "llama-server");
 const REPO_ROOT = join(import.meta.dir, "..", "..");
@@ -44,16 +44,6 @@ export interface RunningServer {
   stop(): Promise<void>;
 }
 
-export function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once("error", reject);
-    server.listen(0, "127.0.0.1", () => {
-      const { port } = server.address() as { port: number };
-      server.close(() => resolve(port));
-    });
-  });
-}
 
 /** The command line of each server at its defaults, apart from model, port, threads and sequences. */
 export function serverArgv(kind: ServerKind, spec: ServerSpec, port: number): string[] {

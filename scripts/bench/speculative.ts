@@ -14,7 +14,7 @@
 // (llamux: /metrics; llama-server: each response's timings.draft_n and draft_n_accepted).
 import { existsSync } from "node:fs";
 import { join } from "node:path";
-import { createServer } from "node:net";
+import { freePort } from "./free-port.ts";
 
 const REPO_ROOT = join(import.meta.dir, "..", "..");
 export const LLAMA_SERVER = join(REPO_ROOT, ".native", "tools", "llama-server");
@@ -52,16 +52,6 @@ export interface SpeculativeSample {
 const PASSAGE = " alpha beta gamma delta epsilon zeta eta theta iota kappa lambda mu nu xi omicron pi rho sigma tau upsilon phi chi psi omega";
 const STORY = "Write a long story about a lighthouse keeper who finds a map in a bottle, and what happens next:";
 
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once("error", reject);
-    server.listen(0, "127.0.0.1", () => {
-      const { port } = server.address() as { port: number };
-      server.close(() => resolve(port));
-    });
-  });
-}
 
 interface Running { url: string; stop(): Promise<void> }
 

@@ -3,10 +3,10 @@
 // fresh cache directory and is reported on its own; the later ones reuse that copy, as every start after
 // the first does on a user's machine.
 import { existsSync, mkdtempSync, rmSync, statSync } from "node:fs";
-import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join, relative } from "node:path";
 import { summarize } from "./stats.ts";
+import { freePort } from "./free-port.ts";
 
 export interface StartupResult {
   binary: string;
@@ -18,16 +18,6 @@ export interface StartupResult {
   medianMs: number;
 }
 
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once("error", reject);
-    server.listen(0, "127.0.0.1", () => {
-      const { port } = server.address() as { port: number };
-      server.close(() => resolve(port));
-    });
-  });
-}
 
 /** Milliseconds from spawn until GET /health on profile b answers 200. */
 async function timeOneStart(binary: string, cacheDir: string, timeoutMs = 60_000): Promise<number> {
