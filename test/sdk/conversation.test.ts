@@ -87,12 +87,12 @@ describe("errors arrive as MessageResponse.Error", () => {
     expect(conversation.history).toHaveLength(1);
   });
 
-  test("audio content names the model", async () => {
+  test("audio content on a model without an audio projector names the model", async () => {
     const conversation = lfm2.createConversation();
     const message = new ChatMessage({ role: "user", content: [ChatMessageContent.audio(new Uint8Array([0, 1]))] });
     const [response] = await collect(conversation.generateResponse(message));
     expect(response).toBeInstanceOf(GenerationError);
-    expect((response as GenerationError).message).toBe(`Cannot use audio content with model "${modelPath}": audio input is not supported yet`);
+    expect((response as GenerationError).message).toBe(`Cannot use audio content with model "${modelPath}": it has no audio projector (put an mmproj-*.gguf with an audio encoder next to it or pass projectorPath)`);
   });
 
   test("an empty conversation with no message", async () => {
