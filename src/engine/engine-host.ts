@@ -2,7 +2,7 @@
 // (child-main.ts, Bun IPC) or the SDK's Worker (engine-worker.ts, postMessage). It loads one Engine,
 // answers calls and sends each step's events together.
 import { Engine } from "./engine.ts";
-import { EngineError, type EngineEvent, type ModelInfo } from "./types.ts";
+import { EngineError, type EngineEvent, type ModelInfo, type VisionInfo } from "./types.ts";
 import type { ChildMessage, ParentMessage } from "./protocol.ts";
 import { logger } from "../log.ts";
 
@@ -32,7 +32,7 @@ export function engineMessageHandler(send: (message: ChildMessage) => void, exit
       case "load":
         try {
           engine = Engine.load(message.options);
-          log.info(`loaded ${engine.info.architecture} model "${message.options.modelPath}": ${engine.info.sequences} sequences × ${engine.info.contextPerSequence} tokens of context each (trained ${engine.info.trainedContextLength}; ${CONTEXT_HINT}), ${engine.info.threads} threads, ${engine.info.compute}${engine.info.vision ? `, vision projector "${engine.info.vision.projectorPath}"` : ""}${speculationNote(engine.info)}`);
+          log.info(`loaded ${engine.info.architecture} model "${message.options.modelPath}": ${engine.info.sequences} sequences × ${engine.info.contextPerSequence} tokens of context each (trained ${engine.info.trainedContextLength}; ${CONTEXT_HINT}), ${engine.info.threads} threads, ${engine.info.compute}${engine.info.vision ? `, ${projectorKind(engine.info.vision)} projector "${engine.info.vision.projectorPath}"` : ""}${speculationNote(engine.info)}`);
           send({ type: "loaded", info: engine.info });
         } catch (error) {
           send({ type: "load_failed", message: (error as Error).message, ...(error instanceof EngineError ? { code: error.code } : {}) });
@@ -73,6 +73,12 @@ export function engineMessageHandler(send: (message: ChildMessage) => void, exit
         exit();
     }
   };
+}
+
+/** What a loaded projector encodes, in the load log: "vision", "audio" or "vision and audio". */
+function projectorKind(projector: VisionInfo): string {
+  if (projector.images && projector.audio) return "vision and audio";
+  return projector.audio ? "audio" : "vision";
 }
 
 function speculationNote(info: ModelInfo): string {
