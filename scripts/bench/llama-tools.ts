@@ -80,6 +80,11 @@ export function batchedBenchArgs(model: string, threads: number, shape: BatchedB
 
 export interface BatchedBenchResult {
   decodeTokensPerSecond: Map<number, number>; // aggregate decode t/s (S_TG) per batch size
+  /**
+   * Generated tokens over the time of the whole case (prompts then decoding: pl·tg / (t_pp + t_tg)) per
+   * batch size: the rate a server doing the same work (every prompt and every output) cannot exceed.
+   */
+  endToEndTokensPerSecond: Map<number, number>;
   foreignCpuShare: number;
 }
 
@@ -87,21 +92,24 @@ export async function runBatchedBench(model: string, threads: number, shape: Bat
   const argv = batchedBenchArgs(model, threads, shape);
   const result = await runCommand(argv, { timeoutMs: TIMEOUT_MS });
   if (result.exitCode !== 0) throw new Error(describeFailure("llama-batched-bench", result));
-  const speeds = parseBatchedBench(result.stdout);
-  const missing = shape.batchSizes.filter((b) => !speeds.has(b));
+  const { decode, endToEnd } = parseBatchedBench(result.stdout);
+  const missing = shape.batchSizes.filter((b) => !decode.has(b));
   if (missing.length > 0) throw new Error(`llama-batched-bench printed no result for batch size ${missing.join(", ")}`);
-  return { decodeTokensPerSecond: speeds, foreignCpuShare: result.foreignCpuShare };
+  return { decodeTokensPerSecond: decode, endToEndTokensPerSecond: endToEnd, foreignCpuShare: result.foreignCpuShare };
 }
 
 /** --output-format jsonl prints one JSON object per (pp, tg, pl) case among its log lines. */
-export function parseBatchedBench(stdout: string): Map<number, number> {
-  const speeds = new Map<number, number>();
+export function parseBatchedBench(stdout: string): { decode: Map<number, number>; endToEnd: Map<number, number> } {
+  const decode = new Map<number, number>();
+  const endToEnd = new Map<number, number>();
   for (const line of stdout.split("\n")) {
     if (!line.startsWith("{")) continue;
-    const record = JSON.parse(line) as { pl?: number; speed_tg?: number };
-    if (typeof record.pl === "number" && typeof record.speed_tg === "number") speeds.set(record.pl, record.speed_tg);
+    const record = JSON.parse(line) as { pl?: number; tg?: number; speed_tg?: number; t?: number };
+    if (typeof record.pl !== "number" || typeof record.speed_tg !== "number") continue;
+    decode.set(record.pl, record.speed_tg);
+    if (typeof record.tg === "number" && typeof record.t === "number" && record.t > 0) endToEnd.set(record.pl, (record.pl * record.tg) / record.t);
   }
-  return speeds;
+  return { decode, endToEnd };
 }
 
 /** "version: 0.5.0-dev (build 1, commit de3ff81) / built with GNU 12.2.0 for Linux x86_64" */
