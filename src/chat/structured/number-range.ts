@@ -46,11 +46,26 @@ export function naturalRange(low: number, high: number | undefined): string {
   const parts: string[] = [];
   const lowText = String(low);
   const highText = high !== undefined ? String(high) : "9".repeat(Math.max(MAX_DIGITS, lowText.length));
+  // Lengths whose every value is in range (10…0 to 99…9) merge into one [1-9] [0-9]{a,b}: the same
+  // numbers as one alternative per length, but the grammar keeps two stacks per digit instead of one
+  // per length still possible (an unbounded integer would otherwise carry 15).
+  let wholeFrom: number | undefined;
+  const flushWhole = (through: number) => {
+    if (wholeFrom === undefined) return;
+    parts.push(`[1-9] ${repeat("[0-9]", wholeFrom - 1, through - 1)}`.trim());
+    wholeFrom = undefined;
+  };
   for (let length = lowText.length; length <= highText.length; length++) {
     const from = length === lowText.length ? lowText : length === 1 ? "0" : `1${"0".repeat(length - 1)}`;
     const to = length === highText.length ? highText : "9".repeat(length);
+    if (length > 1 && from === `1${"0".repeat(length - 1)}` && to === "9".repeat(length)) {
+      wholeFrom ??= length;
+      continue;
+    }
+    flushWhole(length - 1);
     parts.push(sameLength(from, to));
   }
+  flushWhole(highText.length);
   return alternatives(parts.map((p) => (p.includes(" ") && parts.length > 1 ? `(${p})` : p)));
 }
 
