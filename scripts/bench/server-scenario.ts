@@ -23,13 +23,14 @@ const KINDS: ServerKind[] = ["llama-server", "llamux"];
 const LOADS: Array<{ clients: number; chain: SamplerChainName }> = [
   { clients: 1, chain: "top-k" }, { clients: 1, chain: "full" }, { clients: 8, chain: "top-k" }, { clients: 8, chain: "full" },
 ];
-const CONSTRAINED: ConstrainedMode[] = ["none", "json-schema", "tool-call"];
+const CONSTRAINED: ConstrainedMode[] = ["none", "json-schema", "tool-call", "tool-grammar"];
 
 /** Every sample of one model's scenario, keyed by server. */
 interface Samples {
   coldStartMs: Record<ServerKind, number[]>;
   load: Map<string, LoadResult[]>; // `${kind} ${clients} ${chain}`
   constrained: Map<string, number[]>; // `${kind} ${mode}` -> t/s
+  toolCallsReturned: Map<ServerKind, boolean[]>; // per forced tool-call request: did the reply carry a call
   batchedBench: Map<number, number[]>; // batch size -> S_TG t/s (decoding only)
   batchedBenchEndToEnd: Map<number, number[]>; // batch size -> generated tokens over prompts + decoding
   failures: string[];
@@ -50,7 +51,7 @@ async function attempt(samples: Samples, what: string, log: (line: string) => vo
 export async function runServerScenario(modelName: string, modelPath: string, vocabularySize: number, o: ServerScenarioOptions): Promise<{ markdown: string; json: unknown; commands: string[] }> {
   const spec: ServerSpec = { model: modelPath, threads: o.threads, parallel: o.parallel, llamux: o.llamux };
   const samples: Samples = {
-    coldStartMs: { "llama-server": [], llamux: [] }, load: new Map(), constrained: new Map(), batchedBench: new Map(), batchedBenchEndToEnd: new Map(), failures: [],
+    coldStartMs: { "llama-server": [], llamux: [] }, load: new Map(), constrained: new Map(), toolCallsReturned: new Map(), batchedBench: new Map(), batchedBenchEndToEnd: new Map(), failures: [],
   };
   for (let round = 1; round <= o.runs; round++) {
     const order = round % 2 === 1 ? KINDS : [...KINDS].reverse();
@@ -86,7 +87,8 @@ export async function runServerScenario(modelName: string, modelPath: string, vo
           const r = await runConstrained(server!, modelPath, mode, o.outputTokens, round);
           const key = `${kind} ${mode}`;
           samples.constrained.set(key, [...(samples.constrained.get(key) ?? []), r.tokensPerSecond]);
-          o.log(`  ${kind.padEnd(12)} constrained ${mode.padEnd(11)} ${r.tokensPerSecond.toFixed(1)} t/s over ${r.tokens} tokens`);
+          if (mode === "tool-call") samples.toolCallsReturned.set(kind, [...(samples.toolCallsReturned.get(kind) ?? []), r.called]);
+          o.log(`  ${kind.padEnd(12)} constrained ${mode.padEnd(12)} ${r.tokensPerSecond.toFixed(1)} t/s over ${r.tokens} tokens${mode.startsWith("tool") ? `, ${r.called ? "a call" : "no call"}` : ""}`);
         });
       }
       await server.stop();
@@ -181,13 +183,23 @@ function renderMarkdown(modelName: string, s: Samples, o: ServerScenarioOptions)
   lines.push("", "Constrained decoding, 1 client, chat completion, top-k 40, completion tokens over the whole request (random weights are the worst case: many sampled tokens break the grammar and are resampled):", "",
     "| constraint | llama-server t/s | llamux t/s | llamux ÷ llama-server | llamux ÷ its unconstrained rate | goal |", "|---|---:|---:|---:|---:|---|");
   const unconstrained = median(s.constrained.get("llamux none") ?? []);
+  const callsReturned = (k: ServerKind) => {
+    const returned = s.toolCallsReturned.get(k) ?? [];
+    return `${returned.filter(Boolean).length} of ${returned.length} replies carried a call`;
+  };
+  const label: Record<ConstrainedMode, string> = {
+    none: "none (ignore_eos)",
+    "json-schema": "JSON schema (llama-server: json_schema)",
+    "tool-call": `forced tool call (tool_choice "required", one tool; llama-server: ${callsReturned("llama-server")}, llamux: ${callsReturned("llamux")})`,
+    "tool-grammar": "the same forced-call grammar on both (llamux's, via each server's grammar field, /v1/completions)",
+  };
   for (const mode of CONSTRAINED) {
     const server = median(s.constrained.get(`llama-server ${mode}`) ?? []);
     const llamux = median(s.constrained.get(`llamux ${mode}`) ?? []);
     const ratio = server && llamux !== undefined ? llamux / server : undefined;
     const own = unconstrained && llamux !== undefined ? llamux / unconstrained : undefined;
     const goal = mode === "none" ? "" : `≥ 1.0×${ratio === undefined ? "" : ratio >= 1 ? " PASS" : " FAIL"}`;
-    lines.push(`| ${mode === "none" ? "none (ignore_eos)" : mode === "json-schema" ? "JSON schema (llama-server: json_schema)" : "forced tool call (tool_choice)"} | ${fmt(server, "")} | ${fmt(llamux, "")} | ${fmtRatio(ratio)} | ${fmtRatio(own)} | ${goal} |`);
+    lines.push(`| ${label[mode]} | ${fmt(server, "")} | ${fmt(llamux, "")} | ${fmtRatio(ratio)} | ${fmtRatio(own)} | ${goal} |`);
   }
   if (s.failures.length > 0) lines.push("", "Failures:", ...s.failures.map((f) => `- ${f}`));
   lines.push("", `llama-server: ${LLAMA_SERVER.replace(/^.*\/\.native\//, ".native/")} (\`make llama-tools\`).`);
@@ -205,6 +217,7 @@ function toJson(s: Samples): unknown {
       itlP50: percentile(r.interTokenMs, 50), itlP99: percentile(r.interTokenMs, 99),
     }))])),
     constrained: Object.fromEntries(s.constrained),
+    toolCallsReturned: Object.fromEntries(s.toolCallsReturned),
     batchedBench: Object.fromEntries(s.batchedBench),
     batchedBenchEndToEnd: Object.fromEntries(s.batchedBenchEndToEnd),
     failures: s.failures,

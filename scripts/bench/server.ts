@@ -6,6 +6,7 @@
 import { join } from "node:path";
 import { TOOLS_DIR } from "./llama-tools.ts";
 import { freePort } from "./free-port.ts";
+import { toolCallGrammar } from "../../src/chat/structured/tool-call-grammar.ts";
 
 export const LLAMA_SERVER = join(TOOLS_DIR, "llama-server");
 const REPO_ROOT = join(import.meta.dir, "..", "..");
@@ -124,6 +125,8 @@ export interface StreamTiming {
   endAt: number;
   completionTokens: number;
   text: string;
+  /** a chunk carried tool_calls: the server parsed a call out of the reply */
+  calledTool: boolean;
 }
 
 /** POSTs a streaming request and times its chunks; completion tokens come from the final usage chunk. */
@@ -138,7 +141,7 @@ export async function streamRequest(baseUrl: string, path: string, body: Record<
     body: JSON.stringify({ ...body, stream: true, stream_options: { include_usage: true } }),
   });
   if (!response.ok || !response.body) throw new Error(`${path} answered ${response.status}: ${(await response.text()).slice(0, 300)}`);
-  const timing: StreamTiming = { sentAt, chunkTimes: [], endAt: 0, completionTokens: 0, text: "" };
+  const timing: StreamTiming = { sentAt, chunkTimes: [], endAt: 0, completionTokens: 0, text: "", calledTool: false };
   const decoder = new TextDecoder();
   let buffer = "";
   for await (const bytes of response.body) {
@@ -156,6 +159,7 @@ export async function streamRequest(baseUrl: string, path: string, body: Record<
         usage?: { completion_tokens?: number } | null;
       };
       const choice = chunk.choices?.[0];
+      if (choice?.delta?.tool_calls?.length) timing.calledTool = true;
       const piece = choice?.text ?? choice?.delta?.content ?? choice?.delta?.tool_calls?.[0]?.function?.arguments ?? "";
       if (piece) {
         timing.chunkTimes.push(now);
@@ -222,23 +226,42 @@ export const CONSTRAINED_SCHEMA = {
   required: ["name", "age", "tags"],
 };
 
-export type ConstrainedMode = "none" | "json-schema" | "tool-call";
+export type ConstrainedMode = "none" | "json-schema" | "tool-call" | "tool-grammar";
+
+const RECORD_TOOL = { type: "function" as const, function: { name: "record_person", description: "Store a person", parameters: CONSTRAINED_SCHEMA } };
+
+/**
+ * The grammar llamux forces a call of record_person with (LFM2 syntax), given as it is to both servers:
+ * the same constraint on the same prompt, so the row compares the constrained decoding itself.
+ */
+export const FORCED_CALL_GRAMMAR = toolCallGrammar({ tools: [RECORD_TOOL], syntax: "lfm2", choice: { name: "record_person" } });
 
 /**
  * One chat request with `mode`'s constraint; llama-server gets the schema in its own `json_schema` field
  * (its response_format support is the same grammar). Rate: completion tokens over the whole request.
  */
-export async function runConstrained(server: RunningServer, model: string, mode: ConstrainedMode, outputTokens: number, seed: number): Promise<{ tokensPerSecond: number; tokens: number }> {
+export async function runConstrained(server: RunningServer, model: string, mode: ConstrainedMode, outputTokens: number, seed: number): Promise<{ tokensPerSecond: number; tokens: number; called: boolean }> {
   const body: Record<string, unknown> = {
     model, max_tokens: outputTokens, seed, ...SAMPLER_CHAINS["top-k"],
     messages: [{ role: "user", content: `Describe person number ${seed} as JSON.` }],
   };
+  if (mode === "tool-grammar") {
+    const prompt = `<|im_start|>system\nList of tools: <|tool_list_start|>[${JSON.stringify(RECORD_TOOL.function)}]<|tool_list_end|><|im_end|>\n`
+      + `<|im_start|>user\nDescribe person number ${seed} as JSON.<|im_end|>\n<|im_start|>assistant\n`;
+    const grammarField = server.kind === "llama-server" ? { grammar: FORCED_CALL_GRAMMAR } : { structured_outputs: { grammar: FORCED_CALL_GRAMMAR } };
+    const t = await streamRequest(server.baseUrl, "/v1/completions", { model, prompt, max_tokens: outputTokens, seed, ...SAMPLER_CHAINS["top-k"], ...grammarField });
+    const seconds = (t.endAt - t.sentAt) / 1000;
+    return { tokensPerSecond: seconds > 0 ? t.completionTokens / seconds : 0, tokens: t.completionTokens, called: t.text.includes("record_person(") };
+  }
   if (mode === "json-schema") {
     if (server.kind === "llama-server") body.json_schema = CONSTRAINED_SCHEMA;
     else body.response_format = { type: "json_schema", json_schema: { name: "person", schema: CONSTRAINED_SCHEMA } };
   } else if (mode === "tool-call") {
-    body.tools = [{ type: "function", function: { name: "record_person", description: "Store a person", parameters: CONSTRAINED_SCHEMA } }];
-    body.tool_choice = { type: "function", function: { name: "record_person" } };
+    // One tool and tool_choice "required": a forced call of that tool on both servers. A named choice
+    // ({type:"function",function:{name}}) would not do for the comparison: llama-server reads tool_choice
+    // as a string only, takes an object for "auto" and decodes without its (lazy) grammar.
+    body.tools = [RECORD_TOOL];
+    body.tool_choice = "required";
   } else {
     body.ignore_eos = true;
   }
@@ -246,7 +269,7 @@ export async function runConstrained(server: RunningServer, model: string, mode:
   // Over the whole request: a server may hold a tool call back and send it in one chunk at the end, so
   // the time from the first chunk says nothing there. The prompt is a few dozen tokens on both.
   const seconds = (t.endAt - t.sentAt) / 1000;
-  return { tokensPerSecond: seconds > 0 ? t.completionTokens / seconds : 0, tokens: t.completionTokens };
+  return { tokensPerSecond: seconds > 0 ? t.completionTokens / seconds : 0, tokens: t.completionTokens, called: t.calledTool };
 }
 
 export function percentile(values: readonly number[], p: number): number {
