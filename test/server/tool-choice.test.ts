@@ -174,6 +174,20 @@ describe("structured output fields", () => {
     expect(regex.choices[0]!.message.content ?? "").toMatch(/^[0-9]{2}-[a-c]$/);
   }, 120_000);
 
+  test("text completions take the same fields (vLLM constrains /v1/completions too)", async () => {
+    const choice = await openai.completions.create({ model: "tiny-chat", prompt: "Answer:", seed: 1, max_tokens: 20, structured_outputs: { choice: ["yes", "no"] } } as never) as OpenAI.Completion;
+    expect(["yes", "no"]).toContain(choice.choices[0]!.text);
+    const stream = await openai.completions.create({ model: "tiny-chat", prompt: "Code:", seed: 2, max_tokens: 20, guided_regex: "[0-9]{2}-[a-c]", stream: true } as never) as unknown as AsyncIterable<OpenAI.Completion>;
+    let text = "";
+    for await (const chunk of stream) text += chunk.choices[0]?.text ?? "";
+    expect(text).toMatch(/^[0-9]{2}-[a-c]$/);
+    const json = await openai.completions.create({ model: "tiny-chat", prompt: "JSON:", seed: 3, max_tokens: 60, response_format: { type: "json_schema", json_schema: { name: "n", schema: { type: "object", properties: { n: { type: "integer" } }, required: ["n"], additionalProperties: false } } } } as never) as OpenAI.Completion;
+    if (json.choices[0]!.finish_reason === "stop") expect(Object.keys(JSON.parse(json.choices[0]!.text))).toEqual(["n"]);
+    else expect(json.choices[0]!.text).toMatch(/^\{\s*"n"/);
+    const twoAtOnce = await fetch(`${server.baseUrl}/v1/completions`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ model: "tiny-chat", prompt: "x", guided_choice: ["a"], grammar: 'root ::= "b"' }) });
+    expect(twoAtOnce.status).toBe(400);
+  }, 120_000);
+
   test("tool_choice none hides the tools from the template", async () => {
     const withTools = await openai.chat.completions.create({ model: "tiny-chat", messages, tools, max_tokens: 1 });
     const hidden = await openai.chat.completions.create({ model: "tiny-chat", messages, tools, tool_choice: "none", max_tokens: 1 });

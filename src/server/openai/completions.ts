@@ -7,6 +7,8 @@ import { tokenIdProblem } from "../../engine/token-ids.ts";
 import { readJsonBody, validate } from "../validation.ts";
 import type { ServerDeps } from "../deps.ts";
 import { samplingFields } from "./schemas.ts";
+import { outputConstraintOf, structuredOutputFields } from "./structured-output.ts";
+import { constraintGrammar } from "../../chat/structured/constraint.ts";
 import { checkContextLength } from "./context-check.ts";
 import { startChoices } from "../../generation/choices.ts";
 import { errorChunk, finishReasonOf, stopReasonOf, streamChoices, type ChunkFormat } from "./stream-choices.ts";
@@ -29,6 +31,8 @@ export const completionSchema = z.object({
   logprobs: z.number().int().min(0).max(20).nullable().optional(),
   suffix: z.string().nullable().optional(),
   ...samplingFields,
+  // vLLM constrains text completions as it does chat (structured_outputs, guided_*, response_format)
+  ...structuredOutputFields,
 });
 
 /** Each prompt as text or token ids. */
@@ -47,7 +51,8 @@ export function completions(deps: ServerDeps, extension?: ResponseExtension) {
     const n = body.n ?? 1;
     const model = deps.models.resolve(body.model);
     const defaults = modelDefaults(model);
-    const sampling = toSamplerSettings(body, deps.profile, defaults.sampling);
+    const constraint = outputConstraintOf(body);
+    const sampling = { ...toSamplerSettings(body, deps.profile, defaults.sampling), ...(constraint ? { grammar: constraintGrammar(constraint) } : {}) };
     checkChoiceOptions(body, n, sampling);
 
     if (deps.models.embeds(model)) throw badRequest(`Model "${model.id}" is an embedding model and does not support completions`, "model");
