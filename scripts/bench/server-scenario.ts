@@ -23,6 +23,8 @@ const KINDS: ServerKind[] = ["llama-server", "llamux"];
 const LOADS: Array<{ clients: number; chain: SamplerChainName }> = [
   { clients: 1, chain: "top-k" }, { clients: 1, chain: "full" }, { clients: 8, chain: "top-k" }, { clients: 8, chain: "full" },
 ];
+/** Tokens of context per sequence on both servers during the loads (llamux's default on every profile). */
+const LOAD_CONTEXT = 4096;
 const CONSTRAINED: ConstrainedMode[] = ["none", "json-schema", "tool-call", "tool-grammar"];
 
 /** Every sample of one model's scenario, keyed by server. */
@@ -50,6 +52,8 @@ async function attempt(samples: Samples, what: string, log: (line: string) => vo
 
 export async function runServerScenario(modelName: string, modelPath: string, vocabularySize: number, o: ServerScenarioOptions): Promise<{ markdown: string; json: unknown; commands: string[] }> {
   const spec: ServerSpec = { model: modelPath, threads: o.threads, parallel: o.parallel, llamux: o.llamux };
+  // the loads: the same context on both servers (the cold start keeps each one's default)
+  const loadSpec: ServerSpec = { ...spec, contextPerSequence: LOAD_CONTEXT };
   const samples: Samples = {
     coldStartMs: { "llama-server": [], llamux: [] }, load: new Map(), constrained: new Map(), toolCallsReturned: new Map(), batchedBench: new Map(), batchedBenchEndToEnd: new Map(), failures: [],
   };
@@ -68,7 +72,7 @@ export async function runServerScenario(modelName: string, modelPath: string, vo
     for (const kind of order) {
       let server: RunningServer | undefined;
       await attempt(samples, `${kind} load`, o.log, async () => {
-        server = await startServer(kind, spec);
+        server = await startServer(kind, loadSpec);
         // Warm-up: first decodes page in weights and allocate buffers.
         await runLoad(server, modelPath, vocabularySize, { clients: 1, requestsPerClient: 1, promptTokens: 16, outputTokens: 4, chain: "top-k" }, 1);
       });
@@ -100,10 +104,10 @@ export async function runServerScenario(modelName: string, modelPath: string, vo
       o.log(`  llama-batched-bench ${[...r.decodeTokensPerSecond].map(([b, s]) => `B=${b} ${s.toFixed(1)} (with prompts ${r.endToEndTokensPerSecond.get(b)?.toFixed(1)})`).join("  ")} t/s`);
     });
   }
-  const commands = [
-    serverArgv("llamux", spec, 0).join(" ").replace("--port 0", "--port PORT"),
-    serverArgv("llama-server", spec, 0).join(" ").replace("--port 0", "--port PORT"),
-  ];
+  const commands = [spec, loadSpec].flatMap((s) => [
+    serverArgv("llamux", s, 0).join(" ").replace("--port 0", "--port PORT"),
+    serverArgv("llama-server", s, 0).join(" ").replace("--port 0", "--port PORT"),
+  ]);
   return { markdown: renderMarkdown(modelName, samples, o), json: toJson(samples), commands };
 }
 

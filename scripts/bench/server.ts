@@ -37,6 +37,12 @@ export interface ServerSpec {
   parallel: number;
   /** llamux: the command that starts it (bun src/main.ts, or an executable). */
   llamux: string[];
+  /**
+   * Context per sequence for both servers; left out, each takes its own default (the cold-start row).
+   * The loads give both the same: llama-server's default (the trained context for every slot) does not
+   * fit a 1B model's 8 slots in 24 GB, and a swapping server measures the disk.
+   */
+  contextPerSequence?: number;
 }
 
 export interface RunningServer {
@@ -48,10 +54,14 @@ export interface RunningServer {
 
 /** The command line of each server at its defaults, apart from model, port, threads and sequences. */
 export function serverArgv(kind: ServerKind, spec: ServerSpec, port: number): string[] {
+  const context = spec.contextPerSequence;
   if (kind === "llama-server") {
-    return [LLAMA_SERVER, "-m", spec.model, "--host", "127.0.0.1", "--port", String(port), "-t", String(spec.threads), "-np", String(spec.parallel), "--no-webui"];
+    // -c is the total over the slots (one KV stream per slot without -kvu)
+    return [LLAMA_SERVER, "-m", spec.model, "--host", "127.0.0.1", "--port", String(port), "-t", String(spec.threads), "-np", String(spec.parallel), "--no-webui",
+      ...(context ? ["-c", String(context * spec.parallel)] : [])];
   }
-  return [...spec.llamux, "serve", spec.model, "--profile", "b", "--host", "127.0.0.1", "--port", String(port), "--threads", String(spec.threads), "--parallel", String(spec.parallel)];
+  return [...spec.llamux, "serve", spec.model, "--profile", "b", "--host", "127.0.0.1", "--port", String(port), "--threads", String(spec.threads), "--parallel", String(spec.parallel),
+    ...(context ? ["--max-model-len", String(context)] : [])];
 }
 
 export function defaultLlamuxCommand(binary?: string): string[] {
