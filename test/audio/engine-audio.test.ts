@@ -2,31 +2,9 @@
 // the tiny llama model and real speech from espeak-ng.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { Engine } from "../../src/engine/engine.ts";
-import { EngineError, type EngineEvent, type GenerateRequest } from "../../src/engine/types.ts";
 import { ensureModel } from "../../scripts/gen-models.ts";
+import { runRequest as run } from "../fixtures/engine-run.ts";
 import { AUDIO_TOKENS_PER_CHUNK, speechFlac, speechWav, toneWav } from "./audio-fixtures.ts";
-
-interface Outcome { tokens: number; done?: Extract<EngineEvent, { type: "done" }>; error?: Extract<EngineEvent, { type: "error" }> }
-
-let nextId = 0;
-function run(engine: Engine, request: Omit<GenerateRequest, "id">): Promise<Outcome> {
-  const outcome: Outcome = { tokens: 0 };
-  return new Promise((resolve) => {
-    try {
-      engine.submit({ ...request, id: `a${++nextId}` }, (event) => {
-        if (event.type === "token") outcome.tokens++;
-        else {
-          if (event.type === "done") outcome.done = event;
-          else outcome.error = event;
-          resolve(outcome);
-        }
-      });
-    } catch (error) {
-      outcome.error = { type: "error", id: "", code: error instanceof EngineError ? error.code : "engine_failure", message: (error as Error).message };
-      resolve(outcome);
-    }
-  });
-}
 
 const greedy = { temperature: 0 };
 

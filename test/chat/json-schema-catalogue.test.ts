@@ -12,21 +12,12 @@ import { zodToJsonSchema } from "zod-to-json-schema";
 import { Engine } from "../../src/engine/engine.ts";
 import { jsonSchemaToGbnf, StructuredOutputError } from "../../src/chat/structured/index.ts";
 import { ensureModel } from "../../scripts/gen-models.ts";
+import { generateWithGrammar } from "../fixtures/engine-run.ts";
 import { PYDANTIC_SCHEMAS } from "../fixtures/pydantic-schemas.ts";
 
 let engine: Engine;
-let nextId = 0;
 
-function generate(grammar: string, seed: number, maxTokens = 600): Promise<{ text: string; finish: string }> {
-  return new Promise((resolve, reject) => {
-    let text = "";
-    engine.submit({ id: `c${++nextId}`, prompt: "Answer in JSON:", maxTokens, sampling: { grammar, seed, temperature: 1 } }, (event) => {
-      if (event.type === "token") text += event.text;
-      else if (event.type === "done") resolve({ text, finish: event.finishReason });
-      else reject(new Error(event.message));
-    });
-  });
-}
+const generate = (grammar: string, seed: number, maxTokens = 600) => generateWithGrammar(engine, "Answer in JSON:", grammar, seed, maxTokens);
 
 beforeAll(async () => {
   engine = Engine.load({ modelPath: await ensureModel("tiny-lfm2"), parallel: 32, contextPerSequence: 640, threads: 2 });

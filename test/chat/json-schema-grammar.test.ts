@@ -7,20 +7,11 @@ import addFormats from "ajv-formats";
 import { Engine } from "../../src/engine/engine.ts";
 import { constraintGrammar, jsonSchemaToGbnf, regexToGbnf, StructuredOutputError } from "../../src/chat/structured/index.ts";
 import { ensureModel } from "../../scripts/gen-models.ts";
+import { generateWithGrammar } from "../fixtures/engine-run.ts";
 
 let engine: Engine;
-let nextId = 0;
 
-function generate(grammar: string, seed: number, maxTokens = 400): Promise<{ text: string; finish: string }> {
-  return new Promise((resolve, reject) => {
-    let text = "";
-    engine.submit({ id: `g${++nextId}`, prompt: "Answer in JSON:", maxTokens, sampling: { grammar, seed, temperature: 1 } }, (event) => {
-      if (event.type === "token") text += event.text;
-      else if (event.type === "done") resolve({ text, finish: event.finishReason });
-      else reject(new Error(event.message));
-    });
-  });
-}
+const generate = (grammar: string, seed: number, maxTokens = 400) => generateWithGrammar(engine, "Answer in JSON:", grammar, seed, maxTokens);
 
 beforeAll(async () => {
   engine = Engine.load({ modelPath: await ensureModel("tiny-lfm2"), parallel: 4, contextPerSequence: 768, threads: 2 });

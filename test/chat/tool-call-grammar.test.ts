@@ -10,9 +10,9 @@ import { ToolCallOutput } from "../../src/chat/tool-calls/tool-call-output.ts";
 import type { ParsedToolCall } from "../../src/generation/chat-events.ts";
 import type { ToolDefinition } from "../../src/chat/types.ts";
 import { ensureModel } from "../../scripts/gen-models.ts";
+import { generateWithGrammar } from "../fixtures/engine-run.ts";
 
 let engine: Engine;
-let nextId = 0;
 const ajv = new Ajv2020({ strict: false });
 
 const tools: ToolDefinition[] = [
@@ -21,16 +21,7 @@ const tools: ToolDefinition[] = [
 ];
 const validators = Object.fromEntries(tools.map((t) => [t.function.name, ajv.compile(t.function.parameters ?? { type: "object", maxProperties: 0 })]));
 
-function generate(grammar: string, seed: number): Promise<string> {
-  return new Promise((resolve, reject) => {
-    let text = "";
-    engine.submit({ id: `t${++nextId}`, prompt: "Call a tool:", maxTokens: 300, sampling: { grammar, seed, temperature: 1 } }, (event) => {
-      if (event.type === "token") text += event.text;
-      else if (event.type === "done") resolve(text);
-      else reject(new Error(event.message));
-    });
-  });
-}
+const generate = async (grammar: string, seed: number) => (await generateWithGrammar(engine, "Call a tool:", grammar, seed, 300)).text;
 
 beforeAll(async () => {
   engine = Engine.load({ modelPath: await ensureModel("tiny-lfm2"), parallel: 4, contextPerSequence: 768, threads: 2 });

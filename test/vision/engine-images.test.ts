@@ -3,38 +3,14 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { join } from "node:path";
 import { Engine } from "../../src/engine/engine.ts";
-import { EngineError, type EngineEvent, type EngineImage, type GenerateRequest } from "../../src/engine/types.ts";
+import type { EngineImage } from "../../src/engine/types.ts";
+import { runRequest as run } from "../fixtures/engine-run.ts";
 import { ensureModel } from "../../scripts/gen-models.ts";
 
 const IMAGE_TOKENS = 16; // the tiny projector: 56x56 pixels in 14x14 patches
 const fixture = (name: string) => join(import.meta.dir, "..", "fixtures", "images", name);
 const fileImage = async (name: string): Promise<EngineImage> => ({ kind: "file", bytes: new Uint8Array(await Bun.file(fixture(name)).arrayBuffer()) });
 const solidImage = (value: number): EngineImage => ({ kind: "rgb", width: 8, height: 8, pixels: new Uint8Array(8 * 8 * 3).fill(value) });
-
-interface Outcome { tokens: number; ids: number[]; done?: Extract<EngineEvent, { type: "done" }>; error?: Extract<EngineEvent, { type: "error" }> }
-
-let nextId = 0;
-function run(engine: Engine, request: Omit<GenerateRequest, "id">, onToken?: () => void): Promise<Outcome> {
-  const outcome: Outcome = { tokens: 0, ids: [] };
-  return new Promise((resolve) => {
-    try {
-      engine.submit({ ...request, id: `v${++nextId}` }, (event) => {
-        if (event.type === "token") {
-          outcome.tokens++;
-          outcome.ids.push(event.token);
-          onToken?.();
-        } else {
-          if (event.type === "done") outcome.done = event;
-          else outcome.error = event;
-          resolve(outcome);
-        }
-      });
-    } catch (error) {
-      outcome.error = { type: "error", id: "", code: error instanceof EngineError ? error.code : "engine_failure", message: (error as Error).message };
-      resolve(outcome);
-    }
-  });
-}
 
 const greedy = { temperature: 0 };
 
