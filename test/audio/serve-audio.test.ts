@@ -3,47 +3,26 @@
 // input_audio chat parts and /v1/audio/transcriptions, and the model listings that say `audio`.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import OpenAI, { toFile } from "openai";
-import { mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
 import { ensureModel } from "../../scripts/gen-models.ts";
-import { ModelManager } from "../../src/engine/model-manager.ts";
-import { createApp } from "../../src/server/app.ts";
-import { LmStudioModelService } from "../../src/server/lmstudio/model-service.ts";
-import { ModelService } from "../../src/server/model-service.ts";
-import { profiles, type ProfileName } from "../../src/server/profiles.ts";
-import { ModelStore } from "../../src/store/model-store.ts";
+import type { ProfileName } from "../../src/server/profiles.ts";
+import { startProfileApps, type ProfileApps } from "../fixtures/profile-apps.ts";
 import { MAX_AUDIO_BYTES } from "../../src/audio/audio-limits.ts";
 import { AUDIO_TOKENS_PER_CHUNK, speechFlac, speechWav, toneWav } from "./audio-fixtures.ts";
 
 const AUDIO_MODEL = "tiny-audio";
 const TEXT_MODEL = "tiny-text";
-let manager: ModelManager;
-const storeDir = mkdtempSync(join(tmpdir(), "llamux-audio-store-"));
-const servers: ReturnType<typeof Bun.serve>[] = [];
-const base: Partial<Record<ProfileName, string>> = {};
+let apps: ProfileApps;
+let base: ProfileApps["base"];
 const openai = (profile: ProfileName) => new OpenAI({ baseURL: `${base[profile]}/v1`, apiKey: "placeholder", maxRetries: 0 });
 const b64 = (bytes: Uint8Array) => Buffer.from(bytes).toString("base64");
 
 beforeAll(async () => {
   const [llama, projector] = await Promise.all([ensureModel("tiny-llama"), ensureModel("tiny-audio-mmproj")]);
-  manager = new ModelManager();
-  const served = [{ path: llama, name: AUDIO_MODEL, projectorPath: projector }, { path: llama, name: TEXT_MODEL }];
-  const options = { parallel: 2, contextPerSequence: 2048, threads: 2 };
-  const models = new ModelService(manager, served, options);
-  const lmStudioModels = new LmStudioModelService(manager, served, { ...options, store: new ModelStore(storeDir) });
-  for (const name of ["a", "b", "c"] as const) {
-    const server = Bun.serve({ port: 0, hostname: "127.0.0.1", fetch: createApp({ profile: profiles[name], models: name === "c" ? lmStudioModels : models }).fetch });
-    servers.push(server);
-    base[name] = `http://127.0.0.1:${server.port}`;
-  }
+  apps = startProfileApps([{ path: llama, name: AUDIO_MODEL, projectorPath: projector }, { path: llama, name: TEXT_MODEL }], { parallel: 2, contextPerSequence: 2048, threads: 2 });
+  base = apps.base;
 }, 120_000);
 
-afterAll(async () => {
-  for (const server of servers) server.stop(true);
-  await manager.stopAll();
-  rmSync(storeDir, { recursive: true, force: true });
-});
+afterAll(() => apps.stop());
 
 type Part = OpenAI.Chat.Completions.ChatCompletionContentPart;
 const audioPart = (bytes: Uint8Array, format: "wav" | "mp3" = "wav"): Part => ({ type: "input_audio", input_audio: { data: b64(bytes), format } });

@@ -2,44 +2,23 @@
 // reranker (rank pooling over a classifier head), a chat model and an embedding model beside it.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { ensureModel } from "../../scripts/gen-models.ts";
-import { ModelManager } from "../../src/engine/model-manager.ts";
-import { createApp } from "../../src/server/app.ts";
-import { mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
-import { LmStudioModelService } from "../../src/server/lmstudio/model-service.ts";
-import { ModelService } from "../../src/server/model-service.ts";
-import { ModelStore } from "../../src/store/model-store.ts";
-import { profiles, type ProfileName } from "../../src/server/profiles.ts";
+import type { ProfileName } from "../../src/server/profiles.ts";
+import { startProfileApps, type ProfileApps } from "../fixtures/profile-apps.ts";
 import { MAX_RERANK_DOCUMENTS } from "../../src/server/rerank/rerank-core.ts";
 
 const RERANKER = "org/tiny-reranker";
 const CHAT = "org/tiny-chat";
 const EMBEDDER = "org/tiny-embed";
-let manager: ModelManager;
-const storeDir = mkdtempSync(join(tmpdir(), "llamux-rerank-"));
-const servers: ReturnType<typeof Bun.serve>[] = [];
-const base: Partial<Record<ProfileName, string>> = {};
+let apps: ProfileApps;
+let base: ProfileApps["base"];
 
 beforeAll(async () => {
   const [rerankPath, chatPath, embedPath] = await Promise.all([ensureModel("tiny-bert-rerank"), ensureModel("tiny-llama"), ensureModel("tiny-bert")]);
-  manager = new ModelManager();
-  const served = [{ path: rerankPath, name: RERANKER }, { path: chatPath, name: CHAT }, { path: embedPath, name: EMBEDDER }];
-  const options = { parallel: 1, contextPerSequence: 512, threads: 2 };
-  const models = new ModelService(manager, served, options);
-  const lmStudioModels = new LmStudioModelService(manager, served, { ...options, store: new ModelStore(storeDir) });
-  for (const name of ["a", "b", "c"] as const) {
-    const server = Bun.serve({ port: 0, hostname: "127.0.0.1", fetch: createApp({ profile: profiles[name], models: name === "c" ? lmStudioModels : models }).fetch });
-    servers.push(server);
-    base[name] = `http://127.0.0.1:${server.port}`;
-  }
+  apps = startProfileApps([{ path: rerankPath, name: RERANKER }, { path: chatPath, name: CHAT }, { path: embedPath, name: EMBEDDER }], { parallel: 1, contextPerSequence: 512, threads: 2 });
+  base = apps.base;
 }, 120_000);
 
-afterAll(async () => {
-  for (const server of servers) server.stop(true);
-  await manager.stopAll();
-  rmSync(storeDir, { recursive: true, force: true });
-});
+afterAll(() => apps.stop());
 
 async function post(profile: ProfileName, path: string, body: unknown): Promise<{ status: number; json: any }> {
   const response = await fetch(`${base[profile]}${path}`, { method: "POST", headers: { "Content-Type": "application/json" }, body: JSON.stringify(body) });
