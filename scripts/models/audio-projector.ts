@@ -3,8 +3,8 @@
 // with no K bias) pooled by 2, then one linear layer (mm.a.fc) into the text model's embedding space.
 // libmtmd cuts audio into 30-second chunks of 3000 mel frames: each chunk becomes 750 embedding tokens.
 import { GgmlType, ggufKv } from "../../src/store/gguf.ts";
-import { type ModelContent, FILE_TYPE_MOSTLY_F16 } from "./common.ts";
-import { constantTensor, randomTensor } from "./weights.ts";
+import { type ModelContent, projectorMetadata } from "./common.ts";
+import { weightMakers } from "./weights.ts";
 
 export interface AudioProjectorShape {
   nEmbd: number;
@@ -24,11 +24,7 @@ const POSITIONS = 1500;
 export function audioProjector(name: string, description: string, shape: AudioProjectorShape): ModelContent {
   const { nEmbd, nFf, projectionDim } = shape;
   const metadata: ModelContent["metadata"] = [
-    ["general.architecture", ggufKv.string("clip")],
-    ["general.type", ggufKv.string("mmproj")],
-    ["general.name", ggufKv.string(name)],
-    ["general.description", ggufKv.string(description)],
-    ["general.file_type", ggufKv.uint32(FILE_TYPE_MOSTLY_F16)],
+    ...projectorMetadata(name, description),
     ["clip.projector_type", ggufKv.string("qwen2a")],
     ["clip.has_audio_encoder", ggufKv.bool(true)],
     ["clip.audio.embedding_length", ggufKv.uint32(nEmbd)],
@@ -40,10 +36,7 @@ export function audioProjector(name: string, description: string, shape: AudioPr
     ["clip.audio.num_mel_bins", ggufKv.uint32(shape.nMel)],
   ];
 
-  const random = (tensorName: string, dims: number[], type = GgmlType.F16 as GgmlType.F16 | GgmlType.F32) =>
-    randomTensor(name, tensorName, dims, { type });
-  const ones = (tensorName: string, n: number) => constantTensor(tensorName, [n], 1);
-  const zeros = (tensorName: string, dims: number[]) => constantTensor(tensorName, dims, 0);
+  const { random, ones, zeros } = weightMakers(name);
   const tensors = [
     // ggml's conv_1d kernels: [kernel width, input channels, output channels]; biases broadcast over frames
     random("a.conv1d.1.weight", [3, shape.nMel, nEmbd]),

@@ -2,7 +2,7 @@
 import { GgmlType, ggufKv } from "../../src/store/gguf.ts";
 import { type ModelContent, generalMetadata } from "./common.ts";
 import { type BuiltTokenizer } from "./tokenizers.ts";
-import { constantTensor, randomTensor } from "./weights.ts";
+import { weightMakers } from "./weights.ts";
 
 export interface BertShape {
   nEmbd: number;
@@ -34,10 +34,7 @@ export function bertModel(name: string, description: string, shape: BertShape, t
     ...tokenizer.metadata,
   ];
 
-  const random = (tensorName: string, dims: number[], type = GgmlType.F16 as GgmlType.F16 | GgmlType.F32) =>
-    randomTensor(name, tensorName, dims, { type });
-  const ones = (tensorName: string, n: number) => constantTensor(tensorName, [n], 1);
-  const zeros = (tensorName: string, n: number) => constantTensor(tensorName, [n], 0);
+  const { random, ones, zeros } = weightMakers(name);
   const tensors = [
     random("token_embd.weight", [nEmbd, nVocab]),
     // added to F32 activations with ggml_add, so kept F32

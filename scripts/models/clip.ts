@@ -2,8 +2,8 @@
 // square patches, then the `mlp` projector (mm.0 -> GELU -> mm.2) into the text model's embedding space.
 // libmtmd loads it next to a text model whose embedding size equals `projectionDim`.
 import { GgmlType, GgufValueType, ggufKv } from "../../src/store/gguf.ts";
-import { type ModelContent, FILE_TYPE_MOSTLY_F16 } from "./common.ts";
-import { constantTensor, randomTensor } from "./weights.ts";
+import { type ModelContent, projectorMetadata } from "./common.ts";
+import { weightMakers } from "./weights.ts";
 
 export interface ClipShape {
   imageSize: number;
@@ -22,11 +22,7 @@ export function clipProjector(name: string, description: string, shape: ClipShap
   const { nEmbd, nFf, projectionDim } = shape;
   const patches = (shape.imageSize / shape.patchSize) ** 2;
   const metadata: ModelContent["metadata"] = [
-    ["general.architecture", ggufKv.string("clip")],
-    ["general.type", ggufKv.string("mmproj")],
-    ["general.name", ggufKv.string(name)],
-    ["general.description", ggufKv.string(description)],
-    ["general.file_type", ggufKv.uint32(FILE_TYPE_MOSTLY_F16)],
+    ...projectorMetadata(name, description),
     ["clip.projector_type", ggufKv.string("mlp")],
     ["clip.has_vision_encoder", ggufKv.bool(true)],
     ["clip.use_gelu", ggufKv.bool(true)],
@@ -42,10 +38,7 @@ export function clipProjector(name: string, description: string, shape: ClipShap
     ["clip.vision.image_std", ggufKv.array(GgufValueType.FLOAT32, [0.26862954, 0.26130258, 0.27577711])],
   ];
 
-  const random = (tensorName: string, dims: number[], type = GgmlType.F16 as GgmlType.F16 | GgmlType.F32) =>
-    randomTensor(name, tensorName, dims, { type });
-  const ones = (tensorName: string, n: number) => constantTensor(tensorName, [n], 1);
-  const zeros = (tensorName: string, n: number) => constantTensor(tensorName, [n], 0);
+  const { random, ones, zeros } = weightMakers(name);
   const tensors = [
     random("v.patch_embd.weight", [shape.patchSize, shape.patchSize, 3, nEmbd]),
     zeros("v.patch_embd.bias", nEmbd),

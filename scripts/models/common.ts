@@ -10,6 +10,17 @@ export interface ModelContent {
 export const FILE_TYPE_ALL_F32 = 0;
 export const FILE_TYPE_MOSTLY_F16 = 1;
 
+/** The general.* keys of a projector (mmproj) file. */
+export function projectorMetadata(name: string, description: string): [string, GgufKv][] {
+  return [
+    ["general.architecture", ggufKv.string("clip")],
+    ["general.type", ggufKv.string("mmproj")],
+    ["general.name", ggufKv.string(name)],
+    ["general.description", ggufKv.string(description)],
+    ["general.file_type", ggufKv.uint32(FILE_TYPE_MOSTLY_F16)],
+  ];
+}
+
 export function generalMetadata(architecture: string, name: string, description: string): [string, GgufKv][] {
   return [
     ["general.architecture", ggufKv.string(architecture)],

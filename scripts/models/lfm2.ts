@@ -3,7 +3,7 @@
 import { GgmlType, GgufValueType, ggufKv } from "../../src/store/gguf.ts";
 import { type ModelContent, generalMetadata } from "./common.ts";
 import { type BuiltTokenizer } from "./tokenizers.ts";
-import { constantTensor, randomTensor } from "./weights.ts";
+import { constantTensor, weightMakers } from "./weights.ts";
 
 export interface Lfm2MoeShape {
   nExpert: number;
@@ -68,8 +68,7 @@ export function lfm2Model(name: string, description: string, shape: Lfm2Shape, t
   }
   metadata.push(...tokenizer.metadata);
 
-  const random = (tensorName: string, dims: number[], type = GgmlType.F16 as GgmlType.F16 | GgmlType.F32) =>
-    randomTensor(name, tensorName, dims, { type });
+  const { random } = weightMakers(name);
   // the final norm is stored under the name token_embd_norm (a llama.cpp quirk)
   const finalNorm = shape.ollamaNaming ? "output_norm.weight" : "token_embd_norm.weight";
   const tensors = [random("token_embd.weight", [nEmbd, nVocab]), constantTensor(finalNorm, [nEmbd], 1)];

@@ -1,8 +1,8 @@
 // The `llama` architecture (src/models/llama.cpp in llama.cpp): RMS norm, RoPE, GQA attention, SwiGLU FFN.
-import { GgmlType, ggufKv } from "../../src/store/gguf.ts";
+import { ggufKv } from "../../src/store/gguf.ts";
 import { type ModelContent, generalMetadata } from "./common.ts";
 import { type BuiltTokenizer } from "./tokenizers.ts";
-import { constantTensor, randomTensor } from "./weights.ts";
+import { constantTensor, weightMakers } from "./weights.ts";
 
 export interface LlamaShape {
   nEmbd: number;
@@ -36,8 +36,7 @@ export function llamaModel(name: string, description: string, shape: LlamaShape,
     ...tokenizer.metadata,
   ] satisfies ModelContent["metadata"];
 
-  const random = (tensorName: string, dims: number[], type = GgmlType.F16 as GgmlType.F16 | GgmlType.F32) =>
-    randomTensor(name, tensorName, dims, { type });
+  const { random } = weightMakers(name);
   const tensors = [random("token_embd.weight", [shape.nEmbd, nVocab]), constantTensor("output_norm.weight", [shape.nEmbd], 1)];
   if (!shape.tiedOutput) tensors.push(random("output.weight", [shape.nEmbd, nVocab]));
   for (let i = 0; i < shape.nLayer; i++) {

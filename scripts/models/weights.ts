@@ -112,3 +112,15 @@ export function randomTensor(seedKey: string, name: string, shape: number[], opt
 export function constantTensor(name: string, shape: number[], value: number): GgufTensorInput {
   return { name, shape, type: GgmlType.F32, data: new Float32Array(elementCount(shape)).fill(value) };
 }
+
+/**
+ * The tensor constructors a generator uses, seeded by its model name: random F16 (or F32) weights, and
+ * F32 constants for norms (ones) and biases (zeros, of a length or a shape).
+ */
+export function weightMakers(seedKey: string) {
+  return {
+    random: (tensorName: string, dims: number[], type: GgmlType.F16 | GgmlType.F32 = GgmlType.F16) => randomTensor(seedKey, tensorName, dims, { type }),
+    ones: (tensorName: string, n: number) => constantTensor(tensorName, [n], 1),
+    zeros: (tensorName: string, shape: number | number[]) => constantTensor(tensorName, typeof shape === "number" ? [shape] : shape, 0),
+  };
+}
