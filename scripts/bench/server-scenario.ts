@@ -38,6 +38,13 @@ interface Samples {
   failures: string[];
 }
 
+/** Appends one sample to a key's list. */
+function addSample<K, V>(samples: Map<K, V[]>, key: K, value: V): void {
+  const list = samples.get(key);
+  if (list) list.push(value);
+  else samples.set(key, [value]);
+}
+
 const loadKey = (kind: ServerKind, clients: number, chain: SamplerChainName) => `${kind} ${clients} ${chain}`;
 
 async function attempt(samples: Samples, what: string, log: (line: string) => void, run: () => Promise<void>): Promise<void> {
@@ -82,7 +89,7 @@ export async function runServerScenario(modelName: string, modelPath: string, vo
         await attempt(samples, `${kind} ${clients} client(s) ${chain}`, o.log, async () => {
           const result = await runLoad(server!, modelPath, vocabularySize, shape, round * 100_000 + clients * 10_000 + (chain === "full" ? 5000 : 0));
           const key = loadKey(kind, clients, chain);
-          samples.load.set(key, [...(samples.load.get(key) ?? []), result]);
+          addSample(samples.load, key, result);
           o.log(`  ${kind.padEnd(12)} ${clients} client(s) ${chain.padEnd(5)} ${result.tokensPerSecond.toFixed(1)} t/s, TTFT p50 ${percentile(result.ttftMs, 50).toFixed(0)} ms, ITL p50 ${percentile(result.interTokenMs, 50).toFixed(1)} ms`);
         });
       }
@@ -90,8 +97,8 @@ export async function runServerScenario(modelName: string, modelPath: string, vo
         await attempt(samples, `${kind} constrained ${mode}`, o.log, async () => {
           const r = await runConstrained(server!, modelPath, mode, o.outputTokens, round);
           const key = `${kind} ${mode}`;
-          samples.constrained.set(key, [...(samples.constrained.get(key) ?? []), r.tokensPerSecond]);
-          if (mode === "tool-call") samples.toolCallsReturned.set(kind, [...(samples.toolCallsReturned.get(kind) ?? []), r.called]);
+          addSample(samples.constrained, key, r.tokensPerSecond);
+          if (mode === "tool-call") addSample(samples.toolCallsReturned, kind, r.called);
           o.log(`  ${kind.padEnd(12)} constrained ${mode.padEnd(12)} ${r.tokensPerSecond.toFixed(1)} t/s over ${r.tokens} tokens${mode.startsWith("tool") ? `, ${r.called ? "a call" : "no call"}` : ""}`);
         });
       }
@@ -99,8 +106,8 @@ export async function runServerScenario(modelName: string, modelPath: string, vo
     }
     await attempt(samples, "llama-batched-bench", o.log, async () => {
       const r = await runBatchedBench(modelPath, o.threads, { prompt: o.promptTokens, generate: o.outputTokens, batchSizes: [1, o.parallel] });
-      for (const [batch, speed] of r.decodeTokensPerSecond) samples.batchedBench.set(batch, [...(samples.batchedBench.get(batch) ?? []), speed]);
-      for (const [batch, speed] of r.endToEndTokensPerSecond) samples.batchedBenchEndToEnd.set(batch, [...(samples.batchedBenchEndToEnd.get(batch) ?? []), speed]);
+      for (const [batch, speed] of r.decodeTokensPerSecond) addSample(samples.batchedBench, batch, speed);
+      for (const [batch, speed] of r.endToEndTokensPerSecond) addSample(samples.batchedBenchEndToEnd, batch, speed);
       o.log(`  llama-batched-bench ${[...r.decodeTokensPerSecond].map(([b, s]) => `B=${b} ${s.toFixed(1)} (with prompts ${r.endToEndTokensPerSecond.get(b)?.toFixed(1)})`).join("  ")} t/s`);
     });
   }

@@ -260,26 +260,32 @@ export async function runConstrained(server: RunningServer, model: string, mode:
       + `<|im_start|>user\nDescribe person number ${seed} as JSON.<|im_end|>\n<|im_start|>assistant\n`;
     const grammarField = server.kind === "llama-server" ? { grammar: FORCED_CALL_GRAMMAR } : { structured_outputs: { grammar: FORCED_CALL_GRAMMAR } };
     const t = await streamRequest(server.baseUrl, "/v1/completions", { model, prompt, max_tokens: outputTokens, seed, ...SAMPLER_CHAINS["top-k"], ...grammarField });
-    const seconds = (t.endAt - t.sentAt) / 1000;
-    return { tokensPerSecond: seconds > 0 ? t.completionTokens / seconds : 0, tokens: t.completionTokens, called: t.text.includes("record_person(") };
+    return { ...wholeRequestRate(t), called: t.text.includes("record_person(") };
   }
   if (mode === "json-schema") {
     if (server.kind === "llama-server") body.json_schema = CONSTRAINED_SCHEMA;
     else body.response_format = { type: "json_schema", json_schema: { name: "person", schema: CONSTRAINED_SCHEMA } };
   } else if (mode === "tool-call") {
-    // One tool and tool_choice "required": a forced call of that tool on both servers. A named choice
-    // ({type:"function",function:{name}}) would not do for the comparison: llama-server reads tool_choice
-    // as a string only, takes an object for "auto" and decodes without its (lazy) grammar.
+    // One tool and tool_choice "required", what a client sends to force that tool. A named choice
+    // ({type:"function",function:{name}}) would not reach llama-server's grammar at all: it reads
+    // tool_choice as a string only and takes an object for "auto". (Its "required" grammar for LFM2 still
+    // allows text before the call; `called` shows whether a reply carried one.)
     body.tools = [RECORD_TOOL];
     body.tool_choice = "required";
   } else {
     body.ignore_eos = true;
   }
   const t = await streamRequest(server.baseUrl, "/v1/chat/completions", body);
-  // Over the whole request: a server may hold a tool call back and send it in one chunk at the end, so
-  // the time from the first chunk says nothing there. The prompt is a few dozen tokens on both.
+  return { ...wholeRequestRate(t), called: t.calledTool };
+}
+
+/**
+ * Completion tokens over the whole request: a server may hold a tool call back and send it in one chunk
+ * at the end, so the time from the first chunk says nothing there. The prompt is a few dozen tokens on both.
+ */
+function wholeRequestRate(t: StreamTiming): { tokensPerSecond: number; tokens: number } {
   const seconds = (t.endAt - t.sentAt) / 1000;
-  return { tokensPerSecond: seconds > 0 ? t.completionTokens / seconds : 0, tokens: t.completionTokens, called: t.calledTool };
+  return { tokensPerSecond: seconds > 0 ? t.completionTokens / seconds : 0, tokens: t.completionTokens };
 }
 
 export function percentile(values: readonly number[], p: number): number {
