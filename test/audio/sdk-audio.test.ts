@@ -2,9 +2,9 @@
 // llama with the tiny Qwen2-Audio-type projector, speech from espeak-ng), and clear errors where audio
 // cannot go.
 import { afterAll, beforeAll, expect, test } from "bun:test";
-import { ChatMessage, ChatMessageContent, Complete, GenerationError, ModelRunner, type MessageResponse } from "llamux";
+import { ChatMessage, ChatMessageContent, GenerationError, ModelRunner } from "llamux";
 import { ensureModel } from "../../scripts/gen-models.ts";
-import { collect } from "../sdk/tool-flow.ts";
+import { collect, promptTokens } from "../sdk/tool-flow.ts";
 import { AUDIO_TOKENS_PER_CHUNK, speechWav } from "./audio-fixtures.ts";
 
 let runner: ModelRunner;
@@ -18,12 +18,6 @@ beforeAll(async () => {
 afterAll(async () => {
   await runner?.unload();
 });
-
-const promptTokens = (responses: MessageResponse[]) => {
-  const last = responses.at(-1);
-  if (!(last instanceof Complete)) throw new Error(`expected Complete, got ${JSON.stringify(last)}`);
-  return last.stats.promptTokens;
-};
 
 test("audio in a user message and in a tool message reaches the audio encoder", async () => {
   const textOnly = await collect(runner.createConversation().generateResponse("What was said?", { maxTokens: 2, temperature: 0 }));

@@ -23,6 +23,13 @@ export async function collect(responses: AsyncIterable<MessageResponse>): Promis
   return all;
 }
 
+/** The prompt tokens of a reply that ended in Complete (anything else is the test's failure). */
+export function promptTokens(responses: MessageResponse[]): number {
+  const last = responses.at(-1);
+  if (!(last instanceof Complete)) throw new Error(`expected Complete, got ${JSON.stringify(last)}`);
+  return last.stats.promptTokens;
+}
+
 /** A function whose calls are short, for the slower formats (every forced character costs a step on random weights). */
 export const zoneFunction = new LeapFunction({
   name: "get_time",

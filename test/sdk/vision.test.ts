@@ -2,9 +2,9 @@
 // LLaVA-type projector, real image files), and clear errors where images cannot go.
 import { afterAll, beforeAll, expect, test } from "bun:test";
 import { join } from "node:path";
-import { ChatMessage, ChatMessageContent, Complete, GenerationError, ModelRunner, type MessageResponse } from "llamux";
+import { ChatMessage, ChatMessageContent, GenerationError, ModelRunner } from "llamux";
 import { ensureModel } from "../../scripts/gen-models.ts";
-import { collect } from "./tool-flow.ts";
+import { collect, promptTokens } from "./tool-flow.ts";
 
 let vision: ModelRunner;
 let jpeg: Uint8Array;
@@ -19,12 +19,6 @@ beforeAll(async () => {
 afterAll(async () => {
   await vision.unload();
 });
-
-const promptTokens = (responses: MessageResponse[]) => {
-  const last = responses.at(-1);
-  if (!(last instanceof Complete)) throw new Error(`expected Complete, got ${JSON.stringify(last)}`);
-  return last.stats.promptTokens;
-};
 
 test("an image in a user message and in a tool message reaches the vision encoder", async () => {
   const textOnly = await collect(vision.createConversation().generateResponse("What is this?", { maxTokens: 2, temperature: 0 }));
