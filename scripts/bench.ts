@@ -18,7 +18,7 @@ import { runSdkBatch, sdkBatchNote } from "./bench/sdk.ts";
 import { machineInfo } from "./bench/machine.ts";
 import { measureStartup, startupSummary } from "./bench/startup.ts";
 import { type BenchReport, type Metric, SampleBook, TOOL_SOURCE, buildRows, markdownTable, writeReport } from "./bench/report.ts";
-import { CASES, llamaServerAvailable, measureCase, serverArgs, speculativeTable, type SpeculativeBenchModel, type SpeculativeSample } from "./bench/speculative.ts";
+import { CASES, withBaselines, llamaServerAvailable, measureCase, serverArgs, speculativeTable, type SpeculativeBenchModel, type SpeculativeSample, type CaseName } from "./bench/speculative.ts";
 import { runServerScenario } from "./bench/server-scenario.ts";
 import { LLAMA_SERVER, defaultLlamuxCommand } from "./bench/server.ts";
 import { readGgufHeaderSync, type GgufArray } from "../src/store/gguf.ts";
@@ -65,6 +65,8 @@ const help = `Usage: bun scripts/bench.ts [options]     (make bench)
                           speculative  speculative decoding: plain, draft model, target as its own draft, n-gram,
                                     n-gram on a copying prompt; 1 and 4 streams; llamux and llama-server
   --spec-tiny           speculative decoding on the tiny test models instead (a quick check that it runs)
+  --spec-cases LIST     speculative cases to run, comma-separated (default all: plain, draft, self-draft,
+                        ngram, plain-copy, ngram-copy; a case's baseline is added when left out)
   --binary PATH         the executable whose start-up is timed (default dist/llamux, rebuilt by make binary)
   --server-binary PATH  llamux executable for the server part (default: bun src/main.ts)
   --server-requests N   streaming requests per client in the server part (default 2)`;
@@ -85,6 +87,7 @@ interface Options {
   settleTimeoutMs: number;
   parts: Part[];
   speculativeTiny: boolean;
+  speculativeCases: CaseName[];
   binary: string | undefined;
   serverBinary: string | undefined;
   serverRequests: number;
@@ -98,7 +101,7 @@ function parseOptions(): Options {
       threads: { type: "string" }, out: { type: "string" }, strict: { type: "boolean" }, help: { type: "boolean", short: "h" },
       "max-foreign-cpu": { type: "string" }, retries: { type: "string" }, "settle-timeout": { type: "string" },
       only: { type: "string" }, binary: { type: "string" }, "server-binary": { type: "string" }, "server-requests": { type: "string" },
-      "spec-tiny": { type: "boolean" },
+      "spec-tiny": { type: "boolean" }, "spec-cases": { type: "string" },
     },
   });
   if (values.help) {
@@ -115,6 +118,7 @@ function parseOptions(): Options {
   const settleTimeoutSeconds = Number(values["settle-timeout"] ?? 120);
   const parts = (list(values.only) ?? [...PARTS]) as Part[];
   const serverRequests = Number(values["server-requests"] ?? 2);
+  const speculativeCases = (list(values["spec-cases"]) ?? [...CASES]) as CaseName[];
   const problems = [
     !(Number.isInteger(runs) && runs >= 1) && "--runs must be a positive integer",
     !(Number.isInteger(threads) && threads >= 1) && "--threads must be a positive integer",
@@ -125,6 +129,7 @@ function parseOptions(): Options {
     ...(libraryKinds ?? []).filter((k) => k !== "prebuilt" && k !== "source").map((k) => `unknown library build "${k}" (prebuilt, source)`),
     ...parts.filter((p) => !PARTS.includes(p)).map((p) => `--only: unknown part "${p}" (${PARTS.join(", ")})`),
     !(Number.isInteger(serverRequests) && serverRequests >= 1) && "--server-requests must be a positive integer",
+    ...speculativeCases.filter((c) => !CASES.includes(c)).map((c) => `--spec-cases: unknown case "${c}" (${CASES.join(", ")})`),
   ].filter(Boolean);
   if (problems.length > 0) {
     console.error(`${problems.join("\n")}\n\n${help}`);
@@ -137,6 +142,7 @@ function parseOptions(): Options {
     outputDir: values.out ?? `${REPO_ROOT}/bench-results`,
     parts,
     speculativeTiny: values["spec-tiny"] ?? false,
+    speculativeCases: withBaselines(speculativeCases),
     binary: values.binary,
     serverBinary: values["server-binary"],
     serverRequests,
@@ -342,7 +348,7 @@ async function measureSpeculative(options: Options): Promise<string> {
   for (let round = 1; round <= options.runs; round++) {
     const samples: SpeculativeSample[] = [];
     for (const model of models) {
-      for (const name of CASES) {
+      for (const name of options.speculativeCases) {
         for (const server of round % 2 === 0 ? [...servers].reverse() : servers) {
           await waitForQuietCpu(options.maxForeignCpuShare, options.settleTimeoutMs, () => {});
           try {
@@ -362,7 +368,7 @@ async function measureSpeculative(options: Options): Promise<string> {
     const same = runs.flatMap((r) => r.filter((s) => s.model === first.model && s.server === first.server && s.case === first.case && s.streams === first.streams));
     return { ...first, tokensPerSecond: median(same.map((s) => s.tokensPerSecond)), drafted: median(same.map((s) => s.drafted)), accepted: median(same.map((s) => s.accepted)) };
   });
-  const commands = models.flatMap((model) => CASES.flatMap((name) => servers.map((server) =>
+  const commands = models.flatMap((model) => options.speculativeCases.flatMap((name) => servers.map((server) =>
     serverArgs(server, model, name, settings, 0, Math.max(...settings.streams)).map((a) => (a === process.execPath ? "bun" : a.startsWith("/") ? relative(process.cwd(), a) : /[{" ]/.test(a) ? `'${a}'` : a)).join(" "))));
   return [
     `## Speculative decoding (${settings.tokens} greedy tokens per stream, draft length ${settings.draftTokens}, ${options.threads} threads, median of ${options.runs})`,

@@ -39,6 +39,12 @@ export const CASES: CaseName[] = ["plain", "draft", "self-draft", "ngram", "plai
 /** What a case's speed is compared with: plain decoding of the same requests. */
 const BASELINE: Record<CaseName, CaseName> = { plain: "plain", draft: "plain", "self-draft": "plain", ngram: "plain", "plain-copy": "plain-copy", "ngram-copy": "plain-copy" };
 
+/** The cases with each one's baseline added, in CASES order. */
+export function withBaselines(cases: CaseName[]): CaseName[] {
+  const wanted = new Set(cases.flatMap((c) => [c, BASELINE[c]]));
+  return CASES.filter((c) => wanted.has(c));
+}
+
 export interface SpeculativeSample {
   model: string;
   server: "llamux" | "llama-server";

@@ -7,7 +7,7 @@ import { readGgufHeaderSync, ggufNumber, ggufArchKey } from "../store/gguf.ts";
 import { freemem } from "node:os";
 import { physicalCoreCount } from "../hardware.ts";
 import { logger } from "../log.ts";
-import { Scheduler, DEFAULT_QUEUE_LIMIT } from "./scheduler.ts";
+import { Scheduler, DEFAULT_QUEUE_LIMIT, CPU_PROMPT_FLUSH_TOKENS } from "./scheduler.ts";
 import { DEFAULT_MAX_DRAFT_TOKENS } from "./speculative/options.ts";
 import { ImageEncoder } from "./image-encoder.ts";
 import { createSpeculation } from "./speculative/create.ts";
@@ -70,6 +70,11 @@ function gpuLayersWithin(options: EngineOptions): number {
   return Math.floor(layers * (budget / fileBytes));
 }
 
+/** No layer is offloaded, or there is nothing to offload to (a CPU-only build given -1 layers; RPC servers count as GPUs). */
+function runsOnCpu(gpuLayers: number): boolean {
+  return gpuLayers === 0 || !backendDevices().some((d) => d.type === "gpu" || d.type === "igpu");
+}
+
 function layerCountOf(path: string): number {
   const header = readGgufHeaderSync(path, { maxArrayLength: 0 });
   return ggufNumber(header, ggufArchKey(header, "block_count")) ?? 0;
@@ -93,11 +98,14 @@ export class Engine {
   readonly info: ModelInfo;
 
   private constructor(
-    private readonly model: LlamaModel, private readonly context: LlamaContext, options: EngineOptions, threads: number,
+    private readonly model: LlamaModel, private readonly context: LlamaContext, options: EngineOptions, threads: number, gpuLayers: number,
     private readonly images?: ImageEncoder,
     private readonly speculation?: Speculation,
   ) {
-    this.scheduler = new Scheduler(model, context, options.queueLimit ?? DEFAULT_QUEUE_LIMIT, images, speculation);
+    this.scheduler = new Scheduler(model, context, {
+      queueLimit: options.queueLimit ?? DEFAULT_QUEUE_LIMIT, images, speculation,
+      ...(runsOnCpu(gpuLayers) ? { promptFlushTokens: CPU_PROMPT_FLUSH_TOKENS } : {}),
+    });
     const chatTemplate = options.chatTemplate ?? model.chatTemplate();
     this.info = {
       path: model.path,
@@ -168,7 +176,7 @@ export class Engine {
         context.dispose();
         throw error;
       }
-      return new Engine(model, context, options, threads, images, speculation);
+      return new Engine(model, context, options, threads, gpuLayers, images, speculation);
     } catch (error) {
       model.dispose();
       throw error;

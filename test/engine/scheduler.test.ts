@@ -128,6 +128,21 @@ describe("llama-architecture engine", () => {
     }
   });
 
+  test("on the CPU a burst of prompts gets its first tokens prompt by prompt, not several at the end of one step", async () => {
+    // five ~100-token prompts fit one 512-token step; each should still get its first token in a step of its own
+    const prompts = Array.from({ length: 5 }, (_, i) => `${i} ${"the dragon flew over the hills and ".repeat(12)}`);
+    expect(prompts.every((p) => engine.tokenize(p).length >= 64)).toBe(true);
+    const firstTokenStep = new Map<string, number>();
+    const requests = prompts.map((p) => run(engine, { prompt: p, maxTokens: 2, sampling: greedy, ignoreEos: true }, (id, count) => {
+      if (count === 1) firstTokenStep.set(id, engine.stats().decodeSteps);
+    }));
+    await Promise.all(requests.map((r) => r.result));
+    const steps = requests.map((r) => firstTokenStep.get(r.id)!);
+    expect(new Set(steps).size).toBe(prompts.length);
+    // in arrival order: no prompt waits for a later one
+    expect([...steps].sort((a, b) => a - b)).toEqual(steps);
+  });
+
   test("a longer prompt reuses the cached prefix of an earlier one", async () => {
     const first = await run(engine, { prompt: `${prompt}Once upon a time`, maxTokens: 4, sampling: greedy }).result;
     const promptTokens = first.done!.usage.promptTokens;
