@@ -40,5 +40,6 @@ export function createSpeculation(options: SpeculativeOptions, target: LlamaMode
       ...(settings.kvCacheType ? { kvCacheType: settings.kvCacheType } : {}),
     }, resolved.minDraftProbability);
   }
-  return new Speculation(drafter, resolved.maxDraftTokens, resolved.method, resolved.draftModelPath);
+  // llama.cpp splits a recurrent or hybrid target's batch by sequence: drafts must line up across sequences
+  return new Speculation(drafter, resolved.maxDraftTokens, resolved.method, resolved.draftModelPath, target.isRecurrentOrHybrid);
 }

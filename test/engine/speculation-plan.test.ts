@@ -1,0 +1,80 @@
+// Speculation.plan without a model: which generating sequences draft in a step and how far, with a
+// drafter that proposes fixed drafts. Lockstep (recurrent and hybrid targets) drafts for all or none,
+// every draft cut to the shortest, because llama.cpp splits such a batch by sequence.
+import { describe, expect, test } from "bun:test";
+import { ActiveRequest, SequenceSlot } from "../../src/engine/sequence.ts";
+import { Speculation } from "../../src/engine/speculative/speculation.ts";
+import type { Drafter, DraftRequest } from "../../src/engine/speculative/drafter.ts";
+
+/** Proposes `lengths[seq]` tokens (at most the request's max) for each sequence, and records what it was asked. */
+class FixedDrafter implements Drafter {
+  asked: DraftRequest[][] = [];
+  constructor(private readonly lengths: number[]) {}
+  draft(requests: DraftRequest[]): number[][] {
+    this.asked.push(requests.map((r) => ({ ...r })));
+    return requests.map((r) => Array.from({ length: Math.min(r.max, this.lengths[r.seq]!) }, (_, i) => 100 + i));
+  }
+  forget(): void {}
+  dispose(): void {}
+}
+
+function generatingSlots(count: number): SequenceSlot[] {
+  return Array.from({ length: count }, (_, seq) => {
+    const slot = new SequenceSlot(seq);
+    const active = new ActiveRequest({ id: `r${seq}`, prompt: [1, 2, 3], maxTokens: 100 }, Int32Array.from([1, 2, 3]), () => {});
+    active.nextPromptIndex = 3;
+    active.pendingToken = 7;
+    slot.cached = [1, 2, 3];
+    slot.active = active;
+    return slot;
+  });
+}
+
+const lengths = (planned: Map<SequenceSlot, number[]>, slots: SequenceSlot[]) => slots.map((s) => planned.get(s)?.length ?? 0);
+
+describe("Speculation.plan", () => {
+  test("each sequence drafts as far as its drafter proposes when batches are not split by sequence", () => {
+    const slots = generatingSlots(3);
+    const speculation = new Speculation(new FixedDrafter([4, 1, 2]), 4, "draft");
+    expect(lengths(speculation.plan(slots, 512, 1024), slots)).toEqual([4, 1, 2]);
+  });
+
+  test("lockstep: every draft is cut to the shortest", () => {
+    const slots = generatingSlots(3);
+    const speculation = new Speculation(new FixedDrafter([4, 1, 2]), 4, "draft", undefined, true);
+    expect(lengths(speculation.plan(slots, 512, 1024), slots)).toEqual([1, 1, 1]);
+  });
+
+  test("lockstep: when one sequence proposes nothing, none drafts", () => {
+    const slots = generatingSlots(3);
+    const speculation = new Speculation(new FixedDrafter([4, 0, 2]), 4, "ngram", undefined, true);
+    expect(speculation.plan(slots, 512, 1024).size).toBe(0);
+  });
+
+  test("lockstep: a sequence in back-off keeps the others from drafting, and the drafter is not asked", () => {
+    const slots = generatingSlots(2);
+    const drafter = new FixedDrafter([4, 4]);
+    const speculation = new Speculation(drafter, 4, "draft", undefined, true);
+    speculation.plan(slots, 512, 1024);
+    // a fruitless round pauses sequence 0 only
+    speculation.settle(slots[0]!.active!, 4, 0);
+    speculation.settle(slots[1]!.active!, 4, 4);
+    drafter.asked = [];
+    expect(speculation.plan(slots, 512, 1024).size).toBe(0);
+    expect(drafter.asked).toHaveLength(0);
+    // without lockstep the other one drafts on
+    const free = new Speculation(new FixedDrafter([4, 4]), 4, "draft");
+    free.plan(slots, 512, 1024);
+    free.settle(slots[0]!.active!, 4, 0);
+    expect(lengths(free.plan(slots, 512, 1024), slots)).toEqual([0, 4]);
+  });
+
+  test("lockstep: the drafter is asked for the shortest length any sequence may take", () => {
+    const slots = generatingSlots(2);
+    slots[1]!.active!.generated = 97; // three tokens left before max_tokens: the pending one and at most two drafted
+    const drafter = new FixedDrafter([4, 4]);
+    const speculation = new Speculation(drafter, 4, "draft", undefined, true);
+    expect(lengths(speculation.plan(slots, 512, 1024), slots)).toEqual([2, 2]);
+    expect(drafter.asked[0]!.map((r) => r.max)).toEqual([2, 2]);
+  });
+});
