@@ -250,7 +250,7 @@ export const FORCED_CALL_GRAMMAR = toolCallGrammar({ tools: [RECORD_TOOL], synta
  * One chat request with `mode`'s constraint; llama-server gets the schema in its own `json_schema` field
  * (its response_format support is the same grammar). Rate: completion tokens over the whole request.
  */
-export async function runConstrained(server: RunningServer, model: string, mode: ConstrainedMode, outputTokens: number, seed: number): Promise<{ tokensPerSecond: number; tokens: number; called: boolean }> {
+export async function runConstrained(server: RunningServer, model: string, mode: ConstrainedMode, outputTokens: number, seed: number): Promise<{ tokensPerSecond: number; tokens: number; seconds: number; called: boolean }> {
   const body: Record<string, unknown> = {
     model, max_tokens: outputTokens, seed, ...SAMPLER_CHAINS["top-k"],
     messages: [{ role: "user", content: `Describe person number ${seed} as JSON.` }],
@@ -283,9 +283,9 @@ export async function runConstrained(server: RunningServer, model: string, mode:
  * Completion tokens over the whole request: a server may hold a tool call back and send it in one chunk
  * at the end, so the time from the first chunk says nothing there. The prompt is a few dozen tokens on both.
  */
-function wholeRequestRate(t: StreamTiming): { tokensPerSecond: number; tokens: number } {
+function wholeRequestRate(t: StreamTiming): { tokensPerSecond: number; tokens: number; seconds: number } {
   const seconds = (t.endAt - t.sentAt) / 1000;
-  return { tokensPerSecond: seconds > 0 ? t.completionTokens / seconds : 0, tokens: t.completionTokens };
+  return { tokensPerSecond: seconds > 0 ? t.completionTokens / seconds : 0, tokens: t.completionTokens, seconds };
 }
 
 export function percentile(values: readonly number[], p: number): number {
