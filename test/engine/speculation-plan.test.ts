@@ -18,14 +18,21 @@ class FixedDrafter implements Drafter {
   dispose(): void {}
 }
 
+let requestCount = 0;
+/** Puts a new request, its prompt decoded, into the slot. */
+function startRequest(slot: SequenceSlot): ActiveRequest {
+  const active = new ActiveRequest({ id: `r${++requestCount}`, prompt: [1, 2, 3], maxTokens: 100 }, Int32Array.from([1, 2, 3]), () => {});
+  active.nextPromptIndex = 3;
+  active.pendingToken = 7;
+  slot.cached = [1, 2, 3];
+  slot.active = active;
+  return active;
+}
+
 function generatingSlots(count: number): SequenceSlot[] {
   return Array.from({ length: count }, (_, seq) => {
     const slot = new SequenceSlot(seq);
-    const active = new ActiveRequest({ id: `r${seq}`, prompt: [1, 2, 3], maxTokens: 100 }, Int32Array.from([1, 2, 3]), () => {});
-    active.nextPromptIndex = 3;
-    active.pendingToken = 7;
-    slot.cached = [1, 2, 3];
-    slot.active = active;
+    startRequest(slot);
     return slot;
   });
 }
@@ -76,5 +83,29 @@ describe("Speculation.plan", () => {
     const speculation = new Speculation(drafter, 4, "draft", undefined, true);
     expect(lengths(speculation.plan(slots, 512, 1024), slots)).toEqual([2, 2]);
     expect(drafter.asked[0]!.map((r) => r.max)).toEqual([2, 2]);
+  });
+
+  test("with a draft model a new request starts paused as long as the latest fruitless round paused", () => {
+    const [slot] = generatingSlots(1);
+    const speculation = new Speculation(new FixedDrafter([4]), 4, "draft");
+    expect(speculation.plan([slot!], 512, 1024).size).toBe(1);
+    speculation.settle(slot!.active!, 4, 0); // pauses 16 tokens
+    const next = startRequest(slot!);
+    expect(speculation.plan([slot!], 512, 1024).size).toBe(0);
+    next.generated = 16;
+    expect(speculation.plan([slot!], 512, 1024).size).toBe(1);
+    // a round that accepts at least half lets the next request draft at once
+    speculation.settle(next, 4, 3);
+    startRequest(slot!);
+    expect(speculation.plan([slot!], 512, 1024).size).toBe(1);
+  });
+
+  test("with n-gram lookup every request starts drafting at once (its matches depend on its own prompt)", () => {
+    const [slot] = generatingSlots(1);
+    const speculation = new Speculation(new FixedDrafter([4]), 4, "ngram");
+    speculation.plan([slot!], 512, 1024);
+    speculation.settle(slot!.active!, 4, 0);
+    startRequest(slot!);
+    expect(speculation.plan([slot!], 512, 1024).size).toBe(1);
   });
 });

@@ -119,13 +119,16 @@ describe("limits with drafts", () => {
 });
 
 describe("back-off", () => {
-  test("at near-zero acceptance a sequence drafts rarely: rejected drafts stay a few percent of the output", async () => {
+  test("at near-zero acceptance a sequence drafts rarely (rejected drafts stay a few percent of the output), and the next request starts backed off", async () => {
     // a random-weight draft agrees with the random-weight target by chance only
     const engine = Engine.load({ ...base(await ensureModel("tiny-llama")), speculative: { method: "draft", draftModelPath: await ensureModel("tiny-llama-draft"), maxDraftTokens: 8 } });
     try {
       const result = await run(engine, { prompt: prompts[1]!, maxTokens: 400, sampling: greedy, ignoreEos: true });
       const { draftTokens, acceptedDraftTokens, completionTokens } = result.usage!;
       expect(draftTokens! - acceptedDraftTokens!).toBeLessThanOrEqual(0.05 * completionTokens);
+      // the next request starts from that back-off: 100 tokens without a single round
+      const next = await run(engine, { prompt: prompts[2]!, maxTokens: 100, sampling: greedy, ignoreEos: true });
+      expect(next.usage!.draftTokens).toBe(0);
     } finally {
       engine.dispose();
     }

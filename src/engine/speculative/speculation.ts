@@ -9,12 +9,19 @@
 // one drafting sequence cannot win back (measured on LFM2-350M, 4 streams, 0% acceptance: 0.89x plain
 // with drafts at different steps, 0.96x with drafts in the same steps). So there a step drafts for all its
 // generating sequences, every draft cut to the shortest, or for none.
+//
+// A draft model's agreement with the target is mostly a property of the pair, so with one a new request
+// starts from the back-off the latest round reached (paused as long as it paused) instead of learning
+// again from the full draft length; n-gram matches depend on each request's own prompt, so there every
+// request starts drafting at once.
 import type { ActiveRequest, SequenceSlot } from "../sequence.ts";
 import type { Drafter, DraftRequest } from "./drafter.ts";
 import { DraftPace } from "./pace.ts";
 
 export class Speculation {
   private readonly paces = new WeakMap<ActiveRequest, DraftPace>();
+  /** With a draft model: the pause of the latest settled round (0 after a round that accepted at least half). */
+  private latestPause = 0;
   draftedTokens = 0;
   acceptedTokens = 0;
 
@@ -32,7 +39,7 @@ export class Speculation {
     let pace = this.paces.get(active);
     if (!pace) {
       const limit = active.request.draftTokens === undefined ? this.maxDraftTokens : Math.min(this.maxDraftTokens, active.request.draftTokens);
-      pace = new DraftPace(Math.max(0, limit));
+      pace = new DraftPace(Math.max(0, limit), this.method === "draft" ? this.latestPause : 0);
       this.paces.set(active, pace);
     }
     return pace;
@@ -79,7 +86,9 @@ export class Speculation {
   settle(active: ActiveRequest, drafted: number, accepted: number): void {
     this.draftedTokens += drafted;
     this.acceptedTokens += accepted;
-    this.paceOf(active).settle(drafted, accepted, active.generated);
+    const pace = this.paceOf(active);
+    pace.settle(drafted, accepted, active.generated);
+    if (accepted === 0 || accepted * 2 >= drafted) this.latestPause = pace.lastPause;
   }
 
   forget(seq: number): void {
