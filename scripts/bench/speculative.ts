@@ -102,8 +102,9 @@ export function serverArgs(server: "llamux" | "llama-server", model: Speculative
   const spec: Record<CaseName, string[]> = {
     plain: [],
     "plain-copy": [],
-    draft: ["-md", model.draftPath, "--spec-draft-n-max", n],
-    "self-draft": ["-md", model.path, "--spec-draft-n-max", n],
+    // -md alone loads the draft but does not speculate at this source: --spec-type turns it on
+    draft: ["-md", model.draftPath, "--spec-type", "draft-simple", "--spec-draft-n-max", n],
+    "self-draft": ["-md", model.path, "--spec-type", "draft-simple", "--spec-draft-n-max", n],
     ngram: ["--spec-type", "ngram-simple", "--spec-ngram-simple-size-n", "3", "--spec-ngram-simple-size-m", n],
     "ngram-copy": ["--spec-type", "ngram-simple", "--spec-ngram-simple-size-n", "3", "--spec-ngram-simple-size-m", n],
   };
