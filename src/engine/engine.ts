@@ -7,7 +7,7 @@ import { readGgufHeaderSync, ggufNumber, ggufArchKey } from "../store/gguf.ts";
 import { freemem } from "node:os";
 import { physicalCoreCount } from "../hardware.ts";
 import { logger } from "../log.ts";
-import { Scheduler, DEFAULT_QUEUE_LIMIT, CPU_PROMPT_CHUNK_TOKENS } from "./scheduler.ts";
+import { Scheduler, DEFAULT_QUEUE_LIMIT, CPU_PROMPT_FLUSH_TOKENS } from "./scheduler.ts";
 import { DEFAULT_MAX_DRAFT_TOKENS } from "./speculative/options.ts";
 import { ImageEncoder } from "./image-encoder.ts";
 import { createSpeculation } from "./speculative/create.ts";
@@ -104,7 +104,7 @@ export class Engine {
   ) {
     this.scheduler = new Scheduler(model, context, {
       queueLimit: options.queueLimit ?? DEFAULT_QUEUE_LIMIT, images, speculation,
-      ...(runsOnCpu(gpuLayers) ? { promptChunkTokens: CPU_PROMPT_CHUNK_TOKENS } : {}),
+      ...(runsOnCpu(gpuLayers) ? { promptFlushTokens: CPU_PROMPT_FLUSH_TOKENS } : {}),
     });
     const chatTemplate = options.chatTemplate ?? model.chatTemplate();
     this.info = {

@@ -3,12 +3,10 @@
 // steps), decodes once, and samples every sequence that produced logits with its own sampler chain.
 //
 // Strategy "decode first, prompts FIFO": generating sequences never stall behind a long prompt, and
-// prompts are admitted in arrival order so none starves. On the CPU prompts go in small steps
-// (`promptChunkTokens`): a step ends where a prompt ends once it holds that many tokens, so a burst of
-// prompts gets its first tokens one prompt after another instead of four at a time at the end of a
-// 512-token step; and while sequences generate, a step takes at most that many prompt tokens, so they
-// wait for a chunk, not for a batch of prompts. The CPU processes 64-token batches as fast as 512-token
-// ones, so the extra steps cost little; a GPU wants its batches full.
+// prompts are admitted in arrival order so none starves. On the CPU a step ends where a prompt ends once
+// it holds `promptFlushTokens` tokens: a burst of prompts then gets its first tokens one prompt after
+// another instead of four at a time at the end of a 512-token step (the CPU processes 64-token batches
+// as fast as 512-token ones, so the extra steps cost nothing; a GPU wants its batches full).
 //
 // Images: a prompt's image goes through the vision encoder and is decoded into its sequence in a step
 // of its own, at most one image per step, before that step's token batch; the other sequences keep
@@ -29,8 +27,8 @@ import type { Speculation } from "./speculative/speculation.ts";
 export const DEFAULT_QUEUE_LIMIT = 512;
 /** Recurrent/hybrid models save a checkpoint only after processing at least this many new prompt tokens. */
 export const CHECKPOINT_MIN_NEW_TOKENS = 32;
-/** On the CPU: prompt tokens per step beside generating sequences, and where a step that finishes a prompt may end. */
-export const CPU_PROMPT_CHUNK_TOKENS = 64;
+/** On the CPU, a step that finishes a prompt ends there once it holds this many tokens. */
+export const CPU_PROMPT_FLUSH_TOKENS = 64;
 
 export interface SchedulerOptions {
   queueLimit?: number;
@@ -38,11 +36,8 @@ export interface SchedulerOptions {
   images?: ImageEncoder;
   /** Speculative decoding (draft model or n-gram), when the engine was loaded with it. */
   speculation?: Speculation;
-  /**
-   * A step that finishes a prompt and holds at least this many tokens takes no further prompt tokens, and a
-   * step with generating sequences takes at most this many prompt tokens (default: no limit; the batch decides).
-   */
-  promptChunkTokens?: number;
+  /** A step that finishes a prompt and holds at least this many tokens takes no further prompt tokens (default: never ends early). */
+  promptFlushTokens?: number;
 }
 
 export class Scheduler {
@@ -58,7 +53,7 @@ export class Scheduler {
   private readonly queueLimit: number;
   private readonly images?: ImageEncoder;
   private readonly speculation?: Speculation;
-  private readonly promptChunkTokens: number;
+  private readonly promptFlushTokens: number;
   private clock = 0;
   private decodeSteps = 0;
   private decodedTokens = 0;
@@ -67,7 +62,7 @@ export class Scheduler {
     this.queueLimit = options.queueLimit ?? DEFAULT_QUEUE_LIMIT;
     this.images = options.images;
     this.speculation = options.speculation;
-    this.promptChunkTokens = options.promptChunkTokens ?? Infinity;
+    this.promptFlushTokens = options.promptFlushTokens ?? Infinity;
     this.slots = Array.from({ length: context.sequences }, (_, seq) => new SequenceSlot(seq));
     this.batch = new TokenBatch(context.batchSize);
     this.canRollBack = !model.isRecurrentOrHybrid;
@@ -228,17 +223,12 @@ export class Scheduler {
         if (slot.draft) this.addDraft(slot, slot.draft);
       }
     }
-    // While sequences generate, a step that holds prompt tokens delays each of their next tokens by its
-    // whole length: with a chunk limit (the CPU) prompts go in chunks, so generating sequences wait a
-    // chunk at a time rather than a whole batch of prompts (vLLM's chunked prefill).
-    let promptRoom = this.batch.count > 0 ? this.promptChunkTokens : Infinity;
     for (const slot of this.admitted) {
       const active = slot.active!;
-      if (!group.has(slot) || !active.prefilling || this.batch.free === 0 || promptRoom <= 0 || active.pendingImage) continue;
+      if (!group.has(slot) || !active.prefilling || this.batch.free === 0 || active.pendingImage) continue;
       prefillingThisStep.push(active);
       // Text up to the next image: the image waits for an image step of its own.
-      let end = Math.min(active.textEnd(), active.nextPromptIndex + Math.min(this.batch.free, promptRoom));
-      promptRoom -= end - active.nextPromptIndex;
+      let end = Math.min(active.textEnd(), active.nextPromptIndex + this.batch.free);
       for (let i = active.nextPromptIndex; i < end; i++) {
         const last = i === active.prompt.length - 1;
         const index = this.batch.add(active.prompt[i]!, slot.cached.length, slot.seq, last);
@@ -246,7 +236,7 @@ export class Scheduler {
         if (last) slot.outputIndex = index;
       }
       active.nextPromptIndex = end;
-      if (end === active.prompt.length && this.batch.count >= this.promptChunkTokens) break;
+      if (end === active.prompt.length && this.batch.count >= this.promptFlushTokens) break;
     }
     if (this.batch.count === 0) return true;
 

@@ -128,37 +128,12 @@ describe("llama-architecture engine", () => {
     }
   });
 
-  test("on the CPU a long prompt arriving while another request generates goes in 64-token chunks, and the other keeps getting tokens", async () => {
-    let generatedTokens = 0;
-    let tokensBeforeLongPrompt = 0;
-    let tokensAtItsFirstToken = -1;
-    let startLong: () => void = () => {};
-    const longStarted = new Promise<void>((resolve) => (startLong = resolve));
-    const running = run(engine, { prompt, maxTokens: 60, sampling: greedy, ignoreEos: true }, (_, count) => {
-      generatedTokens = count;
-      if (count === 2) startLong();
-    });
-    await longStarted;
-    const longPrompt = `${"the dragon flew over the hills and ".repeat(40)}`;
-    const promptTokens = engine.tokenize(longPrompt).length;
-    expect(promptTokens).toBeGreaterThan(256);
-    expect(promptTokens).toBeLessThan(450);
-    tokensBeforeLongPrompt = generatedTokens;
-    const long = run(engine, { prompt: longPrompt, maxTokens: 1, sampling: greedy }, () => {
-      if (tokensAtItsFirstToken < 0) tokensAtItsFirstToken = generatedTokens;
-    });
-    await Promise.all([running.result, long.result]);
-    // one step per 64-token chunk, each with a token for the running request (one 512-token step would give it one)
-    expect(tokensAtItsFirstToken - tokensBeforeLongPrompt).toBeGreaterThanOrEqual(Math.ceil(promptTokens / 64) - 1);
-  });
-
   test("on the CPU a burst of prompts gets its first tokens prompt by prompt, not several at the end of one step", async () => {
     // five ~100-token prompts fit one 512-token step; each should still get its first token in a step of its own
     const prompts = Array.from({ length: 5 }, (_, i) => `${i} ${"the dragon flew over the hills and ".repeat(12)}`);
     expect(prompts.every((p) => engine.tokenize(p).length >= 64)).toBe(true);
     const firstTokenStep = new Map<string, number>();
-    // (they generate long enough that a sequence is generating while the later prompts go in, in chunks)
-    const requests = prompts.map((p) => run(engine, { prompt: p, maxTokens: 16, sampling: greedy, ignoreEos: true }, (id, count) => {
+    const requests = prompts.map((p) => run(engine, { prompt: p, maxTokens: 2, sampling: greedy, ignoreEos: true }, (id, count) => {
       if (count === 1) firstTokenStep.set(id, engine.stats().decodeSteps);
     }));
     await Promise.all(requests.map((r) => r.result));
