@@ -85,16 +85,21 @@ describe("Speculation.plan", () => {
     expect(drafter.asked[0]!.map((r) => r.max)).toEqual([2, 2]);
   });
 
-  test("with a draft model a new request starts paused as long as the latest fruitless round paused", () => {
-    const [slot] = generatingSlots(1);
-    const speculation = new Speculation(new FixedDrafter([4]), 4, "draft");
+  test("with a draft model a fruitless round pauses new requests too, until the engine has generated that many tokens", () => {
+    const [slot, other] = generatingSlots(2);
+    const speculation = new Speculation(new FixedDrafter([4, 4]), 4, "draft");
     expect(speculation.plan([slot!], 512, 1024).size).toBe(1);
     speculation.settle(slot!.active!, 4, 0); // pauses 16 tokens
-    const next = startRequest(slot!);
+    startRequest(slot!);
     expect(speculation.plan([slot!], 512, 1024).size).toBe(0);
-    next.generated = 16;
+    // another sequence generating counts too: 16 tokens from the round on, a new request drafts again
+    for (let step = 0; step < 7; step++) speculation.plan([other!], 512, 1024);
+    startRequest(slot!);
+    expect(speculation.plan([slot!], 512, 1024).size).toBe(0);
+    for (let step = 0; step < 8; step++) speculation.plan([other!], 512, 1024);
+    const next = startRequest(slot!);
     expect(speculation.plan([slot!], 512, 1024).size).toBe(1);
-    // a round that accepts at least half lets the next request draft at once
+    // a round that accepts at least half lets new requests draft at once
     speculation.settle(next, 4, 3);
     startRequest(slot!);
     expect(speculation.plan([slot!], 512, 1024).size).toBe(1);

@@ -126,8 +126,8 @@ describe("back-off", () => {
       const result = await run(engine, { prompt: prompts[1]!, maxTokens: 400, sampling: greedy, ignoreEos: true });
       const { draftTokens, acceptedDraftTokens, completionTokens } = result.usage!;
       expect(draftTokens! - acceptedDraftTokens!).toBeLessThanOrEqual(0.05 * completionTokens);
-      // the next request starts from that back-off: 100 tokens without a single round
-      const next = await run(engine, { prompt: prompts[2]!, maxTokens: 100, sampling: greedy, ignoreEos: true });
+      // the next request starts inside that back-off (its last pause, 256 tokens from the round at ~240): no round in 64 tokens
+      const next = await run(engine, { prompt: prompts[2]!, maxTokens: 64, sampling: greedy, ignoreEos: true });
       expect(next.usage!.draftTokens).toBe(0);
     } finally {
       engine.dispose();

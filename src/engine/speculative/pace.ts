@@ -6,7 +6,7 @@
 // sequence for a number of generated tokens that doubles at each fruitless round (16, 32, … 512) and
 // falls back to 16 once a round accepts at least half of its draft. At near-zero acceptance the
 // wasted rounds thin out geometrically, so plain decode's speed is kept within a few percent.
-// A pace may start paused (`startPause`): a new request then begins where earlier ones left off.
+// A pace may start paused (`startPause` tokens): a new request then begins where earlier ones left off.
 
 export const PAUSE_MIN_TOKENS = 16;
 export const PAUSE_MAX_TOKENS = 512;
@@ -17,7 +17,7 @@ export class DraftPace {
   /** Generated-token count before which the sequence does not draft. */
   private resumeAt = 0;
 
-  /** The pause the last fruitless round started, or 0 once a round accepted at least half of its draft. */
+  /** The pause the last fruitless round started. */
   lastPause = 0;
 
   constructor(readonly max: number, startPause = 0) {
@@ -45,7 +45,6 @@ export class DraftPace {
       this.pauseTokens = Math.min(PAUSE_MAX_TOKENS, this.pauseTokens * 2);
     } else if (accepted * 2 >= drafted) {
       this.pauseTokens = PAUSE_MIN_TOKENS;
-      this.lastPause = 0;
     }
   }
 }
