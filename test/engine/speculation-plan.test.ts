@@ -85,7 +85,7 @@ describe("Speculation.plan", () => {
     expect(drafter.asked[0]!.map((r) => r.max)).toEqual([2, 2]);
   });
 
-  test("with a draft model a fruitless round pauses new requests too, until the engine has generated that many tokens", () => {
+  test("with a draft model a fruitless round carries over: new requests wait until the engine has generated its pause, then draft at its length", () => {
     const [slot, other] = generatingSlots(2);
     const speculation = new Speculation(new FixedDrafter([4, 4]), 4, "draft");
     expect(speculation.plan([slot!], 512, 1024).size).toBe(1);
@@ -98,7 +98,8 @@ describe("Speculation.plan", () => {
     expect(speculation.plan([slot!], 512, 1024).size).toBe(0);
     for (let step = 0; step < 8; step++) speculation.plan([other!], 512, 1024);
     const next = startRequest(slot!);
-    expect(speculation.plan([slot!], 512, 1024).size).toBe(1);
+    // with the draft length the fruitless round left (accepted + 1)
+    expect(lengths(speculation.plan([slot!], 512, 1024), [slot!])).toEqual([1]);
     // a round that accepts at least half lets new requests draft at once
     speculation.settle(next, 4, 3);
     startRequest(slot!);

@@ -6,10 +6,19 @@
 // sequence for a number of generated tokens that doubles at each fruitless round (16, 32, … 512) and
 // falls back to 16 once a round accepts at least half of its draft. At near-zero acceptance the
 // wasted rounds thin out geometrically, so plain decode's speed is kept within a few percent.
-// A pace may start paused (`startPause` tokens): a new request then begins where earlier ones left off.
+// A pace may start from where earlier requests left off (`PaceStart`): their draft length, their next
+// pause, and what is left of their current one.
 
 export const PAUSE_MIN_TOKENS = 16;
 export const PAUSE_MAX_TOKENS = 512;
+
+export interface PaceStart {
+  length: number;
+  /** The pause the next fruitless round starts. */
+  nextPause: number;
+  /** Tokens of this request before it first drafts. */
+  pausedFor: number;
+}
 
 export class DraftPace {
   length: number;
@@ -20,13 +29,17 @@ export class DraftPace {
   /** The pause the last fruitless round started. */
   lastPause = 0;
 
-  constructor(readonly max: number, startPause = 0) {
-    this.length = max;
-    if (startPause > 0) {
-      this.resumeAt = startPause;
-      this.lastPause = startPause;
-      this.pauseTokens = Math.min(PAUSE_MAX_TOKENS, startPause * 2);
+  constructor(readonly max: number, start?: PaceStart) {
+    this.length = start ? Math.max(1, Math.min(max, start.length)) : max;
+    if (start) {
+      this.pauseTokens = start.nextPause;
+      this.resumeAt = start.pausedFor;
     }
+  }
+
+  /** The pause the next fruitless round starts. */
+  get nextPause(): number {
+    return this.pauseTokens;
   }
 
   /** Whether to draft now, `generated` tokens into the request. */
