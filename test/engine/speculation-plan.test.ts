@@ -114,4 +114,17 @@ describe("Speculation.plan", () => {
     startRequest(slot!);
     expect(speculation.plan([slot!], 512, 1024).size).toBe(1);
   });
+
+  test("a drafter that throws costs the step its drafts, not the engine", () => {
+    const slots = generatingSlots(2);
+    const forgotten: number[] = [];
+    const failing: Drafter = {
+      draft: () => { throw new RangeError("broken drafter"); },
+      forget: (seq) => { forgotten.push(seq); },
+      dispose: () => {},
+    };
+    const speculation = new Speculation(failing, 4, "draft");
+    expect(speculation.plan(slots, 512, 1024).size).toBe(0);
+    expect(forgotten.sort()).toEqual([0, 1]);
+  });
 });

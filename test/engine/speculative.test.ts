@@ -94,6 +94,27 @@ for (const target of ["tiny-llama", "tiny-lfm2"] as const) {
   });
 }
 
+describe("a draft catching up on more tokens than one batch holds", () => {
+  test("four sequences batched with a 16-token batch: the plain engine's tokens", async () => {
+    const model = await ensureModel("tiny-lfm2");
+    const options = { ...base(model), batchSize: 16 };
+    const plain = Engine.load(options);
+    const engine = Engine.load({ ...options, speculative: { method: "draft", draftModelPath: await ensureModel("tiny-lfm2-draft"), maxDraftTokens: 4 } });
+    try {
+      const expected = await outputs(plain, 24);
+      const got = await outputs(engine, 24);
+      for (let i = 0; i < prompts.length; i++) {
+        expect(got[i]!.error).toBeUndefined();
+        expect(got[i]!.tokens).toEqual(expected[i]!.tokens);
+      }
+      expect(engine.stats().draftTokens).toBeGreaterThan(0);
+    } finally {
+      plain.dispose();
+      engine.dispose();
+    }
+  }, 60_000);
+});
+
 describe("limits with drafts", () => {
   test("generation stops with length when the context is full, as without drafts", async () => {
     const model = await ensureModel("tiny-llama");

@@ -46,7 +46,8 @@ export class ModelDrafter implements Drafter {
       if (why) throw new EngineError("invalid_request", `Cannot use "${path}" as draft model for "${target.path}": ${why}`);
       const context = LlamaContext.create(model, {
         contextSize: options.contextPerSequence * options.sequences,
-        batchSize: options.batchSize,
+        // the last token of every sequence goes in one decode (catchUp)
+        batchSize: Math.max(options.batchSize, options.sequences),
         sequences: options.sequences,
         threads: options.threads,
         flashAttention: options.flashAttention ?? "auto",
@@ -107,30 +108,35 @@ export class ModelDrafter implements Drafter {
 
   /**
    * Brings each sequence's draft memory to its request's tokens (the decode of the last token is the
-   * one drafting starts from). Returns the batch index of each request's last token, or undefined when a
-   * decode failed (the memory of those sequences is then dropped).
+   * one drafting starts from). Every token but the last goes in as many decodes as it takes; the last
+   * tokens go in one final decode, so that all their logits are still there when drafting reads them.
+   * Returns the batch index of each request's last token, or undefined when a decode failed (the memory
+   * of those sequences is then dropped).
    */
   private catchUp(requests: DraftRequest[]): number[] | undefined {
     const from = requests.map((r) => this.keepPrefix(r));
-    const outputs = requests.map(() => -1);
-    let pending = requests.map((_, k) => k).filter((k) => from[k]! < requests[k]!.tokens.length);
+    const fail = () => {
+      for (const r of requests) this.forget(r.seq);
+      return undefined;
+    };
+    let pending = requests.map((_, k) => k).filter((k) => from[k]! < requests[k]!.tokens.length - 1);
     while (pending.length > 0) {
       this.batch.clear();
       for (const k of pending) {
         const { tokens, seq } = requests[k]!;
-        while (from[k]! < tokens.length && this.batch.free > 0) {
+        while (from[k]! < tokens.length - 1 && this.batch.free > 0) {
           const position = from[k]!++;
-          const index = this.batch.add(tokens[position]!, position, seq, position === tokens.length - 1);
-          if (position === tokens.length - 1) outputs[k] = index;
+          this.batch.add(tokens[position]!, position, seq, false);
         }
       }
-      if (this.context.decode(this.batch) !== DecodeStatus.ok) {
-        for (const r of requests) this.forget(r.seq);
-        return undefined;
-      }
+      if (this.context.decode(this.batch) !== DecodeStatus.ok) return fail();
       for (const k of pending) this.held[requests[k]!.seq] = requests[k]!.tokens.slice(0, from[k]);
-      pending = pending.filter((k) => from[k]! < requests[k]!.tokens.length);
+      pending = pending.filter((k) => from[k]! < requests[k]!.tokens.length - 1);
     }
+    this.batch.clear();
+    const outputs = requests.map((r) => this.batch.add(r.tokens[r.tokens.length - 1]!, r.tokens.length - 1, r.seq, true));
+    if (this.context.decode(this.batch) !== DecodeStatus.ok) return fail();
+    for (const r of requests) this.held[r.seq] = r.tokens.slice();
     return outputs;
   }
 

@@ -18,6 +18,9 @@
 import type { ActiveRequest, SequenceSlot } from "../sequence.ts";
 import type { Drafter, DraftRequest } from "./drafter.ts";
 import { DraftPace } from "./pace.ts";
+import { logger } from "../../log.ts";
+
+const log = logger("engine");
 
 export class Speculation {
   private readonly paces = new WeakMap<ActiveRequest, DraftPace>();
@@ -79,7 +82,15 @@ export class Speculation {
       const shortest = Math.min(...requests.map((r) => r.max));
       for (const r of requests) r.max = shortest;
     }
-    const drafts = this.drafter.draft(requests);
+    let drafts: number[][];
+    try {
+      drafts = this.drafter.draft(requests);
+    } catch (error) {
+      // a drafter's failure costs this step its drafts, never the engine
+      log.error(`drafting failed, decoding without drafts this step: ${(error as Error).message}`);
+      for (const r of requests) this.drafter.forget(r.seq);
+      return planned;
+    }
     const length = this.lockstep ? Math.min(...drafts.map((d) => d.length)) : Infinity;
     if (length === 0) return planned;
     chosen.forEach((slot, i) => {
