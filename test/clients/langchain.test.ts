@@ -100,7 +100,7 @@ describe.each(["a", "b", "c"] as const)("profile %s", (profile) => {
 // ChatOllama sends no tool_choice (Ollama has none), so forced calls are ChatOpenAI's alone.
 describe.each(["b", "c"] as const)("profile %s, ChatOpenAI's tool choice", (profile) => {
   test("tool_choice required: a valid call", async () => {
-    const reply = await openAiChat(profile, 60).bindTools([getWeather, search], { tool_choice: "required", parallel_tool_calls: false }).invoke(question);
+    const reply = await openAiChat(profile, 160).bindTools([getWeather, search], { tool_choice: "required", parallel_tool_calls: false }).invoke(question);
     expect(reply.tool_calls).toHaveLength(1);
     const call = reply.tool_calls![0]!;
     parseToolCall(call.name, call.args);
@@ -108,7 +108,7 @@ describe.each(["b", "c"] as const)("profile %s, ChatOpenAI's tool choice", (prof
   }, SLOW);
 
   test("a named tool_choice, streamed: a valid call to that tool", async () => {
-    const model = openAiChat(profile, 60).bindTools([getWeather, search], { tool_choice: "search", parallel_tool_calls: false });
+    const model = openAiChat(profile, 160).bindTools([getWeather, search], { tool_choice: "search", parallel_tool_calls: false });
     let whole: AIMessageChunk | undefined;
     for await (const chunk of await model.stream(question)) whole = whole ? whole.concat(chunk) : chunk;
     expect(whole!.tool_calls).toHaveLength(1);
@@ -117,7 +117,7 @@ describe.each(["b", "c"] as const)("profile %s, ChatOpenAI's tool choice", (prof
   }, SLOW);
 
   test("the forced call's message goes back with its result, and the model answers", async () => {
-    const model = openAiChat(profile, 60).bindTools([getWeather], { tool_choice: "required", parallel_tool_calls: false });
+    const model = openAiChat(profile, 160).bindTools([getWeather], { tool_choice: "required", parallel_tool_calls: false });
     const call = await model.invoke(question);
     const history = [new HumanMessage(question), call, ...call.tool_calls!.map((c) => new ToolMessage({ tool_call_id: c.id!, content: "sunny, 21 °C" }))];
     const answering = openAiChat(profile, 8).bindTools([getWeather], { tool_choice: "none" });

@@ -79,7 +79,7 @@ test("tool_choice required: valid calls with object arguments", async () => {
 
 test("a named tool_choice: calls to that tool only", async () => {
   const reply = await ollama.chat({
-    model: MODEL, messages, tools, stream: false, tool_choice: { type: "function", function: { name: "search" } }, options: { num_predict: 60 },
+    model: MODEL, messages, tools, stream: false, tool_choice: { type: "function", function: { name: "search" } }, options: { num_predict: 160 },
   } as ChatWithChoice);
   const calls = reply.message.tool_calls ?? [];
   expect(calls.length).toBeGreaterThanOrEqual(1);
@@ -90,7 +90,7 @@ test("a named tool_choice: calls to that tool only", async () => {
 }, SLOW);
 
 test("a tool round trip: the reply's call and a tool message with tool_name, then an answer", async () => {
-  const first = await ollama.chat({ model: MODEL, messages, tools, stream: false, tool_choice: "required", options: { num_predict: 60 } } as ChatWithChoice);
+  const first = await ollama.chat({ model: MODEL, messages, tools, stream: false, tool_choice: "required", options: { num_predict: 160 } } as ChatWithChoice);
   const calls = first.message.tool_calls!;
   const history: Message[] = [
     ...messages, first.message,

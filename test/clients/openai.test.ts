@@ -23,6 +23,11 @@ afterAll(async () => {
 /** Grammar-constrained replies run at a few tokens a second on a busy 2-core machine. */
 const SLOW = 300_000;
 const messages = [{ role: "user" as const, content: question }];
+/**
+ * Room for one forced call: its text is at most about 100 characters (the schemas bound every value), and
+ * under a grammar a random-weight model may spell it a character per token (60 was once too few in CI).
+ */
+const CALL_TOKENS = 160;
 
 describe.each(["b", "c"] as const)("profile %s", (profile) => {
   const client = () => new OpenAI({ baseURL: `${servers[profile]!.baseUrl}/v1`, apiKey: "unused", maxRetries: 0 });
@@ -49,7 +54,7 @@ describe.each(["b", "c"] as const)("profile %s", (profile) => {
   });
 
   test("tool_choice required: one valid call", async () => {
-    const completion = await client().chat.completions.create({ model: MODEL, messages, tools: openAiTools, tool_choice: "required", parallel_tool_calls: false, max_tokens: 60 });
+    const completion = await client().chat.completions.create({ model: MODEL, messages, tools: openAiTools, tool_choice: "required", parallel_tool_calls: false, max_tokens: CALL_TOKENS });
     const choice = completion.choices[0]!;
     expect(choice.finish_reason).toBe("tool_calls");
     expect(choice.message.tool_calls).toHaveLength(1);
@@ -60,7 +65,7 @@ describe.each(["b", "c"] as const)("profile %s", (profile) => {
 
   test("a named tool through .parse() with zodFunction: parsed_arguments of that tool", async () => {
     const completion = await client().chat.completions.parse({
-      model: MODEL, messages, max_tokens: 60, parallel_tool_calls: false,
+      model: MODEL, messages, max_tokens: CALL_TOKENS, parallel_tool_calls: false,
       tools: [zodFunction({ name: "get_weather", parameters: weatherInput }), zodFunction({ name: "search", parameters: searchInput })],
       tool_choice: { type: "function", function: { name: "search" } },
     });
@@ -71,7 +76,7 @@ describe.each(["b", "c"] as const)("profile %s", (profile) => {
   }, SLOW);
 
   test("a tool round trip by hand: call, result, answer", async () => {
-    const first = await client().chat.completions.create({ model: MODEL, messages, tools: openAiTools, tool_choice: "required", parallel_tool_calls: false, max_tokens: 60 });
+    const first = await client().chat.completions.create({ model: MODEL, messages, tools: openAiTools, tool_choice: "required", parallel_tool_calls: false, max_tokens: CALL_TOKENS });
     const assistant = first.choices[0]!.message;
     const history: OpenAI.ChatCompletionMessageParam[] = [
       ...messages, assistant,
@@ -86,7 +91,7 @@ describe.each(["b", "c"] as const)("profile %s", (profile) => {
   test("runTools runs the zod tool the model calls and sends its result back", async () => {
     const executed: unknown[] = [];
     const runner = client().chat.completions.runTools({
-      model: MODEL, messages, max_tokens: 60, tool_choice: "required", parallel_tool_calls: false,
+      model: MODEL, messages, max_tokens: CALL_TOKENS, tool_choice: "required", parallel_tool_calls: false,
       tools: [zodFunction({ name: "get_weather", parameters: weatherInput, function: (args) => (executed.push(args), { forecast: "sunny" }) })],
     }, { maxChatCompletions: 2 });
     await runner.done();
