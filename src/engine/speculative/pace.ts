@@ -26,9 +26,6 @@ export class DraftPace {
   /** Generated-token count before which the sequence does not draft. */
   private resumeAt = 0;
 
-  /** The pause the last fruitless round started. */
-  lastPause = 0;
-
   constructor(readonly max: number, start?: PaceStart) {
     this.length = start ? Math.max(1, Math.min(max, start.length)) : max;
     if (start) {
@@ -47,6 +44,11 @@ export class DraftPace {
     return generated >= this.resumeAt;
   }
 
+  /** Tokens left of the current pause, `generated` tokens into the request (0 when drafting). */
+  pausedFor(generated: number): number {
+    return Math.max(0, this.resumeAt - generated);
+  }
+
   /** Records a verified round: `drafted` tokens proposed, `accepted` of them kept. */
   settle(drafted: number, accepted: number, generated: number): void {
     if (drafted === 0) return;
@@ -54,7 +56,6 @@ export class DraftPace {
     else this.length = Math.max(1, Math.min(this.max, accepted + 1));
     if (accepted === 0) {
       this.resumeAt = generated + this.pauseTokens;
-      this.lastPause = this.pauseTokens;
       this.pauseTokens = Math.min(PAUSE_MAX_TOKENS, this.pauseTokens * 2);
     } else if (accepted * 2 >= drafted) {
       this.pauseTokens = PAUSE_MIN_TOKENS;

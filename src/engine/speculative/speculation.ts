@@ -63,8 +63,7 @@ export class Speculation {
     this.generatedTotal += slots.length;
     if (slots.length === 0) return planned;
     const room = Math.floor((batchCapacity - slots.length) / slots.length);
-    const chosen: SequenceSlot[] = [];
-    const requests: DraftRequest[] = [];
+    const chosen: Array<{ slot: SequenceSlot; max: number }> = [];
     for (const slot of slots) {
       const active = slot.active!;
       // a draft model cannot see image embeddings; the positions they fill hold no real tokens
@@ -73,15 +72,14 @@ export class Speculation {
       if (pace.max === 0 || !pace.drafting(active.generated)) continue;
       // the pending token and the drafts must fit the context, and the output its length limit
       const max = Math.min(pace.length, room, active.maxTokens - active.generated - 1, contextPerSequence - slot.cached.length - 2);
-      if (max < 1) continue;
-      chosen.push(slot);
-      requests.push({ seq: slot.seq, tokens: [...slot.cached, active.pendingToken], max });
+      if (max >= 1) chosen.push({ slot, max });
     }
-    if (requests.length === 0 || (this.lockstep && chosen.length < slots.length)) return planned;
-    if (this.lockstep) {
-      const shortest = Math.min(...requests.map((r) => r.max));
-      for (const r of requests) r.max = shortest;
-    }
+    if (chosen.length === 0 || (this.lockstep && chosen.length < slots.length)) return planned;
+    const shortest = Math.min(...chosen.map((c) => c.max));
+    // the sequence's tokens are copied only once it is sure to draft
+    const requests: DraftRequest[] = chosen.map(({ slot, max }) => ({
+      seq: slot.seq, tokens: [...slot.cached, slot.active!.pendingToken], max: this.lockstep ? shortest : max,
+    }));
     let drafts: number[][];
     try {
       drafts = this.drafter.draft(requests);
@@ -93,7 +91,7 @@ export class Speculation {
     }
     const length = this.lockstep ? Math.min(...drafts.map((d) => d.length)) : Infinity;
     if (length === 0) return planned;
-    chosen.forEach((slot, i) => {
+    chosen.forEach(({ slot }, i) => {
       const draft = drafts[i]!.slice(0, length);
       if (draft.length > 0) planned.set(slot, draft);
     });
@@ -106,7 +104,7 @@ export class Speculation {
     this.acceptedTokens += accepted;
     const pace = this.paceOf(active);
     pace.settle(drafted, accepted, active.generated);
-    if (accepted === 0) this.carried = { length: pace.length, nextPause: pace.nextPause, resumeAt: this.generatedTotal + pace.lastPause };
+    if (accepted === 0) this.carried = { length: pace.length, nextPause: pace.nextPause, resumeAt: this.generatedTotal + pace.pausedFor(active.generated) };
     else if (accepted * 2 >= drafted) this.carried = undefined;
   }
 
