@@ -3,7 +3,7 @@
 import { GgmlType, GgufValueType, ggufKv } from "../../src/store/gguf.ts";
 import { type ModelContent, generalMetadata } from "./common.ts";
 import { type BuiltTokenizer } from "./tokenizers.ts";
-import { constantTensor, weightMakers } from "./weights.ts";
+import { weightMakers } from "./weights.ts";
 
 export interface Lfm2MoeShape {
   nExpert: number;
@@ -68,18 +68,18 @@ export function lfm2Model(name: string, description: string, shape: Lfm2Shape, t
   }
   metadata.push(...tokenizer.metadata);
 
-  const { random } = weightMakers(name);
+  const { random, ones, zeros } = weightMakers(name);
   // the final norm is stored under the name token_embd_norm (a llama.cpp quirk)
   const finalNorm = shape.ollamaNaming ? "output_norm.weight" : "token_embd_norm.weight";
-  const tensors = [random("token_embd.weight", [nEmbd, nVocab]), constantTensor(finalNorm, [nEmbd], 1)];
+  const tensors = [random("token_embd.weight", [nEmbd, nVocab]), ones(finalNorm, nEmbd)];
   if (!shape.tiedOutput) tensors.push(random("output.weight", [nEmbd, nVocab]));
   for (let i = 0; i < shape.nLayer; i++) {
     const blk = `blk.${i}`;
-    tensors.push(constantTensor(`${blk}.attn_norm.weight`, [nEmbd], 1));
+    tensors.push(ones(`${blk}.attn_norm.weight`, nEmbd));
     if (isAttention(i)) {
       tensors.push(
-        constantTensor(`${blk}.attn_q_norm.weight`, [headDim], 1),
-        constantTensor(`${blk}.attn_k_norm.weight`, [headDim], 1),
+        ones(`${blk}.attn_q_norm.weight`, headDim),
+        ones(`${blk}.attn_k_norm.weight`, headDim),
         random(`${blk}.attn_q.weight`, [nEmbd, nEmbd]),
         random(`${blk}.attn_k.weight`, [nEmbd, shape.nHeadKv * headDim]),
         random(`${blk}.attn_v.weight`, [nEmbd, shape.nHeadKv * headDim]),
@@ -93,14 +93,14 @@ export function lfm2Model(name: string, description: string, shape: Lfm2Shape, t
         random(`${blk}.shortconv.out_proj.weight`, [nEmbd, nEmbd]),
       );
     }
-    tensors.push(constantTensor(`${blk}.ffn_norm.weight`, [nEmbd], 1));
+    tensors.push(ones(`${blk}.ffn_norm.weight`, nEmbd));
     if (moe && i >= moe.leadingDenseLayers) {
       tensors.push(
         random(`${blk}.ffn_gate_inp.weight`, [nEmbd, moe.nExpert], GgmlType.F32),
         random(`${blk}.ffn_gate_exps.weight`, [nEmbd, moe.nFfExpert, moe.nExpert]),
         random(`${blk}.ffn_down_exps.weight`, [moe.nFfExpert, nEmbd, moe.nExpert]),
         random(`${blk}.ffn_up_exps.weight`, [nEmbd, moe.nFfExpert, moe.nExpert]),
-        constantTensor(`${blk}.exp_probs_b.bias`, [moe.nExpert], 0),
+        zeros(`${blk}.exp_probs_b.bias`, moe.nExpert),
       );
     } else {
       tensors.push(

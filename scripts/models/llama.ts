@@ -2,7 +2,7 @@
 import { ggufKv } from "../../src/store/gguf.ts";
 import { type ModelContent, generalMetadata } from "./common.ts";
 import { type BuiltTokenizer } from "./tokenizers.ts";
-import { constantTensor, weightMakers } from "./weights.ts";
+import { weightMakers } from "./weights.ts";
 
 export interface LlamaShape {
   nEmbd: number;
@@ -36,18 +36,18 @@ export function llamaModel(name: string, description: string, shape: LlamaShape,
     ...tokenizer.metadata,
   ] satisfies ModelContent["metadata"];
 
-  const { random } = weightMakers(name);
-  const tensors = [random("token_embd.weight", [shape.nEmbd, nVocab]), constantTensor("output_norm.weight", [shape.nEmbd], 1)];
+  const { random, ones } = weightMakers(name);
+  const tensors = [random("token_embd.weight", [shape.nEmbd, nVocab]), ones("output_norm.weight", shape.nEmbd)];
   if (!shape.tiedOutput) tensors.push(random("output.weight", [shape.nEmbd, nVocab]));
   for (let i = 0; i < shape.nLayer; i++) {
     const blk = `blk.${i}`;
     tensors.push(
-      constantTensor(`${blk}.attn_norm.weight`, [shape.nEmbd], 1),
+      ones(`${blk}.attn_norm.weight`, shape.nEmbd),
       random(`${blk}.attn_q.weight`, [shape.nEmbd, shape.nHead * headDim]),
       random(`${blk}.attn_k.weight`, [shape.nEmbd, shape.nHeadKv * headDim]),
       random(`${blk}.attn_v.weight`, [shape.nEmbd, shape.nHeadKv * headDim]),
       random(`${blk}.attn_output.weight`, [shape.nHead * headDim, shape.nEmbd]),
-      constantTensor(`${blk}.ffn_norm.weight`, [shape.nEmbd], 1),
+      ones(`${blk}.ffn_norm.weight`, shape.nEmbd),
       random(`${blk}.ffn_gate.weight`, [shape.nEmbd, shape.nFf]),
       random(`${blk}.ffn_down.weight`, [shape.nFf, shape.nEmbd]),
       random(`${blk}.ffn_up.weight`, [shape.nEmbd, shape.nFf]),
