@@ -442,15 +442,20 @@ async function main(): Promise<void> {
   const serverCommands: string[] = [];
   if (parts.has("server")) {
     const serverSections: string[] = [];
+    // One scenario per library build: the prebuilt libraries are what users run, a build from the same
+    // source as llama-server is the like-for-like comparison.
     for (const [model, path] of models) {
-      const result = await runServerScenario(model, path, vocabularySize(path), {
-        runs: options.runs, threads: options.threads, parallel: BATCHED.batchSizes.at(-1)!, promptTokens: BATCHED.prompt,
-        outputTokens: BATCHED.generate, requestsPerClient: options.serverRequests, llamux: defaultLlamuxCommand(options.serverBinary),
-        log: (line) => console.error(line),
-      });
-      serverSections.push(result.markdown);
-      serverCommands.push(...result.commands.map((c) => c.replaceAll(`${process.cwd()}/`, "").replace(process.execPath, "bun")));
-      m.serverJson[model] = result.json;
+      for (const lib of libraries) {
+        await refreshShim(lib);
+        const result = await runServerScenario(model, path, vocabularySize(path), {
+          runs: options.runs, threads: options.threads, parallel: BATCHED.batchSizes.at(-1)!, promptTokens: BATCHED.prompt,
+          outputTokens: BATCHED.generate, requestsPerClient: options.serverRequests, llamux: defaultLlamuxCommand(options.serverBinary),
+          libraries: lib, log: (line) => console.error(line),
+        });
+        serverSections.push(result.markdown);
+        serverCommands.push(...result.commands.map((c) => c.replaceAll(`${process.cwd()}/`, "").replace(process.execPath, "bun")));
+        m.serverJson[libraries.length > 1 ? `${model} (${lib.kind} libraries)` : model] = result.json;
+      }
     }
     sections.push(`## Whole server\n\n${serverSections.join("\n\n")}`);
   }
@@ -479,7 +484,7 @@ async function main(): Promise<void> {
     machine,
     builds: { tools: await toolsBuildInfo(), libraries: engineLibraries, missingLibraries },
     models: Object.fromEntries([...models].map(([name, path]) => [name, relative(process.cwd(), path)])),
-    commands: [...(parts.has("engine") ? commandLines(models, options.threads, engineLibraries) : []), ...serverCommands],
+    commands: [...(parts.has("engine") ? commandLines(models, options.threads, engineLibraries) : []), ...new Set(serverCommands)],
     rows: parts.has("engine") ? buildRows([...models.keys()], METRICS, engineLibraries, m.book, options.maxForeignCpuShare) : [],
     sections,
     server: m.serverJson,

@@ -7,6 +7,7 @@ import {
   LLAMA_SERVER, percentile, runConstrained, runLoad, serverArgv, startServer,
 } from "./server.ts";
 import { summarize } from "./stats.ts";
+import type { LibrarySet } from "./libraries.ts";
 
 export interface ServerScenarioOptions {
   runs: number;
@@ -16,6 +17,8 @@ export interface ServerScenarioOptions {
   outputTokens: number;
   requestsPerClient: number;
   llamux: string[];
+  /** The llama.cpp library build llamux runs on; llama-server is always the static build from the same source. */
+  libraries: LibrarySet;
   log: (line: string) => void;
 }
 
@@ -60,7 +63,7 @@ async function attempt(samples: Samples, what: string, log: (line: string) => vo
 }
 
 export async function runServerScenario(modelName: string, modelPath: string, vocabularySize: number, o: ServerScenarioOptions): Promise<{ markdown: string; json: unknown; commands: string[] }> {
-  const spec: ServerSpec = { model: modelPath, threads: o.threads, parallel: o.parallel, llamux: o.llamux };
+  const spec: ServerSpec = { model: modelPath, threads: o.threads, parallel: o.parallel, llamux: o.llamux, llamuxLibDir: o.libraries.dir };
   // the loads: the same context on both servers (the cold start keeps each one's default)
   const loadSpec: ServerSpec = { ...spec, contextPerSequence: LOAD_CONTEXT };
   const samples: Samples = {
@@ -68,7 +71,7 @@ export async function runServerScenario(modelName: string, modelPath: string, vo
   };
   for (let round = 1; round <= o.runs; round++) {
     const order = round % 2 === 1 ? KINDS : [...KINDS].reverse();
-    o.log(`[server run ${round}/${o.runs}] ${modelName}`);
+    o.log(`[server run ${round}/${o.runs}] ${modelName}, llamux on the ${o.libraries.kind} libraries`);
     // Cold start: each server at its default context, spawn to the first answered completion.
     for (const kind of order) {
       await attempt(samples, `${kind} cold start`, o.log, async () => {
@@ -123,7 +126,7 @@ export async function runServerScenario(modelName: string, modelPath: string, vo
     });
   }
   const commands = [spec, loadSpec].flatMap((s) => [
-    serverArgv("llamux", s, 0).join(" ").replace("--port 0", "--port PORT"),
+    `LLAMUX_LIB_DIR=${o.libraries.dir} ${serverArgv("llamux", s, 0).join(" ").replace("--port 0", "--port PORT")}`,
     serverArgv("llama-server", s, 0).join(" ").replace("--port 0", "--port PORT"),
   ]);
   return { markdown: renderMarkdown(modelName, samples, o), json: toJson(samples), commands };
@@ -165,9 +168,9 @@ function renderMarkdown(modelName: string, s: Samples, o: ServerScenarioOptions)
     both(`${clients} client(s), vLLM defaults (whole vocabulary): throughput`, "t/s", (k) => loadMedian(s, k, clients, "full", (r) => r.tokensPerSecond), "", undefined);
   }
   const lines = [
-    `### ${modelName}: whole server, llamux profile b vs llama-server`,
+    `### ${modelName}: whole server, llamux profile b (${o.libraries.kind} libraries) vs llama-server`,
     "",
-    `${o.runs} interleaved run(s), medians; ${o.parallel} sequences, ${o.threads} threads; each client sends ${o.requestsPerClient} streaming /v1/completions of ${o.promptTokens} random prompt tokens → ${o.outputTokens} tokens (ignore_eos), same sampler chain in every request. Throughput counts the completion tokens of the usage chunk over the wall time of the whole load.`,
+    `llamux runs on the ${o.libraries.kind} llama.cpp libraries (${o.libraries.variant}); llama-server is built from the same source. ${o.runs} interleaved run(s), medians; ${o.parallel} sequences, ${o.threads} threads; each client sends ${o.requestsPerClient} streaming /v1/completions of ${o.promptTokens} random prompt tokens → ${o.outputTokens} tokens (ignore_eos), same sampler chain in every request. Throughput counts the completion tokens of the usage chunk over the wall time of the whole load.`,
     "",
     "| measure | llama-server | llamux | llamux ÷ llama-server | goal |",
     "|---|---:|---:|---:|---|",

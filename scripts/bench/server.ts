@@ -37,6 +37,8 @@ export interface ServerSpec {
   parallel: number;
   /** llamux: the command that starts it (bun src/main.ts, or an executable). */
   llamux: string[];
+  /** llamux: the llama.cpp library build it runs on (LLAMUX_LIB_DIR); left out, its default. */
+  llamuxLibDir?: string;
   /**
    * Context per sequence for both servers; left out, each takes its own default (the cold-start row).
    * The loads give both the same: llama-server's default (the trained context for every slot) does not
@@ -74,7 +76,7 @@ export async function startServer(kind: ServerKind, spec: ServerSpec): Promise<R
   const argv = serverArgv(kind, spec, port);
   const started = performance.now();
   const child = Bun.spawn(argv, {
-    env: { ...process.env, LLAMUX_LOG_LEVEL: "warn", LLAMUX_PERSONA: "llamux" },
+    env: { ...process.env, LLAMUX_LOG_LEVEL: "warn", LLAMUX_PERSONA: "llamux", ...(kind === "llamux" && spec.llamuxLibDir ? { LLAMUX_LIB_DIR: spec.llamuxLibDir } : {}) },
     stdin: "ignore",
     stdout: "ignore",
     stderr: "pipe",
