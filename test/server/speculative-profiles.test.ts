@@ -1,5 +1,5 @@
 // Each way of asking for speculative decoding, end to end on real `llamux serve` processes: vLLM's
-// --speculative-config (n-gram and draft model) and llama-server's --model-draft on profile b, with the
+// --speculative-config (n-gram and draft model) and llama-server's --spec-type draft-simple on profile b, with the
 // counts in /metrics; LM Studio's per-request draft_model and its stats on profile c; Modelfile DRAFT,
 // /api/create draft_files and draft_num_predict on profile a; and refusals with the reason.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
@@ -45,7 +45,8 @@ describe("profile b", () => {
   for (const [name, flags] of [
     ["--speculative-config with the n-gram method", ["--speculative-config", '{"method": "ngram", "num_speculative_tokens": 4, "prompt_lookup_max": 3}']],
     ["--speculative-config with a draft model (the target itself: every draft accepted)", ["--speculative-config", "DRAFT_SELF"]],
-    ["llama-server's --model-draft", ["--model-draft", "DRAFT_SMALL", "--draft-max", "3"]],
+    // its older names (--model-draft, --draft-max) give the same options: test/cli/speculative-flags.test.ts
+    ["llama-server's --spec-type draft-simple", ["--spec-type", "draft-simple", "--spec-draft-model", "DRAFT_SMALL", "--spec-draft-n-max", "3"]],
   ] as const) {
     test(`${name}: the server speculates and /metrics counts drafted and accepted tokens`, async () => {
       const resolved = flags.map((flag) => flag === "DRAFT_SELF" ? JSON.stringify({ model: target, num_speculative_tokens: 4 }) : flag === "DRAFT_SMALL" ? draft : flag);
