@@ -10,7 +10,7 @@ import { ServerChatBackend } from "./chat/server-backend.ts";
 import { formatStats } from "./chat/verbose-stats.ts";
 import { WordWrapWriter } from "./chat/word-wrap.ts";
 import { ServerClient } from "./server-client.ts";
-import { UsageError } from "./usage-error.ts";
+import { UsageError, numberOption } from "./usage-error.ts";
 
 export const runHelp = `Usage: llamux run MODEL [PROMPT] [options]
 
@@ -36,13 +36,6 @@ Options:
       --ctx-size N       context size in tokens (num_ctx; default 4096)
       --threads N        decode threads (default: physical cores)
   -h, --help             show this help`;
-
-function numberOption(value: string | undefined, name: string): number | undefined {
-  if (value === undefined) return undefined;
-  const n = Number(value);
-  if (!Number.isFinite(n) || value.trim() === "") throw new UsageError(`Cannot use --${name} "${value}": not a number`);
-  return n;
-}
 
 async function readStdin(): Promise<string> {
   return process.stdin.isTTY ? "" : await new Response(Bun.stdin.stream()).text();

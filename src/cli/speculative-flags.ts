@@ -9,7 +9,7 @@
 import { existsSync } from "node:fs";
 import { resolveSpeculativeOptions, type SpeculativeOptions } from "../engine/speculative/options.ts";
 import { fromVllmSpeculativeConfig, VLLM_SPECULATIVE_KEYS } from "../engine/speculative/vllm-config.ts";
-import { UsageError } from "./usage-error.ts";
+import { UsageError, numberOption } from "./usage-error.ts";
 import { logger } from "../log.ts";
 
 const log = logger("serve");
@@ -86,12 +86,6 @@ function specType(value: string | undefined): (typeof SPEC_TYPES)[number] | unde
   return (kinds[0] ?? "none") as (typeof SPEC_TYPES)[number];
 }
 
-function number(value: string, flag: string): number {
-  const parsed = Number(value);
-  if (value.trim() === "" || !Number.isFinite(parsed)) throw new UsageError(`--${flag} must be a number, got "${value}"`);
-  return parsed;
-}
-
 /** The serve flags as SpeculativeOptions (undefined: no speculation); checked now so a bad value stops start-up. */
 export function speculativeFromFlags(values: SpeculativeFlagValues): SpeculativeOptions | undefined {
   const draftModel = eitherName(values, "model-draft", "spec-draft-model");
@@ -113,16 +107,16 @@ export function speculativeFromFlags(values: SpeculativeFlagValues): Speculative
   if (values["speculative-config"] !== undefined) options = parseSpeculativeConfig(values["speculative-config"]);
   else if (type === "ngram-simple") {
     options = { method: "ngram" };
-    if (ngramSizeN !== undefined) options.ngramMax = options.ngramMin = number(ngramSizeN, "spec-ngram-simple-size-n");
-    if (ngramSizeM !== undefined) options.maxDraftTokens = number(ngramSizeM, "spec-ngram-simple-size-m");
+    if (ngramSizeN !== undefined) options.ngramMax = options.ngramMin = numberOption(ngramSizeN, "spec-ngram-simple-size-n");
+    if (ngramSizeM !== undefined) options.maxDraftTokens = numberOption(ngramSizeM, "spec-ngram-simple-size-m");
   } else if (draftModel !== undefined && type !== "none") options = { method: "draft", draftModelPath: draftModel };
   if (type === "none" && draftModel !== undefined) log.warn("--spec-type none: the draft model is not loaded");
   if (!options) {
     if ((draftMax !== undefined || draftPMin !== undefined) && type !== "none") throw new UsageError("--draft-max and --draft-p-min need --model-draft");
     return undefined;
   }
-  if (draftMax !== undefined) options.maxDraftTokens = number(draftMax, "draft-max");
-  if (draftPMin !== undefined) options.minDraftProbability = number(draftPMin, "draft-p-min");
+  if (draftMax !== undefined) options.maxDraftTokens = numberOption(draftMax, "draft-max");
+  if (draftPMin !== undefined) options.minDraftProbability = numberOption(draftPMin, "draft-p-min");
   if (options.draftModelPath !== undefined && !existsSync(options.draftModelPath)) {
     throw new UsageError(`Cannot load draft model "${options.draftModelPath}": no such file`);
   }

@@ -4,6 +4,14 @@ export class UsageError extends Error {
   override name = "UsageError";
 }
 
+/** A flag's value as a number (undefined when the flag was not given); anything else is a UsageError naming it. */
+export function numberOption(value: string | undefined, name: string): number | undefined {
+  if (value === undefined) return undefined;
+  const n = Number(value);
+  if (!Number.isFinite(n) || value.trim() === "") throw new UsageError(`Cannot use --${name} "${value}": not a number`);
+  return n;
+}
+
 /** node:util parseArgs reports bad flags as TypeErrors with ERR_PARSE_ARGS_* codes. */
 export function isUsageError(error: unknown): boolean {
   if (error instanceof UsageError) return true;

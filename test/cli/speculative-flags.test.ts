@@ -39,7 +39,7 @@ describe("refusals name the problem", () => {
     ["two names of one flag with different values", { "draft-max": "3", "spec-draft-n-max": "5", "model-draft": draftFile }, /--draft-max and --spec-draft-n-max are the same setting/],
     ["--speculative-config beside --spec-type", { "speculative-config": '{"method": "ngram"}', "spec-type": "ngram-simple" }, /both choose how to speculate/],
     ["a size beyond the bound", { "spec-type": "ngram-simple", "spec-ngram-simple-size-m": "48" }, /number of draft tokens must be an integer from 1 to 32, got 48/],
-    ["a size that is not a number", { "spec-type": "ngram-simple", "spec-ngram-simple-size-n": "four" }, /--spec-ngram-simple-size-n must be a number, got "four"/],
+    ["a size that is not a number", { "spec-type": "ngram-simple", "spec-ngram-simple-size-n": "four" }, /Cannot use --spec-ngram-simple-size-n "four": not a number/],
     ["a draft file that does not exist", { "spec-draft-model": "/nonexistent/draft.gguf" }, /Cannot load draft model "\/nonexistent\/draft.gguf": no such file/],
     ["--draft-max without a draft", { "spec-draft-n-max": "4" }, /need --model-draft/],
   ];
