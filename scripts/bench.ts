@@ -409,7 +409,8 @@ async function main(): Promise<void> {
   if (engineMissing) m.notes.push("scripts/bench-engine.ts is missing: llamux was not measured");
   for (const kind of missingLibraries) m.notes.push(`no ${kind} library build found in .native/lib*: llamux not measured on it`);
   const engineLibraries = engineMissing ? [] : libraries;
-  for (const lib of engineLibraries) await refreshShim(lib);
+  // the engine and the server parts both run llamux on these
+  for (const lib of libraries) await refreshShim(lib);
 
   const sections: string[] = [];
   if (parts.has("engine") || parts.has("sampling")) {
@@ -446,7 +447,6 @@ async function main(): Promise<void> {
     // source as llama-server is the like-for-like comparison.
     for (const [model, path] of models) {
       for (const lib of libraries) {
-        await refreshShim(lib);
         const result = await runServerScenario(model, path, vocabularySize(path), {
           runs: options.runs, threads: options.threads, parallel: BATCHED.batchSizes.at(-1)!, promptTokens: BATCHED.prompt,
           outputTokens: BATCHED.generate, requestsPerClient: options.serverRequests, llamux: defaultLlamuxCommand(options.serverBinary),
