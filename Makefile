@@ -8,7 +8,7 @@ LIB        := $(NATIVE)/lib
 LLAMA_SRC  := $(NATIVE)/llama.cpp
 CC         ?= cc
 
-.PHONY: all setup native run test test-requirements test-unit test-e2e binary release bench models clean llama-from-source typecheck image
+.PHONY: all setup native run test test-requirements test-unit test-e2e binary release bench models clean llama-from-source llama-portable typecheck image
 
 all: setup
 
@@ -51,6 +51,16 @@ llama-from-source: node_modules/.installed
 	LIB=$(LIB) bash scripts/build-llama-from-source.sh libs $(LLAMUX_GPU)
 	@$(MAKE) --no-print-directory $(LIB)/libllamux-shim.so $(LIB)/libmtmd.so $(LIB)/libllamux-mtmd.so $(LIB)/libggml-rpc.so
 
+# The CPU libraries compiled here for any x86-64 processor (one back end per CPU generation, chosen at run
+# time, as in the prebuilt packages) into $(NATIVE)/lib-portable, with the shim, libmtmd and the RPC back end;
+# .native/lib stays as it is. `make release RELEASE_LIBS=portable` ships them. About 5 minutes on 2 cores.
+PORTABLE_LIB := $(NATIVE)/lib-portable
+llama-portable: node_modules/.installed
+	@[ -f $(LLAMA_SRC)/include/llama.h ] || bash scripts/fetch-native.sh $(LLAMUX_GPU)
+	LIB=$(PORTABLE_LIB) bash scripts/build-llama-from-source.sh portable-libs
+	@$(MAKE) --no-print-directory LIB=$(PORTABLE_LIB) -o $(PORTABLE_LIB)/VARIANT \
+	  $(PORTABLE_LIB)/libllamux-shim.so $(PORTABLE_LIB)/libmtmd.so $(PORTABLE_LIB)/libllamux-mtmd.so $(PORTABLE_LIB)/libggml-rpc.so
+
 # llama-bench, llama-batched-bench and llama-server from the same source, statically linked, into $(NATIVE)/tools (for make bench).
 .PHONY: llama-tools
 llama-tools: node_modules/.installed
@@ -75,10 +85,12 @@ binary: setup
 	$(BUN) scripts/build-binary.ts
 
 # dist/llamux-<version>-linux-x64 (CPU), plus -cuda / -vulkan with RELEASE_VARIANTS="cpu cuda vulkan"
-# (each from its own .native/variants/<gpu>/lib), and dist/SHA256SUMS.
+# (each from its own .native/variants/<gpu>/lib), and dist/SHA256SUMS. RELEASE_LIBS=portable builds the CPU
+# executable on the portable libraries compiled here (make llama-portable) instead of the prebuilt ones.
 RELEASE_VARIANTS ?= cpu
+RELEASE_LIBS ?= prebuilt
 release: setup
-	RELEASE_VARIANTS="$(RELEASE_VARIANTS)" $(BUN) scripts/release.ts
+	RELEASE_VARIANTS="$(RELEASE_VARIANTS)" RELEASE_LIBS="$(RELEASE_LIBS)" $(BUN) scripts/release.ts
 
 # An OCI image of profile b with vLLM's container interface (LLAMUX_GPU=cuda: of the CUDA executable),
 # built offline from the executable and Debian's packages: container/Containerfile.

@@ -9,7 +9,7 @@ import { basename, relative } from "node:path";
 import { parseArgs } from "node:util";
 import { ensureModel } from "./gen-models.ts";
 import { type EngineRun, engineBenchArgs, engineBenchAvailable, runEngine } from "./bench/engine.ts";
-import { type LibraryKind, type LibrarySet, findLibrarySets, refreshShim, selectLibrarySets } from "./bench/libraries.ts";
+import { LIBRARY_KINDS, type LibraryKind, type LibrarySet, findLibrarySets, refreshShim, selectLibrarySets } from "./bench/libraries.ts";
 import {
   type BatchedBenchShape, batchedBenchArgs, ensureTools, llamaBenchArgs, runBatchedBench, runLlamaBench, toolsBuildInfo,
 } from "./bench/llama-tools.ts";
@@ -48,7 +48,7 @@ const help = `Usage: bun scripts/bench.ts [options]     (make bench)
   --models LIST         lfm2,llama (default both)
   --model-lfm2 PATH     use this GGUF instead of the generated lfm2-350m-q4_0
   --model-llama PATH    use this GGUF instead of the generated llama-1b-q4_0
-  --libs LIST           library builds llamux runs on: prebuilt,source (default: each one found in .native/lib*)
+  --libs LIST           library builds llamux runs on: prebuilt,source,portable (default: each one found in .native/lib*)
   --threads N           threads for every tool and the engine (default 2)
   --out DIR             where the report goes (default bench-results)
   --max-foreign-cpu F   share of the CPU (0-1) other processes may use during a sample before it is
@@ -126,7 +126,7 @@ function parseOptions(): Options {
     !(Number.isInteger(retries) && retries >= 0) && "--retries must be a non-negative integer",
     !(settleTimeoutSeconds >= 0) && "--settle-timeout must be a number of seconds",
     ...modelKeys.filter((k) => !BENCH_MODELS.some((m) => m.key === k)).map((k) => `unknown model "${k}" (lfm2, llama)`),
-    ...(libraryKinds ?? []).filter((k) => k !== "prebuilt" && k !== "source").map((k) => `unknown library build "${k}" (prebuilt, source)`),
+    ...(libraryKinds ?? []).filter((k) => !(LIBRARY_KINDS as readonly string[]).includes(k)).map((k) => `unknown library build "${k}" (${LIBRARY_KINDS.join(", ")})`),
     ...parts.filter((p) => !PARTS.includes(p)).map((p) => `--only: unknown part "${p}" (${PARTS.join(", ")})`),
     !(Number.isInteger(serverRequests) && serverRequests >= 1) && "--server-requests must be a positive integer",
     ...speculativeCases.filter((c) => !CASES.includes(c)).map((c) => `--spec-cases: unknown case "${c}" (${CASES.join(", ")})`),
@@ -443,8 +443,9 @@ async function main(): Promise<void> {
   const serverCommands: string[] = [];
   if (parts.has("server")) {
     const serverSections: string[] = [];
-    // One scenario per library build: the prebuilt libraries are what users run, a build from the same
-    // source as llama-server is the like-for-like comparison.
+    // One scenario per library build: the prebuilt libraries are what `make` installs, the portable build
+    // what a release can ship instead, the native build from the same source as llama-server is the
+    // like-for-like comparison.
     for (const [model, path] of models) {
       for (const lib of libraries) {
         const result = await runServerScenario(model, path, vocabularySize(path), {

@@ -7,6 +7,11 @@
 #       the prebuilt ones; VARIANT becomes "<platform>-source-<gpu>". The prebuilt set that was there is
 #       kept in .native/lib-prebuilt so that `make bench` can compare both builds.
 #       The caller (make llama-from-source) then rebuilds libllamux-shim.so and libmtmd.so against it.
+#   scripts/build-llama-from-source.sh portable-libs
+#       the CPU libraries the way the prebuilt packages are laid out, but compiled here: GGML_NATIVE off,
+#       one libggml-cpu-<variant>.so per x86 generation (GGML_CPU_ALL_VARIANTS), ggml picking the best one
+#       at run time, so the set runs on any x86-64 processor and can go into a release executable. Into
+#       .native/lib-portable (env LIB overrides); VARIANT "<platform>-portable-cpu". Leaves .native/lib alone.
 #   scripts/build-llama-from-source.sh tools
 #       llama-bench, llama-batched-bench and llama-server, statically linked, into .native/tools: the yardsticks
 #       of `make bench` (the engine against the first two, the whole server against llama-server).
@@ -49,10 +54,9 @@ platform() {
   esac
 }
 
-# Options shared by both builds: optimised for this CPU, nothing that is not needed.
+# Options shared by every build: nothing that is not needed.
 common_flags=(
   -DCMAKE_BUILD_TYPE=Release
-  -DGGML_NATIVE=ON
   -DLLAMA_CURL=OFF # deprecated in this release (prints a warning); kept so older pins do not pull in libcurl
   -DLLAMA_OPENSSL=OFF
   # ggml's own thread pool, as in the prebuilt packages (they do not link libgomp): source and prebuilt
@@ -62,12 +66,15 @@ common_flags=(
   -DLLAMA_BUILD_EXAMPLES=OFF
   -DLLAMA_BUILD_APP=OFF
 )
+# The libs and tools builds are tuned for this CPU.
+native_flags=(-DGGML_NATIVE=ON)
 # No Intel AMX kernels unless LLAMUX_CPU_AMX=1: in this llama.cpp they crash (llama-bench -p 512 on a
 # Q4_0 llama) or compute wrong results (hybrid models, several sequences per batch); see ffi/cpu-backends.ts.
 # GGML_NATIVE compiles them whenever -march=native reports AMX, and explicit -mno-* flags override -march.
+# (The portable build keeps its AMX variant, like the prebuilt packages: the engine leaves it unloaded.)
 if [ "$(uname -m)" = x86_64 ] && [ "${LLAMUX_CPU_AMX:-}" != 1 ]; then
   no_amx="-mno-amx-tile -mno-amx-int8 -mno-amx-bf16"
-  common_flags+=("-DCMAKE_C_FLAGS=$no_amx" "-DCMAKE_CXX_FLAGS=$no_amx")
+  native_flags+=("-DCMAKE_C_FLAGS=$no_amx" "-DCMAKE_CXX_FLAGS=$no_amx")
 fi
 
 build_libs() {
@@ -91,7 +98,7 @@ build_libs() {
   # more to load (and stays silent in a Release build). The prebuilt per-CPU libggml-cpu-*.so must not sit
   # beside these, or they would register a second CPU back end: the directory is replaced as a whole below.
   # No versioned SONAMEs: plain libllama.so etc. without symlink chains, easy to copy and embed.
-  cmake -S "$src" -B "$build" "${common_flags[@]}" "${gpu_flags[@]}" \
+  cmake -S "$src" -B "$build" "${common_flags[@]}" "${native_flags[@]}" "${gpu_flags[@]}" \
     -DBUILD_SHARED_LIBS=ON -DGGML_BACKEND_DL=OFF \
     -DLLAMA_BUILD_COMMON=OFF -DLLAMA_BUILD_TOOLS=OFF -DLLAMA_BUILD_SERVER=OFF \
     -DCMAKE_PLATFORM_NO_VERSIONED_SONAME=ON \
@@ -101,17 +108,24 @@ build_libs() {
   rm -rf "$build/install"
   cmake --install "$build" >&2
 
+  # The variant ends in the GPU name so that `make native`'s "-$(LLAMUX_GPU)$" check keeps this build.
+  install_set "$build" "$lib" "$(platform)-source-$gpu"
+}
+
+# Copies the libraries a build installed into a library directory, replacing what was there. A prebuilt set
+# found there is kept in .native/lib-prebuilt, for `make bench` to compare builds.
+install_set() {
+  local build="$1" lib="$2" variant="$3"
   # Stage the new set beside the old one and swap directories, so no running process sees a half-written
   # library (copying over a mapped .so can crash it).
   local staged="$lib.part"
   rm -rf "$staged" && mkdir -p "$staged"
   find "$build/install" \( -name '*.so' -o -name '*.dylib' \) -exec cp {} "$staged/" \;
   [ -n "$(ls "$staged"/libllama.* 2>/dev/null)" ] || die "no libllama in $build/install"
-  # The variant ends in the GPU name so that `make native`'s "-$(LLAMUX_GPU)$" check keeps this build.
-  echo "$(platform)-source-$gpu" > "$staged/VARIANT"
+  echo "$variant" > "$staged/VARIANT"
   git -C "$src" describe --tags --always 2>/dev/null > "$staged/SOURCE_REVISION" || true
 
-  if [ -f "$lib/VARIANT" ] && ! grep -q -- "-source-" "$lib/VARIANT"; then
+  if [ -f "$lib/VARIANT" ] && ! grep -q -- "-source-\|-portable-" "$lib/VARIANT"; then
     rm -rf "$native/lib-prebuilt" && mv "$lib" "$native/lib-prebuilt"
     echo "kept the prebuilt libraries in $native/lib-prebuilt" >&2
   else
@@ -121,11 +135,34 @@ build_libs() {
   echo "llama.cpp from source ($(cat "$lib/VARIANT")) installed in $lib" >&2
 }
 
+# The CPU libraries for any x86-64 (or arm64) processor: the prebuilt packages' layout, this machine's
+# compiler. GGML_BACKEND_DL makes each CPU back end a module of its own (libggml-cpu-<variant>.so) that ggml
+# loads and scores at run time (ffi/cpu-backends.ts keeps the AMX one out, as it does for the prebuilt set).
+build_portable_libs() {
+  local lib="${LIB:-$native/lib-portable}"
+  local build="$native/build-portable-cpu"
+  local origin='$ORIGIN'
+  [ "$(uname -s)" = Darwin ] && origin='@loader_path'
+  apply_patches
+  cmake -S "$src" -B "$build" "${common_flags[@]}" \
+    -DGGML_NATIVE=OFF -DGGML_BACKEND_DL=ON -DGGML_CPU_ALL_VARIANTS=ON \
+    -DBUILD_SHARED_LIBS=ON \
+    -DLLAMA_BUILD_COMMON=OFF -DLLAMA_BUILD_TOOLS=OFF -DLLAMA_BUILD_SERVER=OFF \
+    -DCMAKE_PLATFORM_NO_VERSIONED_SONAME=ON \
+    -DCMAKE_INSTALL_RPATH="$origin" -DCMAKE_BUILD_WITH_INSTALL_RPATH=ON \
+    -DCMAKE_INSTALL_PREFIX="$(realpath "$build")/install" ${CMAKE_EXTRA_FLAGS:-} >&2
+  cmake --build "$build" -j "$jobs" >&2
+  rm -rf "$build/install"
+  cmake --install "$build" >&2
+  ls "$build/install"/*/libggml-cpu-*.so >/dev/null 2>&1 || die "no CPU back-end modules (libggml-cpu-*.so) in $build/install"
+  install_set "$build" "$lib" "$(platform)-portable-cpu"
+}
+
 build_tools() {
   local build="$native/build-tools" out="$native/tools"
   apply_patches
   # Static: the tools carry their own llama/ggml and do not depend on what is in .native/lib.
-  cmake -S "$src" -B "$build" "${common_flags[@]}" \
+  cmake -S "$src" -B "$build" "${common_flags[@]}" "${native_flags[@]}" \
     -DBUILD_SHARED_LIBS=OFF -DGGML_BACKEND_DL=OFF \
     -DLLAMA_BUILD_COMMON=ON -DLLAMA_BUILD_TOOLS=ON -DLLAMA_BUILD_SERVER=ON \
     -DLLAMA_BUILD_UI=OFF -DLLAMA_USE_PREBUILT_UI=OFF ${CMAKE_EXTRA_FLAGS:-} >&2
@@ -143,6 +180,7 @@ build_tools() {
 
 case "${1:-}" in
   libs) build_libs "${2:-cpu}" ;;
+  portable-libs) build_portable_libs ;;
   tools) build_tools ;;
-  *) echo "usage: $0 libs [cpu|cuda|vulkan] | tools" >&2; exit 2 ;;
+  *) echo "usage: $0 libs [cpu|cuda|vulkan] | portable-libs | tools" >&2; exit 2 ;;
 esac

@@ -3,6 +3,8 @@
 //
 //   make release                                   the CPU executable (what CI builds)
 //   make release RELEASE_VARIANTS="cpu cuda vulkan"  also the GPU ones (downloads their prebuilt packages)
+//   make release RELEASE_LIBS=portable              the CPU executable on the portable libraries compiled
+//                                                  here (.native/lib-portable, `make llama-portable`)
 //
 // The CPU build reuses .native/lib when it holds the CPU libraries; any other variant gets its own
 // directory, .native/variants/<gpu>/lib, filled by fetch-native.sh and completed with the shim and libmtmd
@@ -42,10 +44,17 @@ function run(command: string[], env: Record<string, string> = {}): void {
   if (result.exitCode !== 0) fail(`"${command.join(" ")}" failed with exit code ${result.exitCode}`);
 }
 
+function requestedLibraries(): "prebuilt" | "portable" {
+  const libs = (process.env.RELEASE_LIBS ?? "").trim() || "prebuilt";
+  if (libs !== "prebuilt" && libs !== "portable") fail(`unknown RELEASE_LIBS "${libs}" (choose prebuilt or portable)`);
+  return libs;
+}
+
 const variantOf = (libDir: string) => (existsSync(join(libDir, "VARIANT")) ? readFileSync(join(libDir, "VARIANT"), "utf8").trim() : undefined);
 
 /** A directory holding the complete library set of one variant (prebuilt libraries, shim, libmtmd, the RPC back end). */
 function libraryDirectory(gpu: Gpu, plat: string): string {
+  if (gpu === "cpu" && requestedLibraries() === "portable") return portableDirectory(plat);
   const wanted = `${plat}-${gpu}`;
   const defaultDir = join(root, ".native", "lib");
   if (variantOf(defaultDir) === wanted) return defaultDir;
@@ -55,6 +64,18 @@ function libraryDirectory(gpu: Gpu, plat: string): string {
   if (variantOf(dir) !== wanted) run(["bash", "scripts/fetch-native.sh", gpu], { LIB: rel });
   // The same rules `make native` uses, pointed at this directory (LLAMUX_GPU keeps them from refetching).
   run(["make", "--no-print-directory", `LIB=${rel}`, `LLAMUX_GPU=${gpu}`, `${rel}/libllamux-shim.so`, `${rel}/libmtmd.so`, `${rel}/libllamux-mtmd.so`, `${rel}/libggml-rpc.so`]);
+  return dir;
+}
+
+/** The portable CPU set compiled from the pinned source, built when missing (make llama-portable). */
+function portableDirectory(plat: string): string {
+  const dir = join(root, ".native", "lib-portable");
+  if (variantOf(dir) !== `${plat}-portable-cpu`) run(["make", "--no-print-directory", "llama-portable"]);
+  else {
+    // Present: only the shim and its companions are brought up to date (-o: never rebuild the libraries).
+    const rel = relative(root, dir);
+    run(["make", "--no-print-directory", `LIB=${rel}`, "-o", `${rel}/VARIANT`, `${rel}/libllamux-shim.so`, `${rel}/libmtmd.so`, `${rel}/libllamux-mtmd.so`, `${rel}/libggml-rpc.so`]);
+  }
   return dir;
 }
 

@@ -1,9 +1,22 @@
-// The llama.cpp library builds llamux can run on: the prebuilt npm libraries and/or a build from source
-// (`make llama-from-source`). The engine is pointed at one with LLAMUX_LIB_DIR.
+// The llama.cpp library builds llamux can run on: the prebuilt npm libraries, a build from source tuned for
+// this machine (`make llama-from-source`, built like llama-server) and a portable build from source with
+// one CPU back end per x86 generation (`make llama-portable`, what a release can ship). The engine is
+// pointed at one with LLAMUX_LIB_DIR.
 import { existsSync, readdirSync, readFileSync } from "node:fs";
 import { join, resolve } from "node:path";
 
-export type LibraryKind = "prebuilt" | "source";
+export const LIBRARY_KINDS = ["prebuilt", "source", "portable"] as const;
+export type LibraryKind = (typeof LIBRARY_KINDS)[number];
+
+/** The kind of a set from its VARIANT: "linux-x64-cpu", "linux-x64-source-cpu", "linux-x64-portable-cpu". */
+export function libraryKindOf(variant: string): LibraryKind {
+  return variant.includes("-portable-") ? "portable" : variant.includes("-source-") ? "source" : "prebuilt";
+}
+
+/** The command that makes a set of this kind. */
+export const LIBRARY_BUILD_COMMAND: Record<LibraryKind, string> = {
+  prebuilt: "make native", source: "make llama-from-source", portable: "make llama-portable",
+};
 
 export interface LibrarySet {
   kind: LibraryKind;
@@ -28,7 +41,7 @@ export function findLibrarySets(): LibrarySet[] {
     if (!existsSync(variantFile)) continue; // the shim may be missing: refreshShim builds it
     if (!readdirSync(dir).some((f) => f.startsWith("libllama.") && f.endsWith(".so"))) continue;
     const variant = readFileSync(variantFile, "utf8").trim();
-    sets.push({ kind: variant.includes("-source-") ? "source" : "prebuilt", dir, variant });
+    sets.push({ kind: libraryKindOf(variant), dir, variant });
   }
   return sets;
 }

@@ -2,7 +2,7 @@
 // them as a markdown table and as JSON.
 import { mkdirSync, writeFileSync } from "node:fs";
 import { join, relative } from "node:path";
-import type { LibrarySet } from "./libraries.ts";
+import { LIBRARY_BUILD_COMMAND, type LibraryKind, type LibrarySet } from "./libraries.ts";
 import type { MachineInfo } from "./machine.ts";
 import { type Summary, summarize } from "./stats.ts";
 
@@ -85,7 +85,7 @@ export interface BenchReport {
   threads: number;
   maxForeignCpuShare: number;
   machine: MachineInfo;
-  builds: { tools: string; libraries: LibrarySet[]; missingLibraries: string[] };
+  builds: { tools: string; libraries: LibrarySet[]; missingLibraries: LibraryKind[] };
   models: Record<string, string>; // name -> file
   commands: string[]; // the exact command lines of the first round
   rows: ResultRow[];
@@ -127,7 +127,7 @@ export function markdownReport(report: BenchReport): string {
     "## Builds",
     `- llama.cpp tools (.native/tools, \`make llama-tools\`): ${report.builds.tools}`,
     ...report.builds.libraries.map((l) => `- llamux on ${l.kind} libraries: ${relative(process.cwd(), l.dir)} (${l.variant})`),
-    ...report.builds.missingLibraries.map((k) => `- ${k} libraries: not found (${k === "source" ? "run `make llama-from-source`" : "run `make native`"})`),
+    ...report.builds.missingLibraries.map((k) => `- ${k} libraries: not found (run \`${LIBRARY_BUILD_COMMAND[k]}\`)`),
     "",
     "## Models",
     ...Object.entries(report.models).map(([name, file]) => `- ${name}: ${file}`),
