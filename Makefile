@@ -85,10 +85,10 @@ binary: setup
 	$(BUN) scripts/build-binary.ts
 
 # dist/llamux-<version>-linux-x64 (CPU), plus -cuda / -vulkan with RELEASE_VARIANTS="cpu cuda vulkan"
-# (each from its own .native/variants/<gpu>/lib), and dist/SHA256SUMS. RELEASE_LIBS=portable builds the CPU
-# executable on the portable libraries compiled here (make llama-portable) instead of the prebuilt ones.
+# (each from its own .native/variants/<gpu>/lib), and dist/SHA256SUMS. The CPU executable embeds the
+# portable libraries compiled here (make llama-portable); RELEASE_LIBS=prebuilt embeds .native/lib's instead.
 RELEASE_VARIANTS ?= cpu
-RELEASE_LIBS ?= prebuilt
+RELEASE_LIBS ?= portable
 release: setup
 	RELEASE_VARIANTS="$(RELEASE_VARIANTS)" RELEASE_LIBS="$(RELEASE_LIBS)" $(BUN) scripts/release.ts
 

@@ -1,14 +1,18 @@
 // `make release`: one executable per GPU variant, dist/llamux-<version>-<platform>[-cuda|-vulkan], each
 // embedding its own llama.cpp libraries, then dist/SHA256SUMS over all of them and their sizes.
 //
-//   make release                                   the CPU executable (what CI builds)
+//   make release                                   the CPU executable (what CI builds), on the portable
+//                                                  libraries compiled here (.native/lib-portable, built by
+//                                                  `make llama-portable` when missing)
+//   make release RELEASE_LIBS=prebuilt              the CPU executable on the prebuilt libraries of .native/lib
 //   make release RELEASE_VARIANTS="cpu cuda vulkan"  also the GPU ones (downloads their prebuilt packages)
-//   make release RELEASE_LIBS=portable              the CPU executable on the portable libraries compiled
-//                                                  here (.native/lib-portable, `make llama-portable`)
 //
-// The CPU build reuses .native/lib when it holds the CPU libraries; any other variant gets its own
-// directory, .native/variants/<gpu>/lib, filled by fetch-native.sh and completed with the shim and libmtmd
-// by the Makefile's rules, so the libraries the tests use are never replaced.
+// Why portable by default: the same llama.cpp source compiled by this machine's compiler decodes one stream
+// faster than the prebuilt packages' build, as fast as with several (docs/benchmarks/2026-11-25-server.md).
+//
+// With RELEASE_LIBS=prebuilt the CPU build reuses .native/lib when it holds the CPU libraries; a GPU variant
+// gets its own directory, .native/variants/<gpu>/lib, filled by fetch-native.sh and completed with the shim
+// and libmtmd by the Makefile's rules, so the libraries the tests use are never replaced.
 import { createHash } from "node:crypto";
 import { existsSync, readdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
 import { basename, join, relative } from "node:path";
@@ -45,7 +49,7 @@ function run(command: string[], env: Record<string, string> = {}): void {
 }
 
 function requestedLibraries(): "prebuilt" | "portable" {
-  const libs = (process.env.RELEASE_LIBS ?? "").trim() || "prebuilt";
+  const libs = (process.env.RELEASE_LIBS ?? "").trim() || "portable";
   if (libs !== "prebuilt" && libs !== "portable") fail(`unknown RELEASE_LIBS "${libs}" (choose prebuilt or portable)`);
   return libs;
 }

@@ -12,6 +12,7 @@ requirements=(
   "command cc build-essential the C shim and libmtmd"
   "command g++ build-essential libmtmd"
   "command readelf binutils make binary (library dependencies)"
+  "command cmake cmake make release (llama.cpp's portable CPU libraries, built from the pinned source)"
   "command git git the llama.cpp source bundle"
   "command openssl openssl checksums of the npm tarballs"
   "command tar tar the npm tarballs"

@@ -14,7 +14,10 @@ work=dist/image-$gpu
 packages=(libc6 libstdc++6 libgcc-s1 tzdata)
 
 case "$gpu" in
-  cpu)  make --no-print-directory LLAMUX_GPU=cpu binary; exe=dist/llamux; libdir=.native/lib; tag="${IMAGE_TAG:-llamux:$version}" ;;
+  # The CPU image holds the release executable (the portable libraries unless RELEASE_LIBS=prebuilt).
+  cpu)  make --no-print-directory LLAMUX_GPU=cpu release RELEASE_VARIANTS=cpu; exe="dist/llamux-$version-linux-x64"
+        libdir=.native/lib-portable; [ "${RELEASE_LIBS:-portable}" = prebuilt ] && libdir=.native/lib
+        tag="${IMAGE_TAG:-llamux:$version}" ;;
   cuda) make --no-print-directory LLAMUX_GPU=cpu release RELEASE_VARIANTS=cuda; exe="dist/llamux-$version-linux-x64-cuda"; libdir=.native/variants/cuda/lib; tag="${IMAGE_TAG:-llamux:$version-cuda}" ;;
   *)    echo "make image: LLAMUX_GPU must be cpu or cuda, got \"$gpu\"" >&2; exit 2 ;;
 esac

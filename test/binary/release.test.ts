@@ -4,7 +4,7 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import OpenAI from "openai";
 import { Ollama } from "ollama";
-import { copyFileSync, readdirSync, readFileSync, symlinkSync } from "node:fs";
+import { copyFileSync, existsSync, readdirSync, readFileSync, symlinkSync } from "node:fs";
 import { join } from "node:path";
 import packageJson from "../../package.json" with { type: "json" };
 import nativePackages from "../../scripts/native-packages.json" with { type: "json" };
@@ -41,14 +41,16 @@ async function startServing(program: string, args: string[], url: string, env: R
   throw new Error(`${program} ${args.join(" ")} did not answer at ${url}`);
 }
 
+// The first build compiles the portable CPU libraries from the pinned source (about 5 minutes on 2 cores).
 beforeAll(async () => {
-  buildIfStale(release, ["src", "ffi", ".native/lib", "scripts/build-binary.ts", "scripts/release.ts", "package.json"],
+  const libraries = existsSync(join(root, ".native", "lib-portable")) ? [".native/lib-portable"] : [];
+  buildIfStale(release, ["src", "ffi", ...libraries, "scripts/build-binary.ts", "scripts/release.ts", "scripts/build-llama-from-source.sh", "package.json"],
     [join(root, "scripts", "release.ts"), "cpu"], "make release");
   install = new StandaloneInstall(release, "llamux-release-");
   ({ workDir, programDir } = install);
   model = join(workDir, "tiny.gguf");
   copyFileSync(await ensureModel("tiny-llama"), model);
-}, 600_000);
+}, 1_200_000);
 
 afterAll(() => install.dispose());
 
@@ -68,10 +70,10 @@ describe("release executable", () => {
     expect(result.stdout).toStartWith(`llamux ${packageJson.version}\nllama.cpp ${nativePackages.llamaCppRelease}\n`);
   }, 60_000);
 
-  test("doctor names the embedded variant, the CPU, the store and the ports", async () => {
+  test("doctor names the embedded variant (the portable build), the CPU, the store and the ports", async () => {
     const result = await run("llamux", ["doctor"], { LLAMUX_MODELS: join(workDir, "models") });
     expect(result.exitCode).toBe(0);
-    expect(result.stdout).toMatch(new RegExp(`native libraries\\s+linux-x64-cpu in .*/\\.cache/llamux/${packageJson.version.replaceAll(".", "\\.")}-[0-9a-f]{16}`));
+    expect(result.stdout).toMatch(new RegExp(`native libraries\\s+linux-x64-portable-cpu in .*/\\.cache/llamux/${packageJson.version.replaceAll(".", "\\.")}-[0-9a-f]{16}`));
     expect(result.stdout).toMatch(/CPU features\s+CPU : .*(AVX|SSE)/);
     expect(result.stdout).toMatch(new RegExp(`model store\\s+${join(workDir, "models")}: no models yet`));
     for (const port of [11434, 8000, 1234]) expect(result.stdout).toMatch(new RegExp(`port ${port}\\s+(free|in use)`));
