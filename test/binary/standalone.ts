@@ -8,11 +8,19 @@ export const root = join(import.meta.dir, "..", "..");
 
 export interface Result { exitCode: number; stdout: string; stderr: string }
 
-/** Builds `output` with the script when it is missing or older than any file under `sources` (repo paths). */
+/**
+ * Builds `output` with the script when it is missing or older than any file under `sources` (repo paths).
+ * The build's own output (a compile of llama.cpp prints thousands of warning lines) is kept out of the
+ * test log and shown, its end, only when the build fails.
+ */
 export function buildIfStale(output: string, sources: string[], buildArgs: string[], what: string): void {
   if (existsSync(output) && statSync(output).mtimeMs >= newestModification(sources)) return;
-  const build = Bun.spawnSync([process.execPath, ...buildArgs], { cwd: root, stdout: "inherit", stderr: "inherit" });
-  if (build.exitCode !== 0) throw new Error(`${what} failed with exit code ${build.exitCode}`);
+  console.error(`${what}: building ${output}`);
+  const started = performance.now();
+  const build = Bun.spawnSync([process.execPath, ...buildArgs], { cwd: root, stdout: "pipe", stderr: "pipe" });
+  const log = `${build.stdout.toString()}${build.stderr.toString()}`;
+  if (build.exitCode !== 0) throw new Error(`${what} failed with exit code ${build.exitCode}:\n${log.slice(-6000)}`);
+  console.error(`${what}: built in ${((performance.now() - started) / 1000).toFixed(0)} s`);
 }
 
 function newestModification(paths: string[]): number {
