@@ -8,7 +8,7 @@ LIB        := $(NATIVE)/lib
 LLAMA_SRC  := $(NATIVE)/llama.cpp
 CC         ?= cc
 
-.PHONY: all setup native run test test-requirements test-unit test-e2e binary release bench models clean llama-from-source llama-portable typecheck image
+.PHONY: all setup native companions run test test-requirements test-unit test-e2e binary release bench models clean llama-from-source llama-portable typecheck image
 
 all: setup
 
@@ -25,7 +25,11 @@ $(LIB)/VARIANT: scripts/native-packages.json scripts/fetch-native.sh
 
 native: node_modules/.installed
 	@if [ ! -f $(LIB)/VARIANT ] || ! grep -q -- "-$(LLAMUX_GPU)$$" $(LIB)/VARIANT; then bash scripts/fetch-native.sh $(LLAMUX_GPU); fi
-	@$(MAKE) --no-print-directory $(LIB)/libllamux-shim.so $(LIB)/libmtmd.so $(LIB)/libllamux-mtmd.so $(LIB)/libggml-rpc.so
+	@$(MAKE) --no-print-directory companions
+
+# What llamux builds beside a set of llama.cpp libraries in $(LIB): its shim, libmtmd, the vision shim and
+# the RPC back end. `make LIB=DIR -o DIR/VARIANT companions` completes a set kept elsewhere.
+companions: $(LIB)/libllamux-shim.so $(LIB)/libmtmd.so $(LIB)/libllamux-mtmd.so $(LIB)/libggml-rpc.so
 
 $(LIB)/libllamux-shim.so: ffi/shim.c $(LIB)/VARIANT
 	$(CC) -O2 -shared -fPIC -std=c11 -Wall -Werror -I$(LLAMA_SRC)/include -I$(LLAMA_SRC)/ggml/include \
@@ -49,17 +53,16 @@ $(LIB)/libllamux-mtmd.so: ffi/mtmd-shim.c $(LIB)/libmtmd.so
 llama-from-source: node_modules/.installed
 	@[ -f $(LLAMA_SRC)/include/llama.h ] || bash scripts/fetch-native.sh $(LLAMUX_GPU)
 	LIB=$(LIB) bash scripts/build-llama-from-source.sh libs $(LLAMUX_GPU)
-	@$(MAKE) --no-print-directory $(LIB)/libllamux-shim.so $(LIB)/libmtmd.so $(LIB)/libllamux-mtmd.so $(LIB)/libggml-rpc.so
+	@$(MAKE) --no-print-directory companions
 
 # The CPU libraries compiled here for any x86-64 processor (one back end per CPU generation, chosen at run
 # time, as in the prebuilt packages) into $(NATIVE)/lib-portable, with the shim, libmtmd and the RPC back end;
-# .native/lib stays as it is. `make release RELEASE_LIBS=portable` ships them. About 5 minutes on 2 cores.
+# .native/lib stays as it is. `make release` ships them. About 5 minutes on 2 cores.
 PORTABLE_LIB := $(NATIVE)/lib-portable
 llama-portable: node_modules/.installed
 	@[ -f $(LLAMA_SRC)/include/llama.h ] || bash scripts/fetch-native.sh $(LLAMUX_GPU)
 	LIB=$(PORTABLE_LIB) bash scripts/build-llama-from-source.sh portable-libs
-	@$(MAKE) --no-print-directory LIB=$(PORTABLE_LIB) -o $(PORTABLE_LIB)/VARIANT \
-	  $(PORTABLE_LIB)/libllamux-shim.so $(PORTABLE_LIB)/libmtmd.so $(PORTABLE_LIB)/libllamux-mtmd.so $(PORTABLE_LIB)/libggml-rpc.so
+	@$(MAKE) --no-print-directory LIB=$(PORTABLE_LIB) -o $(PORTABLE_LIB)/VARIANT companions
 
 # llama-bench, llama-batched-bench and llama-server from the same source, statically linked, into $(NATIVE)/tools (for make bench).
 .PHONY: llama-tools

@@ -67,7 +67,7 @@ function libraryDirectory(gpu: Gpu, plat: string): string {
   const rel = relative(root, dir);
   if (variantOf(dir) !== wanted) run(["bash", "scripts/fetch-native.sh", gpu], { LIB: rel });
   // The same rules `make native` uses, pointed at this directory (LLAMUX_GPU keeps them from refetching).
-  run(["make", "--no-print-directory", `LIB=${rel}`, `LLAMUX_GPU=${gpu}`, `${rel}/libllamux-shim.so`, `${rel}/libmtmd.so`, `${rel}/libllamux-mtmd.so`, `${rel}/libggml-rpc.so`]);
+  run(["make", "--no-print-directory", `LIB=${rel}`, `LLAMUX_GPU=${gpu}`, "companions"]);
   return dir;
 }
 
@@ -78,7 +78,7 @@ function portableDirectory(plat: string): string {
   else {
     // Present: only the shim and its companions are brought up to date (-o: never rebuild the libraries).
     const rel = relative(root, dir);
-    run(["make", "--no-print-directory", `LIB=${rel}`, "-o", `${rel}/VARIANT`, `${rel}/libllamux-shim.so`, `${rel}/libmtmd.so`, `${rel}/libllamux-mtmd.so`, `${rel}/libggml-rpc.so`]);
+    run(["make", "--no-print-directory", `LIB=${rel}`, "-o", `${rel}/VARIANT`, "companions"]);
   }
   return dir;
 }
