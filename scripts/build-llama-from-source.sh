@@ -77,6 +77,26 @@ if [ "$(uname -m)" = x86_64 ] && [ "${LLAMUX_CPU_AMX:-}" != 1 ]; then
   native_flags+=("-DCMAKE_C_FLAGS=$no_amx" "-DCMAKE_CXX_FLAGS=$no_amx")
 fi
 
+# Configures, builds and installs (into BUILD/install) llama.cpp's shared libraries with the given -D options
+# besides the shared ones: build_shared BUILD [-DOPTION=VALUE ...]
+build_shared() {
+  local build="$1"; shift
+  # The libraries find each other in their own directory, wherever it is moved.
+  local origin='$ORIGIN'
+  [ "$(uname -s)" = Darwin ] && origin='@loader_path'
+  apply_patches
+  # No versioned SONAMEs: plain libllama.so etc. without symlink chains, easy to copy and embed.
+  cmake -S "$src" -B "$build" "${common_flags[@]}" "$@" \
+    -DBUILD_SHARED_LIBS=ON \
+    -DLLAMA_BUILD_COMMON=OFF -DLLAMA_BUILD_TOOLS=OFF -DLLAMA_BUILD_SERVER=OFF \
+    -DCMAKE_PLATFORM_NO_VERSIONED_SONAME=ON \
+    -DCMAKE_INSTALL_RPATH="$origin" -DCMAKE_BUILD_WITH_INSTALL_RPATH=ON \
+    -DCMAKE_INSTALL_PREFIX="$(realpath "$build")/install" ${CMAKE_EXTRA_FLAGS:-} >&2
+  cmake --build "$build" -j "$jobs" >&2
+  rm -rf "$build/install"
+  cmake --install "$build" >&2
+}
+
 build_libs() {
   local gpu="$1" lib="${LIB:-$native/lib}"
   local build="$native/build-source-$gpu"
@@ -89,24 +109,11 @@ build_libs() {
     metal) gpu_flags=(-DGGML_METAL=ON -DGGML_METAL_EMBED_LIBRARY=ON) ;;
     *) die "unknown GPU variant '$gpu' (cpu|cuda|vulkan|metal)" ;;
   esac
-  # The libraries find each other in their own directory, wherever it is moved.
-  local origin='$ORIGIN'
-  [ "$(uname -s)" = Darwin ] && origin='@loader_path'
-  apply_patches
   # GGML_NATIVE rules out GGML_BACKEND_DL, so the back ends (libggml-cpu.so, libggml-cuda.so, ...) are linked
   # into libggml and registered at start-up; the engine's ggml_backend_load_all_from_path then finds nothing
   # more to load (and stays silent in a Release build). The prebuilt per-CPU libggml-cpu-*.so must not sit
   # beside these, or they would register a second CPU back end: the directory is replaced as a whole below.
-  # No versioned SONAMEs: plain libllama.so etc. without symlink chains, easy to copy and embed.
-  cmake -S "$src" -B "$build" "${common_flags[@]}" "${native_flags[@]}" "${gpu_flags[@]}" \
-    -DBUILD_SHARED_LIBS=ON -DGGML_BACKEND_DL=OFF \
-    -DLLAMA_BUILD_COMMON=OFF -DLLAMA_BUILD_TOOLS=OFF -DLLAMA_BUILD_SERVER=OFF \
-    -DCMAKE_PLATFORM_NO_VERSIONED_SONAME=ON \
-    -DCMAKE_INSTALL_RPATH="$origin" -DCMAKE_BUILD_WITH_INSTALL_RPATH=ON \
-    -DCMAKE_INSTALL_PREFIX="$(realpath "$build")/install" ${CMAKE_EXTRA_FLAGS:-} >&2
-  cmake --build "$build" -j "$jobs" >&2
-  rm -rf "$build/install"
-  cmake --install "$build" >&2
+  build_shared "$build" "${native_flags[@]}" "${gpu_flags[@]}" -DGGML_BACKEND_DL=OFF
 
   # The variant ends in the GPU name so that `make native`'s "-$(LLAMUX_GPU)$" check keeps this build.
   install_set "$build" "$lib" "$(platform)-source-$gpu"
@@ -141,19 +148,7 @@ install_set() {
 build_portable_libs() {
   local lib="${LIB:-$native/lib-portable}"
   local build="$native/build-portable-cpu"
-  local origin='$ORIGIN'
-  [ "$(uname -s)" = Darwin ] && origin='@loader_path'
-  apply_patches
-  cmake -S "$src" -B "$build" "${common_flags[@]}" \
-    -DGGML_NATIVE=OFF -DGGML_BACKEND_DL=ON -DGGML_CPU_ALL_VARIANTS=ON \
-    -DBUILD_SHARED_LIBS=ON \
-    -DLLAMA_BUILD_COMMON=OFF -DLLAMA_BUILD_TOOLS=OFF -DLLAMA_BUILD_SERVER=OFF \
-    -DCMAKE_PLATFORM_NO_VERSIONED_SONAME=ON \
-    -DCMAKE_INSTALL_RPATH="$origin" -DCMAKE_BUILD_WITH_INSTALL_RPATH=ON \
-    -DCMAKE_INSTALL_PREFIX="$(realpath "$build")/install" ${CMAKE_EXTRA_FLAGS:-} >&2
-  cmake --build "$build" -j "$jobs" >&2
-  rm -rf "$build/install"
-  cmake --install "$build" >&2
+  build_shared "$build" -DGGML_NATIVE=OFF -DGGML_BACKEND_DL=ON -DGGML_CPU_ALL_VARIANTS=ON
   ls "$build/install"/*/libggml-cpu-*.so >/dev/null 2>&1 || die "no CPU back-end modules (libggml-cpu-*.so) in $build/install"
   install_set "$build" "$lib" "$(platform)-portable-cpu"
 }
