@@ -92,8 +92,10 @@ describe("parseModelfile", () => {
   });
 
   test("typed parameters: every option of the table, and stop lines accumulate", () => {
-    const samples = { int: "-3", float: "0.25", bool: "true", strings: "<|im_end|>" } as const;
-    const text = ["FROM m", ...Object.entries(PARAMETER_TYPES).map(([name, type]) => `PARAMETER ${name} ${samples[type]}`), "PARAMETER stop </s>"].join("\n");
+    const samples = { int: "-3", float: "0.25", bool: "true", strings: "<|im_end|>", ints: "7", bias: "" } as const;
+    // Parameters llamux added (XTC, DRY) are range-checked: -3 is no length and 0.25 no DRY base.
+    const valid: Record<string, string> = { dry_allowed_length: "3", dry_penalty_last_n: "-1", dry_base: "1.5", num_ctx: "2048" };
+    const text = ["FROM m", ...Object.entries(PARAMETER_TYPES).map(([name, type]) => `PARAMETER ${name} ${valid[name] ?? samples[type]}`), "PARAMETER stop </s>"].join("\n");
     const { parameters } = definitionOf(text);
     expect(Object.keys(parameters).sort()).toEqual(Object.keys(PARAMETER_TYPES).sort());
     expect(parameters.seed).toBe(-3);

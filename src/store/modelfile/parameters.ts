@@ -1,47 +1,22 @@
-// The options a Modelfile may set with PARAMETER (Ollama's api.Options), each with its type, and the
-// parsing of a PARAMETER value into that type with Go's strconv rules.
+// The options a Modelfile may set with PARAMETER are the option table's Ollama names (src/options): the
+// parsing of a PARAMETER value into its type with Go's strconv rules, and the check of a parameters
+// object (a params layer, an API request) against the table.
+import { checkOllamaOption, ollamaKindOf, ollamaOptionKey, ollamaOptionNames } from "../../options/ollama-names.ts";
+import { OptionError } from "../../options/check-value.ts";
+import type { OptionKind } from "../../options/table.ts";
+import { REMOVED_OLLAMA_OPTIONS } from "../../options/table.ts";
 
-export type ParameterType = "int" | "float" | "bool" | "strings";
+export type ParameterType = OptionKind;
 export type ParameterValue = number | boolean | string[];
 
-export const PARAMETER_TYPES: Readonly<Record<string, ParameterType>> = {
-  num_ctx: "int",
-  num_predict: "int",
-  num_keep: "int",
-  temperature: "float",
-  top_k: "int",
-  top_p: "float",
-  min_p: "float",
-  typical_p: "float",
-  repeat_last_n: "int",
-  repeat_penalty: "float",
-  presence_penalty: "float",
-  frequency_penalty: "float",
-  seed: "int",
-  stop: "strings",
-  num_batch: "int",
-  num_gpu: "int",
-  main_gpu: "int",
-  use_mmap: "bool",
-  num_thread: "int",
-  draft_num_predict: "int",
-};
+/** Each PARAMETER name with its type. */
+export const PARAMETER_TYPES: Readonly<Record<string, ParameterType>> = Object.fromEntries(ollamaOptionNames().map((name) => [name, ollamaKindOf(name)!]));
 
 /** Names Ollama removed but still reads in old Modelfiles: a warning, not an error. */
-export const DEPRECATED_PARAMETERS: ReadonlySet<string> = new Set([
-  "penalize_newline",
-  "low_vram",
-  "f16_kv",
-  "logits_all",
-  "vocab_only",
-  "use_mlock",
-  "mirostat",
-  "mirostat_tau",
-  "mirostat_eta",
-]);
+export const DEPRECATED_PARAMETERS: ReadonlySet<string> = new Set([...REMOVED_OLLAMA_OPTIONS].flatMap(([name, removed]) => (removed.modelfile === "warn" ? [name] : [])));
 
 export function isParameterName(name: string): boolean {
-  return Object.hasOwn(PARAMETER_TYPES, name);
+  return ollamaOptionKey(name) !== undefined;
 }
 
 const INT_PATTERN = /^[+-]?\d+$/;
@@ -49,31 +24,47 @@ const FLOAT_PATTERN = /^[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?$/;
 const TRUE_WORDS = new Set(["1", "t", "T", "TRUE", "true", "True"]);
 const FALSE_WORDS = new Set(["0", "f", "F", "FALSE", "false", "False"]);
 
-/**
- * The typed value of one PARAMETER line; throws RangeError with the reason when the text does not fit
- * the type. A `stop` value is one string of the list (lines accumulate).
- */
-export function parseParameterValue(name: string, text: string): ParameterValue {
-  const type = PARAMETER_TYPES[name];
-  if (type === undefined) throw new RangeError(`unknown parameter "${name}"`);
-  switch (type) {
+function typedValue(name: string, text: string): ParameterValue {
+  switch (ollamaKindOf(name)) {
+    case undefined:
+      throw new RangeError(`unknown parameter "${name}"`);
     case "int": {
       const value = Number(text);
       if (!INT_PATTERN.test(text) || !Number.isSafeInteger(value)) throw new RangeError(`invalid integer value "${text}" for parameter "${name}"`);
       return value;
     }
-    case "float": {
+    case "float":
       if (!FLOAT_PATTERN.test(text)) throw new RangeError(`invalid number value "${text}" for parameter "${name}"`);
       return Number(text);
-    }
     case "bool":
       if (TRUE_WORDS.has(text)) return true;
       if (FALSE_WORDS.has(text)) return false;
       throw new RangeError(`invalid boolean value "${text}" for parameter "${name}" (use true or false)`);
     case "strings":
+    case "ints":
+    case "bias":
       return [text];
   }
 }
+
+/**
+ * The typed value of one PARAMETER line; throws RangeError with the reason when the text does not fit
+ * the type or the table's range. A list value is one entry of the list (lines accumulate).
+ */
+export function parseParameterValue(name: string, text: string): ParameterValue {
+  const value = typedValue(name, text);
+  if (!Array.isArray(value)) {
+    try {
+      checkOllamaOption(name, value, name);
+    } catch (error) {
+      if (error instanceof OptionError) throw new RangeError(`invalid value "${text}" for parameter "${name}": ${error.message}`);
+      throw error;
+    }
+  }
+  return value;
+}
+
+const TYPE_WORDS = { int: "int", float: "float", bool: "bool", strings: "array of strings", ints: "array of integers", bias: "object" } as const;
 
 /**
  * Checks a parameters object (a params layer, an API request) against the table: each known name with
@@ -82,15 +73,15 @@ export function parseParameterValue(name: string, text: string): ParameterValue 
 export function parameterProblems(parameters: Record<string, unknown>): string[] {
   const problems: string[] = [];
   for (const [name, value] of Object.entries(parameters)) {
-    const type = PARAMETER_TYPES[name];
-    if (type === undefined) problems.push(`unknown parameter "${name}"`);
-    else if (!valueHasType(value, type)) problems.push(`parameter "${name}" must be of type ${type === "strings" ? "array of strings" : type}`);
+    const kind = ollamaKindOf(name);
+    if (kind === undefined) problems.push(`unknown parameter "${name}"`);
+    else if (!valueHasKind(value, kind)) problems.push(`parameter "${name}" must be of type ${TYPE_WORDS[kind]}`);
   }
   return problems;
 }
 
-function valueHasType(value: unknown, type: ParameterType): boolean {
-  switch (type) {
+function valueHasKind(value: unknown, kind: keyof typeof TYPE_WORDS): boolean {
+  switch (kind) {
     case "int":
       return Number.isSafeInteger(value);
     case "float":
@@ -99,5 +90,9 @@ function valueHasType(value: unknown, type: ParameterType): boolean {
       return typeof value === "boolean";
     case "strings":
       return Array.isArray(value) && value.every((item) => typeof item === "string");
+    case "ints":
+      return Array.isArray(value) && value.every((item) => Number.isSafeInteger(item));
+    case "bias":
+      return typeof value === "object" && value !== null && !Array.isArray(value);
   }
 }
