@@ -17,7 +17,7 @@ import { existsSync, mkdirSync, readdirSync, renameSync, rmSync, symlinkSync } f
 import { createHash } from "node:crypto";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { cpuFlags } from "../src/hardware.ts";
+import { cpuFlags } from "./hardware.ts";
 
 export const AMX_CPU_VARIANT = "libggml-cpu-sapphirerapids.so";
 const NO_AMX_DIR = "backends-no-amx";

@@ -4,7 +4,7 @@ import { JSCallback, FFIType, CString, ptr, type Pointer } from "bun:ffi";
 import { openNative, type Native } from "./symbols.ts";
 import { verifyLayouts } from "./layouts.ts";
 import { libraryDir } from "./library-dir.ts";
-import { log, logEnabled } from "../src/log.ts";
+import { nativeLog } from "./native-log.ts";
 import { cstr } from "./strings.ts";
 import { type BackendChoice, cpuBackendsFor } from "./cpu-backends.ts";
 
@@ -27,7 +27,7 @@ export function loadNative(): Native {
   verifyLayouts(reportedLayouts(opened));
   installLogCallback(opened);
   backendChoice = cpuBackendsFor(dir);
-  if (backendChoice.note) log("debug", "native", backendChoice.note);
+  if (backendChoice.note) nativeLog().write("debug", "native", backendChoice.note);
   opened.ggml.ggml_backend_load_all_from_path(cstr(backendChoice.dir));
   opened.llama.llama_backend_init();
   native = opened;
@@ -61,12 +61,12 @@ function installLogCallback(n: Native): void {
       while ((newline = pending.indexOf("\n")) >= 0) {
         const line = pending.slice(0, newline);
         pending = pending.slice(newline + 1);
-        if (line.trim()) log(pendingLevel === "error" ? "error" : "debug", "llama.cpp", line);
+        if (line.trim()) nativeLog().write(pendingLevel === "error" ? "error" : "debug", "llama.cpp", line);
       }
     },
     { args: [FFIType.i32, FFIType.ptr], returns: FFIType.void, threadsafe: true },
   );
-  n.shim.llamux_log_install(logCallback.ptr, logEnabled("debug") ? GGML_LOG_LEVEL_DEBUG : GGML_LOG_LEVEL_ERROR);
+  n.shim.llamux_log_install(logCallback.ptr, nativeLog().debug ? GGML_LOG_LEVEL_DEBUG : GGML_LOG_LEVEL_ERROR);
 }
 
 /** Runs a llama.cpp call and returns its result with the error message llama.cpp logged meanwhile, if any. */

@@ -2,7 +2,7 @@
 import { loadNative } from "./native.ts";
 import { StructBuffer, quantizeParamsLayout } from "./layouts.ts";
 import { cstr } from "./strings.ts";
-import { physicalCoreCount } from "../src/hardware.ts";
+import { physicalCoreCount } from "./hardware.ts";
 
 export const quantizationTypes = { F16: 1, Q4_0: 2, Q8_0: 7, Q4_K_M: 15, Q5_K_M: 17, Q6_K: 18 } as const;
 export type QuantizationType = keyof typeof quantizationTypes;

@@ -7,9 +7,8 @@ import type { LlamaContext } from "./context.ts";
 import type { LlamaVocab } from "./vocab.ts";
 import type { Native } from "./symbols.ts";
 import { asPointer } from "./pointer.ts";
-import type { SamplerSettings } from "../src/engine/types.ts";
+import type { SamplerSettings } from "./sampler-settings.ts";
 
-// The settings are the engine's request-level type; the native chain is built from them.
 export type { SamplerSettings };
 
 /** llama.cpp refused a GBNF grammar (syntax error, undefined rule, left recursion, unknown token). */

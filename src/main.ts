@@ -2,7 +2,7 @@
 // llamux's command line: picks the sub-command and runs it. Exit codes: 0 ok, 1 runtime error, 2 usage error.
 import { findCommand, type Command } from "./cli/commands.ts";
 import { topLevelHelp } from "./cli/help.ts";
-import { isUsageError } from "./cli/usage-error.ts";
+import { isUsageError } from "./usage-error.ts";
 import { personaOf, runPersona } from "./persona/persona.ts";
 
 const topLevelFlags = new Set(["-h", "--help", "-v", "--version"]);

@@ -1,7 +1,7 @@
 // Splits `<think>…</think>` reasoning from the answer as a reply streams. Reasoning opens only at the
 // start of the reply (or in the prompt, when the template ends it with `<think>`), closes at the first
 // `</think>`, and does not open again. Whitespace just inside the tags and just after them is left out.
-import type { ChatOutput, OutputParser } from "../generation/chat-events.ts";
+import type { ChatOutput, OutputParser } from "./output-parser.ts";
 import { partialMarkerLength } from "./tool-calls/tool-call-output.ts";
 
 export const THINK_OPEN = "<think>";

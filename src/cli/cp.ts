@@ -3,7 +3,7 @@ import { parseArgs } from "node:util";
 import { parseModelName, formatModelName } from "../store/model-name.ts";
 import { openStore } from "./model-store-access.ts";
 import { ServerClient } from "./server-client.ts";
-import { UsageError } from "./usage-error.ts";
+import { UsageError } from "../usage-error.ts";
 
 export const cpHelp = `Usage: llamux cp SOURCE DESTINATION
 

@@ -11,7 +11,7 @@ import { ServerClient } from "./server-client.ts";
 import { formatModelName, parseModelName } from "../store/model-name.ts";
 import { openStore } from "./model-store-access.ts";
 import { terminalProgress } from "./terminal/progress-bar.ts";
-import { UsageError } from "./usage-error.ts";
+import { UsageError } from "../usage-error.ts";
 
 export const createHelp = `Usage: llamux create NAME [-f Modelfile] [-q TYPE]
 

@@ -6,11 +6,11 @@ import { cpus, freemem, totalmem } from "node:os";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
 import { libraryDir } from "../../ffi/library-dir.ts";
-import { physicalCoreCount } from "../hardware.ts";
-import { profiles } from "../server/profiles.ts";
+import { physicalCoreCount } from "../../ffi/hardware.ts";
+import { profiles } from "../server/profiles/index.ts";
 import { ModelStore, storeRoot } from "../store/model-store.ts";
 import { llamaCppRelease, llamuxVersion } from "./version.ts";
-import { UsageError } from "./usage-error.ts";
+import { UsageError } from "../usage-error.ts";
 
 export const doctorHelp = `Usage: llamux doctor
 

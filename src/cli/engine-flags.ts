@@ -2,7 +2,7 @@
 // tool and reasoning parser choices.
 import { existsSync, readFileSync } from "node:fs";
 import type { ModelServiceOptions } from "../server/model-service.ts";
-import { UsageError } from "./usage-error.ts";
+import { UsageError } from "../usage-error.ts";
 import { logger } from "../log.ts";
 import { rpcServerList, rpcServers } from "../config.ts";
 import { TOOL_CALL_PARSER_NAMES, type ToolCallParserName } from "../generation/chat-output.ts";

@@ -1,7 +1,7 @@
 // `llamux --help` and `llamux help [COMMAND]`.
 import { parseArgs } from "node:util";
 import { commands, findCommand } from "./commands.ts";
-import { UsageError } from "./usage-error.ts";
+import { UsageError } from "../usage-error.ts";
 
 export const helpHelp = `Usage: llamux help [COMMAND]
 

@@ -6,7 +6,7 @@ import { parseArgs } from "node:util";
 import { isCompiledExecutable } from "../binary/self.ts";
 import { SERVICE_NAME, defaultServiceSettings, environmentFile, systemdUnit, type ServiceSettings } from "../service/systemd-unit.ts";
 import { run, systemdIsRunning, userExists } from "../service/system.ts";
-import { UsageError } from "./usage-error.ts";
+import { UsageError } from "../usage-error.ts";
 
 /** Where the executable is installed for the service: outside any home, which the unit hides. */
 const INSTALLED_EXECUTABLE = "/usr/local/bin/llamux";

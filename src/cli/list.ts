@@ -4,7 +4,7 @@ import { openStore } from "./model-store-access.ts";
 import { ServerClient } from "./server-client.ts";
 import { humanBytes, humanTime } from "./terminal/format.ts";
 import { formatTable } from "./terminal/table.ts";
-import { UsageError } from "./usage-error.ts";
+import { UsageError } from "../usage-error.ts";
 
 export const listHelp = `Usage: llamux list [PREFIX]   (alias: ls)
 

@@ -7,7 +7,7 @@ import { openStore } from "./model-store-access.ts";
 import { ServerClient } from "./server-client.ts";
 import type { PullProgress } from "../store/pull-progress.ts";
 import { terminalProgress } from "./terminal/progress-bar.ts";
-import { UsageError } from "./usage-error.ts";
+import { UsageError } from "../usage-error.ts";
 
 export const pullHelp = `Usage: llamux pull NAME
 

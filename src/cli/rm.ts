@@ -2,7 +2,7 @@
 import { parseArgs } from "node:util";
 import { openStore } from "./model-store-access.ts";
 import { ServerClient } from "./server-client.ts";
-import { UsageError } from "./usage-error.ts";
+import { UsageError } from "../usage-error.ts";
 
 export const rmHelp = `Usage: llamux rm MODEL [MODEL...]
 

@@ -2,10 +2,10 @@
 // processes through ggml's RPC back end, as llama.cpp's own rpc-server does. `serve --rpc HOST:PORT`
 // on another machine then places part of a model's layers here.
 import { parseArgs } from "node:util";
-import { physicalCoreCount } from "../hardware.ts";
+import { physicalCoreCount } from "../../ffi/hardware.ts";
 import { logger } from "../log.ts";
 import { isLoopbackHost } from "../server/server-options.ts";
-import { UsageError } from "./usage-error.ts";
+import { UsageError } from "../usage-error.ts";
 
 const log = logger("rpc-server");
 

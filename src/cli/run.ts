@@ -10,7 +10,7 @@ import { ServerChatBackend } from "./chat/server-backend.ts";
 import { formatStats } from "./chat/verbose-stats.ts";
 import { WordWrapWriter } from "./chat/word-wrap.ts";
 import { ServerClient } from "./server-client.ts";
-import { UsageError, numberOption } from "./usage-error.ts";
+import { UsageError, numberOption } from "../usage-error.ts";
 
 export const runHelp = `Usage: llamux run MODEL [PROMPT] [options]
 

@@ -1,10 +1,10 @@
 // The `llamux serve` flags and env vars that guard a listener: API keys, extra CORS origins, public
 // metrics. Kept apart from serve.ts so each listener's ServerOptions come from one function.
-import type { ProfileName } from "../server/profiles.ts";
+import type { ProfileName } from "../server/profiles/profile.ts";
 import {
   DEFAULT_BODY_LIMIT_BYTES, DEFAULT_IDLE_TIMEOUT_SECONDS, isLoopbackHost, serverOptions, type ServerOptions,
 } from "../server/server-options.ts";
-import { UsageError } from "./usage-error.ts";
+import { UsageError } from "../usage-error.ts";
 import { ollamaOrigins } from "../config.ts";
 
 const MIB = 1024 * 1024;

@@ -3,7 +3,7 @@ import { parseArgs } from "node:util";
 import { ModelNotFoundError } from "../store/model-store.ts";
 import { formatDetails, formatParameters, modelDetails } from "./model-details.ts";
 import { openStore } from "./model-store-access.ts";
-import { UsageError } from "./usage-error.ts";
+import { UsageError } from "../usage-error.ts";
 
 export const showHelp = `Usage: llamux show MODEL [options]
 

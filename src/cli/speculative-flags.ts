@@ -9,7 +9,7 @@
 import { existsSync } from "node:fs";
 import { resolveSpeculativeOptions, type SpeculativeOptions } from "../engine/speculative/options.ts";
 import { fromVllmSpeculativeConfig, VLLM_SPECULATIVE_KEYS } from "../engine/speculative/vllm-config.ts";
-import { UsageError, numberOption } from "./usage-error.ts";
+import { UsageError, numberOption } from "../usage-error.ts";
 import { logger } from "../log.ts";
 
 const log = logger("serve");

@@ -1,7 +1,7 @@
 // `llamux stop MODEL`: asks the running server to unload a model now (keep_alive 0), as `ollama stop` does.
 import { parseArgs } from "node:util";
 import { ServerClient } from "./server-client.ts";
-import { UsageError } from "./usage-error.ts";
+import { UsageError } from "../usage-error.ts";
 
 export const stopHelp = `Usage: llamux stop MODEL
 

@@ -4,7 +4,7 @@ import { existsSync, rmSync } from "node:fs";
 import { parseArgs } from "node:util";
 import { SERVICE_NAME, defaultServiceSettings } from "../service/systemd-unit.ts";
 import { run, systemdIsRunning, userExists } from "../service/system.ts";
-import { UsageError } from "./usage-error.ts";
+import { UsageError } from "../usage-error.ts";
 
 export const uninstallServiceHelp = `Usage: llamux uninstall-service [options]
 

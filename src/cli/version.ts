@@ -1,8 +1,9 @@
 // `llamux --version` and `llamux version`: llamux's version, the llama.cpp release it was built
 // against, what llama.cpp reports about this machine, and where it will compute.
 import { parseArgs } from "node:util";
-import packageJson from "../../package.json" with { type: "json" };
-import nativePackages from "../../scripts/native-packages.json" with { type: "json" };
+import { llamaCppRelease, llamuxVersion } from "../version.ts";
+
+export { llamaCppRelease, llamuxVersion };
 
 export const versionHelp = `Usage: llamux version
 
@@ -11,9 +12,6 @@ and whether a GPU back end is available. "llamux --version" does the same.
 
 Options:
   -h, --help   show this help`;
-
-export const llamuxVersion: string = packageJson.version;
-export const llamaCppRelease: string = nativePackages.llamaCppRelease;
 
 export async function versionCommand(args: string[]): Promise<number> {
   const { values } = parseArgs({ args, options: { help: { type: "boolean", short: "h" } } });

@@ -4,7 +4,7 @@
 import type { ChildMessage, ParentMessage } from "./protocol.ts";
 import { EngineError, type EmbedResult, type EngineEvent, type EngineOptions, type EngineStats, type GenerateRequest, type ModelInfo, type RankResult } from "./types.ts";
 import type { EventSink } from "./sequence.ts";
-import type { EngineHandle, TokenizeOptions } from "../generation/engine-handle.ts";
+import type { EngineHandle, TokenizeOptions } from "./engine-handle.ts";
 import { checkRequestTokenIds, checkTokenIds } from "./token-ids.ts";
 
 let nextRequestId = 0;

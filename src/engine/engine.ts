@@ -5,8 +5,9 @@ import { LlamaModel, LlamaContext, TokenBatch, DecodeStatus, computeSummary, bac
 import { MtmdContext } from "../../ffi/mtmd.ts";
 import { readGgufHeaderSync, ggufNumber, ggufArchKey } from "../store/gguf.ts";
 import { freemem } from "node:os";
-import { physicalCoreCount } from "../hardware.ts";
-import { logger } from "../log.ts";
+import { physicalCoreCount } from "../../ffi/hardware.ts";
+import { log as writeLog, logEnabled, logger } from "../log.ts";
+import { setNativeLog } from "../../ffi/native-log.ts";
 import { Scheduler, DEFAULT_QUEUE_LIMIT, CPU_PROMPT_FLUSH_TOKENS } from "./scheduler.ts";
 import { DEFAULT_MAX_DRAFT_TOKENS } from "./speculative/options.ts";
 import { ImageEncoder } from "./image-encoder.ts";
@@ -16,6 +17,9 @@ import { layersOnRpcServers } from "./rpc-split.ts";
 import { checkTokenIds } from "./token-ids.ts";
 import type { EventSink } from "./sequence.ts";
 import { EngineError, type EmbedResult, type EngineOptions, type EngineStats, type GenerateRequest, type ModelInfo, type RankResult } from "./types.ts";
+
+// llama.cpp's own log lines go through llamux's logger in every process that runs an engine.
+setNativeLog({ write: writeLog, debug: logEnabled("debug") });
 
 export const DEFAULT_PARALLEL = 4;
 export const DEFAULT_CONTEXT_PER_SEQUENCE = 4096;

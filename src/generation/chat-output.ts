@@ -8,7 +8,7 @@ import { chosenTools, toolCallGrammar } from "../chat/structured/tool-call-gramm
 import { TOOL_CALL_FORMATS, TOOL_CALL_SYNTAXES, type ToolCallSyntax } from "../chat/tool-calls/formats.ts";
 import { ToolCallOutput } from "../chat/tool-calls/tool-call-output.ts";
 import type { ToolDefinition } from "../chat/types.ts";
-import { ChainedOutput, PlainTextOutput, type OutputParser } from "./chat-events.ts";
+import { ChainedOutput, PlainTextOutput, type OutputParser } from "../chat/output-parser.ts";
 
 /** vLLM's --tool-call-parser values llamux accepts: a syntax, or "none" to read no calls. */
 export const TOOL_CALL_PARSER_NAMES = [...TOOL_CALL_SYNTAXES, "none"] as const;
@@ -25,6 +25,11 @@ export interface ChatOutputRequest {
   /** Split `<think>…</think>` off as reasoning. Default: true. */
   reasoning?: boolean;
   constraint?: OutputConstraint;
+  /**
+   * Read calls in this syntax rather than the one the grammar writes (the SDK's functionCallParser), or
+   * "none" to read no calls (their text stays answer text).
+   */
+  readCallsAs?: ToolCallSyntax | "none";
 }
 
 export interface ChatOutputPlan {
@@ -92,7 +97,8 @@ export function planChatOutput(request: ChatOutputRequest, template: string | un
   let grammar: string | undefined;
   if (forced) grammar = toolCallGrammar({ tools, syntax: syntax!, choice: choice as "required" | { name: string }, parallel });
   else if (request.constraint) grammar = constraintGrammar(request.constraint);
-  const readsToolCalls = syntax !== undefined;
+  const readSyntax = request.readCallsAs === "none" ? undefined : tools.length ? request.readCallsAs ?? syntax : undefined;
+  const readsToolCalls = readSyntax !== undefined;
   const single = !parallel || typeof choice === "object";
   return {
     tools,
@@ -100,7 +106,7 @@ export function planChatOutput(request: ChatOutputRequest, template: string | un
     ...(syntax !== undefined ? { syntax } : {}),
     readsToolCalls,
     parser(promptText: string): OutputParser {
-      const calls = readsToolCalls ? new ToolCallOutput(TOOL_CALL_FORMATS[syntax!], { single }) : undefined;
+      const calls = readSyntax ? new ToolCallOutput(TOOL_CALL_FORMATS[readSyntax], { single }) : undefined;
       // A forced reply is calls from its first token: reasoning cannot open before them.
       if (request.reasoning === false || forced) return calls ?? new PlainTextOutput();
       const reasoning = new ReasoningOutput({ startsInside: promptOpensReasoning(promptText) });

@@ -8,8 +8,9 @@ import type { ChatMessage, ToolDefinition } from "../chat/types.ts";
 import { SpecialTextShield } from "../chat/special-text.ts";
 import { EngineError, type EngineImage, type GenerateRequest, type TokenLogprobs } from "../engine/types.ts";
 import { ChoiceStream, doneFields, startChoices, type DoneEvent } from "./choices.ts";
-import { PlainTextOutput, type ChatEvent, type ChatFinishReason, type OutputParser, type ParsedToolCall } from "./chat-events.ts";
-import type { EngineHandle } from "./engine-handle.ts";
+import { PlainTextOutput, type OutputParser, type ParsedToolCall } from "../chat/output-parser.ts";
+import type { ChatEvent, ChatFinishReason } from "./chat-events.ts";
+import type { EngineHandle } from "../engine/engine-handle.ts";
 import { placeImages, withoutMediaMarkers } from "./prompt-images.ts";
 import { modelLabel } from "./model-label.ts";
 
@@ -128,7 +129,8 @@ export interface ChatResult {
 }
 
 export class ChatChoice {
-  constructor(private readonly stream: ChoiceStream, private readonly parser: OutputParser) {}
+  /** `stream` is the choice's engine events as they come, for callers that want tokens rather than meaning (vLLM's LLM.chat). */
+  constructor(readonly stream: ChoiceStream, private readonly parser: OutputParser) {}
 
   /** The choice's events; ends with one `done` or `error`. */
   async *events(): AsyncGenerator<ChatEvent> {

@@ -1,7 +1,7 @@
 // Runs the n choices of one request as parallel sequences of a model's engine, and hands out each
 // choice's engine events; the routes (and the chat layer) decide what a chunk looks like.
 import { EngineError, type EngineEvent, type FinishReason, type GenerateRequest, type RequestUsage, type TokenLogprobs } from "../engine/types.ts";
-import type { EngineHandle } from "./engine-handle.ts";
+import type { EngineHandle } from "../engine/engine-handle.ts";
 
 export type DoneEvent = Extract<EngineEvent, { type: "done" }>;
 

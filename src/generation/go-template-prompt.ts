@@ -6,7 +6,7 @@ import { tokenizerAddsBos } from "../chat/template.ts";
 import { renderOllamaPromptParts, type OllamaPromptInput } from "../chat/go-template/ollama-prompt.ts";
 import type { RenderedPrompt } from "./chat.ts";
 import { placeImages, withoutMediaMarkers } from "./prompt-images.ts";
-import type { EngineHandle } from "./engine-handle.ts";
+import type { EngineHandle } from "../engine/engine-handle.ts";
 
 export async function renderGoTemplatePrompt(engine: EngineHandle, template: string, input: OllamaPromptInput): Promise<RenderedPrompt> {
   const { messages, images } = await placeImages(input.messages, engine.info);

@@ -10,7 +10,7 @@ import { ChatTemplateError } from "../chat/template.ts";
 import { modelLabel } from "./model-label.ts";
 import type { ChatMessage, ToolDefinition } from "../chat/types.ts";
 import { renderChatPrompt, type ChatPrompt, type RenderedPrompt } from "./chat.ts";
-import type { EngineHandle } from "./engine-handle.ts";
+import type { EngineHandle } from "../engine/engine-handle.ts";
 
 export interface ModelPromptSource {
   /** the model's Go TEMPLATE, if it has one */
@@ -33,6 +33,10 @@ export interface ModelPromptInput {
   suffix?: string;
   /** The call syntax the reply is read in, for assistant tool calls a chat template does not render. */
   toolCallSyntax?: ChatPrompt["toolCallSyntax"];
+  /** For a Jinja template: extra variables (over enable_thinking from `think`), and how the prompt ends. */
+  templateVariables?: Record<string, unknown>;
+  addGenerationPrompt?: boolean;
+  continueFinalMessage?: boolean;
 }
 
 /** The conversation with the system prompt in front, unless it has a system message of its own. */
@@ -52,11 +56,14 @@ export function renderModelPrompt(engine: EngineHandle, model: ModelPromptSource
   const messages = [...seeds, ...input.messages];
   const template = input.template || model.template;
   if (!template) {
+    const variables = { ...(input.think !== undefined ? { enable_thinking: input.think !== false } : {}), ...input.templateVariables };
     return renderChatPrompt(engine, {
       messages: withSystem(messages, system),
       ...(input.tools?.length ? { tools: input.tools } : {}),
-      ...(input.think !== undefined ? { templateVariables: { enable_thinking: input.think !== false } } : {}),
+      ...(Object.keys(variables).length ? { templateVariables: variables } : {}),
       ...(input.toolCallSyntax ? { toolCallSyntax: input.toolCallSyntax } : {}),
+      ...(input.addGenerationPrompt !== undefined ? { addGenerationPrompt: input.addGenerationPrompt } : {}),
+      ...(input.continueFinalMessage ? { continueFinalMessage: true } : {}),
     });
   }
   const whose = input.template ? "the request's template" : `the TEMPLATE of ${modelLabel(engine.info)}`;

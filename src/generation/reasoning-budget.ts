@@ -6,7 +6,7 @@
 // whose usage covers both parts.
 import { promptOpensReasoning, THINK_CLOSE, THINK_OPEN } from "../chat/reasoning.ts";
 import type { EngineEvent, GenerateRequest, RequestUsage } from "../engine/types.ts";
-import type { EngineHandle } from "./engine-handle.ts";
+import type { EngineHandle } from "../engine/engine-handle.ts";
 
 /** What the model is writing, read from its raw text. */
 type Phase = "start" | "reasoning" | "answer";

@@ -18,25 +18,32 @@ export class OptionError extends RangeError {
 
 const KIND_WORDS: Record<OptionKind, string> = { int: "an integer", float: "a number", bool: "a boolean", strings: "an array of strings", ints: "an array of integers", bias: "an object of token ids to numbers" };
 
-/** "in (0, 1]", "at least -1", "from 1 to 32 strings of at most 40 characters"… */
+/** "in (0, 1]", "at least -1", "1 to 32 entries, each 1 to 40 characters" (empty without a range). */
 export function rangeWords(range: OptionRange | undefined, kind: OptionKind): string {
   if (!range) return "";
   if (kind === "strings") {
-    const count = range.maxItems !== undefined ? ` of ${range.min ?? 0} to ${range.maxItems} entries` : "";
-    const length = range.maxItemLength !== undefined ? `, each 1 to ${range.maxItemLength} characters` : "";
-    return `${count}${length}`;
+    const count = range.maxItems !== undefined ? `${range.min ?? 0} to ${range.maxItems} entries` : "";
+    const length = range.maxItemLength !== undefined ? `each 1 to ${range.maxItemLength} characters` : "";
+    return [count, length].filter(Boolean).join(", ");
   }
   const { min, max, aboveMin } = range;
-  if (min !== undefined && max !== undefined) return ` in ${aboveMin ? "(" : "["}${min}, ${max}]`;
-  if (min !== undefined) return aboveMin ? ` greater than ${min}` : ` of at least ${min}`;
-  if (max !== undefined) return ` of at most ${max}`;
+  if (min !== undefined && max !== undefined) return `in ${aboveMin ? "(" : "["}${min}, ${max}]`;
+  if (min !== undefined) return aboveMin ? `greater than ${min}` : `at least ${min}`;
+  if (max !== undefined) return `at most ${max}`;
   return "";
 }
 
 /** What a value of this row must be, in words. */
 export function ruleOf(key: OptionKey, withRange = true): string {
   const row = OPTIONS[key];
-  return KIND_WORDS[row.kind] + (withRange && "range" in row ? rangeWords(row.range, row.kind) : "");
+  const range = withRange && "range" in row ? rangeWords(row.range, row.kind) : "";
+  if (!range) return KIND_WORDS[row.kind];
+  return row.kind === "strings" ? `${KIND_WORDS[row.kind]} (${range})` : `${KIND_WORDS[row.kind]} ${range}`;
+}
+
+/** The value has the row's type (its range aside). */
+export function checkKind(key: OptionKey, value: unknown): boolean {
+  return hasKind(value, OPTIONS[key].kind);
 }
 
 function hasKind(value: unknown, kind: OptionKind): boolean {

@@ -2,7 +2,7 @@
 // profile a) and Modelfile PARAMETER lines. Unknown and removed names are ignored with a warning, as
 // Ollama does; a known name with a value of the wrong type is an error naming it.
 import { logger } from "../log.ts";
-import { checkOption, OptionError, rangeWords } from "./check-value.ts";
+import { checkKind, checkOption, OptionError, rangeWords } from "./check-value.ts";
 import { OPTIONS, REMOVED_OLLAMA_OPTIONS, type OptionKey, type OptionKind } from "./table.ts";
 import type { OptionValues } from "./values.ts";
 
@@ -43,8 +43,12 @@ export function checkOllamaOption(name: string, value: unknown, field = `options
     return checkOption(key, value, field, { typeOnly, truncate: true });
   } catch (error) {
     if (!(error instanceof OptionError)) throw error;
-    const range = typeOnly || !("range" in row) ? "" : rangeWords(row.range, row.kind);
-    throw new OptionError(field, error.rule, `option "${name}" must be of type ${OLLAMA_KIND_WORDS[row.kind]}${range}`);
+    // Right type, out of range: say the range; else say the type, as Ollama does.
+    const range = "range" in row && !typeOnly ? rangeWords(row.range, row.kind) : "";
+    const message = range && checkKind(key, value)
+      ? `option "${name}" must be ${range}, got ${JSON.stringify(value)}`
+      : `option "${name}" must be of type ${OLLAMA_KIND_WORDS[row.kind]}`;
+    throw new OptionError(field, error.rule, message);
   }
 }
 

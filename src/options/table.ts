@@ -141,7 +141,7 @@ export const OPTIONS = {
     description: "most tokens to generate; -1 and -2 mean until the context is full (each API's own limit field sets it too)",
   },
   stop: {
-    kind: "strings", ollama: "stop", ollamaDefault: [], lmstudioKey: { key: "stopStrings" }, typeOnlyInOllama: true,
+    kind: "strings", ollama: "stop", ollamaDefault: [], lmstudioKey: { key: "stopStrings" }, range: { maxItems: 64 }, typeOnlyInOllama: true,
     engine: { generation: "stop" }, description: "text that ends generation",
   },
   minTokens: {
@@ -170,7 +170,7 @@ export const OPTIONS = {
     description: "prompt tokens kept at the start when a long prompt is cut",
   },
   contextLength: {
-    kind: "int", ollama: "num_ctx", ollamaDefault: 4096, lmstudioRest: "context_length", range: { min: 4 }, typeOnlyInOllama: true,
+    kind: "int", ollama: "num_ctx", ollamaDefault: 4096, lmstudioRest: "context_length", range: { min: 4 },
     engine: { load: "contextPerSequence" }, description: "context per sequence in tokens (loads the model with it)",
   },
   batchSize: {

@@ -19,9 +19,13 @@ export function mergeOptionValues(...layers: Array<OptionValues | undefined>): O
   return merged as OptionValues;
 }
 
-/** Ollama's defaults (api.DefaultOptions), the lowest layer of /api/* requests. */
+/**
+ * Ollama's defaults (api.DefaultOptions), the lowest layer of /api/* requests. Load options are left out:
+ * their defaults are the server's (--ctx-size, OLLAMA_CONTEXT_LENGTH, …), so that a request that sets
+ * none shares the engine every other route uses.
+ */
 export function ollamaDefaults(): OptionValues {
   const values: Record<string, unknown> = {};
-  for (const [key, row] of Object.entries(OPTIONS)) if ("ollamaDefault" in row) values[key] = row.ollamaDefault;
+  for (const [key, row] of Object.entries(OPTIONS)) if ("ollamaDefault" in row && !("load" in row.engine)) values[key] = row.ollamaDefault;
   return values as OptionValues;
 }

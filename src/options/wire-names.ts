@@ -3,7 +3,7 @@
 // SamplingParams. The zod fields come from the table, so a new row is a new accepted field everywhere.
 import { z } from "zod";
 import { OPTIONS, type OptionKey, type OptionRow } from "./table.ts";
-import type { OptionValues } from "./values.ts";
+import type { OptionValue, OptionValues } from "./values.ts";
 
 type WireRow = OptionRow & { wire: readonly string[] };
 
@@ -62,9 +62,21 @@ export function readWireOptions(body: Record<string, unknown>, preferred: readon
   return values as OptionValues;
 }
 
-/** Option values under their wire names (the first of each row), for a client that sends them. */
-export function toWireNames(values: OptionValues): Record<string, unknown> {
+/** Option values under their wire names (a `preferred` one, else the row's first), for a client that sends them. */
+export function toWireNames(values: OptionValues, preferred: readonly string[] = []): Record<string, unknown> {
   const named: Record<string, unknown> = {};
-  for (const [key, row] of WIRE_ROWS) if (values[key] !== undefined) named[row.wire[0]!] = values[key];
+  for (const [key, row] of WIRE_ROWS) {
+    if (values[key] !== undefined) named[row.wire.find((name) => preferred.includes(name)) ?? row.wire[0]!] = values[key];
+  }
   return named;
+}
+
+type WireNames<K extends OptionKey> = (typeof OPTIONS)[K] extends { wire: readonly (infer N extends string)[] } ? N : never;
+
+/** Every parameter under its wire names (null: unset), as vLLM's SamplingParams takes them. */
+export type WireOptions = { [K in OptionKey as WireNames<K>]?: OptionValue<K> | null };
+
+/** The wire names of every row, for checks that walk them. */
+export function wireOptionNames(): Array<{ key: OptionKey; name: string }> {
+  return WIRE_ROWS.flatMap(([key, row]) => row.wire.map((name) => ({ key, name })));
 }

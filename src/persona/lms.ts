@@ -3,8 +3,8 @@
 // /api/v1/...), starting it first when none answers, as lms starts LM Studio's daemon.
 import { parseArgs } from "node:util";
 import { llamuxVersion } from "../cli/version.ts";
-import { isUsageError } from "../cli/usage-error.ts";
-import { UsageError } from "../cli/usage-error.ts";
+import { isUsageError } from "../usage-error.ts";
+import { UsageError } from "../usage-error.ts";
 import { answers, dialHost, lastPort, LMS_DEFAULT_PORT, runningServer, startServer, stopServer, type ServerRecord } from "./lms-server.ts";
 import { formatLoadedModels, formatModelList, type LmsModel } from "./lms-format.ts";
 

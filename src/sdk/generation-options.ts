@@ -1,6 +1,8 @@
 // Options of one generateResponse call (the spec's GenerationOptions): sampling, the reader of the
 // model's function calls, and whether the model must call one.
 import { TOOL_CALL_FORMATS, type ToolCallFormat } from "../chat/tool-calls/formats.ts";
+import { readSdkOptions, type SdkOptions } from "../options/sdk-names.ts";
+import type { OptionValues } from "../options/values.ts";
 
 /** Reads calls out of the model's text. */
 export interface FunctionCallParser {
@@ -24,15 +26,12 @@ export class AlternateFunctionCallParser implements FunctionCallParser {
  */
 export type ToolChoice = "auto" | "none" | "required" | { name: string };
 
-export interface GenerationOptionsInit {
-  temperature?: number;
-  topP?: number;
-  topK?: number;
-  minP?: number;
-  repetitionPenalty?: number;
-  /** Most tokens to generate; unset means until the model stops or the context is full. */
-  maxTokens?: number;
-  seed?: number;
+/**
+ * The sampling parameters (temperature, topP, topK, minP, repetitionPenalty, presencePenalty,
+ * frequencyPenalty, seed, maxTokens, the XTC and DRY samplers, …) are the option table's SDK names
+ * (src/options/table.ts), checked against its ranges.
+ */
+export interface GenerationOptionsInit extends SdkOptions {
   /** Default: a DefaultFunctionCallParser; null turns parsing off (call text arrives as Chunks). */
   functionCallParser?: FunctionCallParser | null;
   /** @default "auto" */
@@ -41,14 +40,11 @@ export interface GenerationOptionsInit {
   parallelToolCalls?: boolean;
 }
 
+// The option table's parameters are fields of GenerationOptions too (declaration merging).
+// eslint-disable-next-line @typescript-eslint/no-empty-object-type
+export interface GenerationOptions extends SdkOptions {}
+
 export class GenerationOptions implements GenerationOptionsInit {
-  temperature?: number;
-  topP?: number;
-  topK?: number;
-  minP?: number;
-  repetitionPenalty?: number;
-  maxTokens?: number;
-  seed?: number;
   functionCallParser: FunctionCallParser | null = new DefaultFunctionCallParser();
   toolChoice: ToolChoice = "auto";
   parallelToolCalls = true;
@@ -71,18 +67,19 @@ export class GenerationOptions implements GenerationOptionsInit {
   static from(options: GenerationOptions | GenerationOptionsInit | undefined): GenerationOptions {
     return options instanceof GenerationOptions ? options : new GenerationOptions(options ?? {});
   }
+
+  /** The parameters these options set, as the option table names them. */
+  optionValues(): OptionValues {
+    return readSdkOptions(this as unknown as Record<string, unknown>);
+  }
 }
 
 function checkOptions(o: GenerationOptions): void {
-  const range = (name: string, value: number | undefined, ok: (v: number) => boolean, rule: string) => {
-    if (value !== undefined && (typeof value !== "number" || !ok(value))) throw new RangeError(`Cannot use ${name} ${value}: ${rule}`);
-  };
-  range("temperature", o.temperature, (v) => v >= 0, "it must be 0 or more");
-  range("topP", o.topP, (v) => v > 0 && v <= 1, "it must be in (0, 1]");
-  range("topK", o.topK, (v) => Number.isInteger(v) && v >= 0, "it must be a whole number, 0 or more");
-  range("minP", o.minP, (v) => v >= 0 && v <= 1, "it must be in [0, 1]");
-  range("repetitionPenalty", o.repetitionPenalty, (v) => v > 0, "it must be more than 0");
-  range("maxTokens", o.maxTokens, (v) => Number.isInteger(v) && v >= 1, "it must be a whole number, 1 or more");
+  o.optionValues();
+  // maxTokens is the reply's limit: a positive whole number (Ollama's -1 has no meaning here).
+  if (o.maxTokens !== undefined && (!Number.isInteger(o.maxTokens) || o.maxTokens < 1)) {
+    throw new RangeError(`Cannot use maxTokens ${o.maxTokens}: it must be a whole number, 1 or more`);
+  }
   const choice = o.toolChoice;
   const named = typeof choice === "object" && choice !== null && typeof choice.name === "string";
   if (!named && !["auto", "none", "required"].includes(choice as string)) {

@@ -2,8 +2,9 @@
 // (chat template applied) over whole batches. Every prompt of a call goes to the engine's scheduler at
 // once, which decodes them together; results come back in input order.
 import type { ChatMessage as TemplateMessage, ToolDefinition } from "../chat/types.ts";
-import { startChoices } from "../generation/choices.ts";
-import type { EngineHandle } from "../generation/engine-handle.ts";
+import { startChoices, type ChoiceStream } from "../generation/choices.ts";
+import { runChat } from "../generation/run-chat.ts";
+import type { EngineHandle } from "../engine/engine-handle.ts";
 import { promptInput, type RenderedPrompt } from "../generation/chat.ts";
 import { toTemplateMessages, type ChatInputMessage } from "./chat-input.ts";
 import { LocalModel } from "./local-model.ts";
@@ -80,10 +81,6 @@ const DEFAULT_SEQUENCES = 8;
 
 let nextRequestId = 0;
 
-interface PreparedPrompt extends RenderedPrompt {
-  params: SamplingParams;
-}
-
 export class LLM {
   private readonly loaded: LocalModel;
 
@@ -105,31 +102,42 @@ export class LLM {
     const engine = await this.loaded.engine();
     const list = Array.isArray(prompts) ? prompts : [prompts];
     const paramsList = paramsFor(params, list.length);
-    const prepared = await Promise.all(list.map(async (prompt, i): Promise<PreparedPrompt> => {
-      if (typeof prompt === "object" && "prompt_token_ids" in prompt) {
-        return { text: await engine.detokenize(prompt.prompt_token_ids), tokens: prompt.prompt_token_ids, params: paramsList[i]! };
-      }
-      const text = typeof prompt === "string" ? prompt : prompt.prompt;
-      return { text, tokens: await engine.tokenize(text, { addSpecial: true, parseSpecial: true }), params: paramsList[i]! };
-    }));
-    return runBatch(engine, prepared, options);
+    const jobs = list.map((prompt, i): PromptJob => async () => {
+      const params = paramsList[i]!;
+      const rendered: RenderedPrompt = typeof prompt === "object" && "prompt_token_ids" in prompt
+        ? { text: await engine.detokenize(prompt.prompt_token_ids), tokens: prompt.prompt_token_ids }
+        : await tokenizedText(engine, typeof prompt === "string" ? prompt : prompt.prompt);
+      return { prompt: rendered, streams: await startChoices(engine, [{ ...params.toRequest(), ...promptInput(engine, rendered) }], params.n) };
+    });
+    return runBatch(jobs, options);
   }
 
-  /** Applies the chat template to each conversation, then generates as `generate` does. */
+  /** Applies the chat template to each conversation, then generates as `generate` does, through the one chat orchestrator. */
   async chat(input: ChatInput, params?: ParamsInput, options: ChatOptions = {}): Promise<RequestOutput[]> {
     const engine = await this.loaded.engine();
+    const layers = await this.loaded.layers();
     const conversations = await toConversations(input);
     const paramsList = paramsFor(params, conversations.length);
-    const prepared = await Promise.all(conversations.map(async (messages, i): Promise<PreparedPrompt> => {
-      const rendered = await this.loaded.renderPrompt(engine, {
-        messages,
-        ...(options.tools ? { tools: options.tools } : {}),
-        ...(options.continue_final_message ? { continueFinalMessage: true } : { addGenerationPrompt: options.add_generation_prompt ?? true }),
-        ...(options.chat_template_kwargs ? { templateVariables: options.chat_template_kwargs } : {}),
+    const jobs = conversations.map((messages, i): PromptJob => async () => {
+      const params = paramsList[i]!;
+      const { prompt, choices } = await runChat({ engine: async () => engine }, {
+        prompt: {
+          kind: "conversation", messages, layers,
+          ...(options.continue_final_message ? { continueFinalMessage: true } : { addGenerationPrompt: options.add_generation_prompt ?? true }),
+          ...(options.chat_template_kwargs ? { templateVariables: options.chat_template_kwargs } : {}),
+        },
+        // vLLM's LLM.chat returns the model's text as it is: tools are shown to the template, nothing is parsed out.
+        output: {
+          ...(options.tools ? { tools: options.tools } : {}), reasoning: false, readCallsAs: "none",
+          ...(params.grammar ? { constraint: { type: "grammar" as const, grammar: params.grammar } } : {}),
+        },
+        options: params.optionValues(),
+        limit: { maxTokens: params.max_tokens ?? "unlimited", overflow: "allow" },
+        n: params.n,
       });
-      return { ...rendered, params: paramsList[i]! };
-    }));
-    return runBatch(engine, prepared, options);
+      return { prompt, streams: choices.map((choice) => choice.stream) };
+    });
+    return runBatch(jobs, options);
   }
 
   /** Frees the model and its Worker; later calls fail. */
@@ -162,29 +170,35 @@ async function toConversations(input: ChatInput): Promise<TemplateMessage[][]> {
   throw new TypeError("Cannot read chat input: give a prompt string, a list of prompt strings, or a list of conversations (lists of messages)");
 }
 
-async function runBatch(engine: EngineHandle, prompts: PreparedPrompt[], options: BatchOptions): Promise<RequestOutput[]> {
-  const bar = (options.progress ?? true) && prompts.length > 1 ? new ProgressBar(prompts.length) : undefined;
-  const results: RequestOutput[] = new Array(prompts.length);
+/** One prompt of a batch: renders it and starts its choices when a slot of the batch is free. */
+type PromptJob = () => Promise<{ prompt: RenderedPrompt; streams: ChoiceStream[] }>;
+
+async function tokenizedText(engine: EngineHandle, text: string): Promise<RenderedPrompt> {
+  return { text, tokens: await engine.tokenize(text, { addSpecial: true, parseSpecial: true }) };
+}
+
+async function runBatch(jobs: PromptJob[], options: BatchOptions): Promise<RequestOutput[]> {
+  const bar = (options.progress ?? true) && jobs.length > 1 ? new ProgressBar(jobs.length) : undefined;
+  const results: RequestOutput[] = new Array(jobs.length);
   let next = 0;
   const worker = async () => {
-    while (next < prompts.length) {
+    while (next < jobs.length) {
       const index = next++;
-      const prompt = prompts[index]!;
-      results[index] = await runPrompt(engine, prompt);
+      const { prompt, streams } = await jobs[index]!();
+      results[index] = await collectPrompt(prompt, streams);
       bar?.tick(prompt.tokens.length, results[index].outputs.reduce((sum, o) => sum + o.token_ids.length, 0));
     }
   };
   try {
-    await Promise.all(Array.from({ length: Math.min(MAX_IN_FLIGHT, prompts.length) }, worker));
+    await Promise.all(Array.from({ length: Math.min(MAX_IN_FLIGHT, jobs.length) }, worker));
   } finally {
     bar?.finish();
   }
   return results;
 }
 
-async function runPrompt(engine: EngineHandle, prompt: PreparedPrompt): Promise<RequestOutput> {
+async function collectPrompt(prompt: RenderedPrompt, streams: ChoiceStream[]): Promise<RequestOutput> {
   const request_id = String(nextRequestId++);
-  const streams = await startChoices(engine, [{ ...prompt.params.toRequest(), ...promptInput(engine, prompt) }], prompt.params.n);
   const outputs = await Promise.all(streams.map(async (stream, index): Promise<CompletionOutput> => {
     let text = "";
     const token_ids: number[] = [];

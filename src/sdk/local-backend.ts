@@ -1,19 +1,15 @@
-// Generation for a Conversation in this process: the model's chat template with the registered
-// functions as tools, the shared chat path (renderChatPrompt, startChat), and the chat events turned
-// into MessageResponses.
-import type { SamplerSettings } from "../../ffi/sampler.ts";
-import { promptOpensReasoning, ReasoningOutput } from "../chat/reasoning.ts";
+// Generation for a Conversation in this process: the registered functions as tools and the history as
+// a chat spec for the orchestrator (the model's template, grammar-forced calls, the chosen call reader),
+// and the chat events turned into MessageResponses.
 import { TOOL_CALL_FORMATS } from "../chat/tool-calls/formats.ts";
-import { ToolCallOutput } from "../chat/tool-calls/tool-call-output.ts";
 import type { ChatMessage as TemplateMessage } from "../chat/types.ts";
-import { ChainedOutput, PlainTextOutput, type ChatFinishReason, type OutputParser } from "../generation/chat-events.ts";
-import { startChat } from "../generation/chat.ts";
-import type { GenerateRequest } from "../engine/types.ts";
+import type { ChatFinishReason } from "../generation/chat-events.ts";
+import { runChat } from "../generation/run-chat.ts";
 import { UnsupportedContentError } from "./chat-input.ts";
 import { AudioContent, ChatMessage, ImageContent, TextContent } from "./chat-message.ts";
 import type { ConversationBackend, GenerationRequest } from "./conversation.ts";
 import { checkToolChoice } from "./tool-choice.ts";
-import { planChatOutput, toolCallSyntaxOfTemplate } from "../generation/chat-output.ts";
+import { toolCallSyntaxOfTemplate } from "../generation/chat-output.ts";
 import type { LeapFunctionCall } from "./function-call-validation.ts";
 import type { GenerationOptions } from "./generation-options.ts";
 import type { LocalModel } from "./local-model.ts";
@@ -56,16 +52,6 @@ export function toTemplateMessages(messages: ChatMessage[], model: string, media
   });
 }
 
-function samplingOf(options: GenerationOptions): Partial<SamplerSettings> {
-  const s: Partial<SamplerSettings> = { seed: options.seed !== undefined ? options.seed >>> 0 : Math.floor(Math.random() * 0xffffffff) };
-  if (options.temperature !== undefined) s.temperature = options.temperature;
-  if (options.topP !== undefined) s.topP = options.topP;
-  if (options.topK !== undefined) s.topK = options.topK;
-  if (options.minP !== undefined) s.minP = options.minP;
-  if (options.repetitionPenalty !== undefined) s.repeatPenalty = options.repetitionPenalty;
-  return s;
-}
-
 export class LocalBackend implements ConversationBackend {
   constructor(private readonly model: LocalModel) {}
 
@@ -75,22 +61,20 @@ export class LocalBackend implements ConversationBackend {
     checkToolChoice(choice, functions);
     // The grammar of a forced call follows the model's own syntax (from its template), whichever parser
     // reads the reply; a template that shows none gets the chosen parser's syntax.
-    const template = engine.info.chatTemplate;
-    const syntax = toolCallSyntaxOfTemplate(template) ?? options.functionCallParser?.format.syntax ?? TOOL_CALL_FORMATS.lfm2.syntax;
-    const plan = planChatOutput({ tools: functions.map((fn) => fn.toToolDefinition()), toolChoice: choice, parallelToolCalls: options.parallelToolCalls }, template, syntax);
-    const prompt = await this.model.renderPrompt(engine, { messages: toTemplateMessages(messages, this.model.model, { vision: engine.info.vision?.images ?? false, audio: engine.info.vision?.audio ?? false }), ...(plan.tools.length ? { tools: plan.tools } : {}) });
+    const syntax = toolCallSyntaxOfTemplate(engine.info.chatTemplate) ?? options.functionCallParser?.format.syntax ?? TOOL_CALL_FORMATS.lfm2.syntax;
     const parser = choice === "none" ? null : options.functionCallParser;
-    const request: Omit<GenerateRequest, "id" | "prompt"> = { sampling: { ...samplingOf(options), ...(plan.grammar ? { grammar: plan.grammar } : {}) } };
-    if (options.maxTokens !== undefined) request.maxTokens = options.maxTokens;
-    // Call markers are special tokens in most vocabularies: the parser (or the caller, without one) needs their text.
-    if (plan.tools.length > 0) request.renderSpecialTokens = true;
-    const forced = plan.grammar !== undefined;
-    const reader = (): OutputParser => {
-      const calls = parser ? new ToolCallOutput(parser.format, { single: typeof choice === "object" || !options.parallelToolCalls }) : new PlainTextOutput();
-      // A forced reply is calls from its first token: reasoning cannot open before them.
-      return forced ? calls : new ChainedOutput(new ReasoningOutput({ startsInside: promptOpensReasoning(prompt.text) }), calls);
-    };
-    const [chatChoice] = await startChat(engine, prompt, request, { parser: reader, signal });
+    const media = { vision: engine.info.vision?.images ?? false, audio: engine.info.vision?.audio ?? false };
+    const { choices: [chatChoice] } = await runChat({ engine: async () => engine }, {
+      prompt: { kind: "conversation", messages: toTemplateMessages(messages, this.model.model, media), layers: await this.model.layers() },
+      output: {
+        tools: functions.map((fn) => fn.toToolDefinition()), toolChoice: choice, parallelToolCalls: options.parallelToolCalls,
+        readCallsAs: parser ? parser.format.syntax : "none",
+      },
+      options: options.optionValues(),
+      limit: { ...(options.maxTokens !== undefined ? { maxTokens: options.maxTokens } : {}), overflow: "allow" },
+      // Call markers are special tokens in most vocabularies: the parser (or the caller, without one) needs their text.
+      keepSpecialTokens: functions.length > 0 && choice !== "none",
+    }, { toolCallParser: syntax, signal });
 
     let content = "";
     let reasoning = "";

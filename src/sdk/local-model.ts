@@ -2,8 +2,7 @@
 // later calls share it, and a load failure is the rejection of every call that waited for it.
 import { WorkerEngine } from "../engine/worker-engine.ts";
 import type { EngineOptions } from "../engine/types.ts";
-import type { ChatPrompt, RenderedPrompt } from "../generation/chat.ts";
-import { renderModelPrompt } from "../generation/model-prompt.ts";
+import type { ModelPromptSource } from "../generation/model-prompt.ts";
 import { resolveModel, type ModelSource, type ModelSourceOptions } from "./model-source.ts";
 
 export class DisposedError extends Error {
@@ -36,11 +35,11 @@ export class LocalModel {
     return (await this.load()).engine;
   }
 
-  /** The chat prompt as the model's template writes it: a stored model's Go template if it has one (a chat_template option wins), else the GGUF's. */
-  async renderPrompt(engine: WorkerEngine, prompt: ChatPrompt): Promise<RenderedPrompt> {
+  /** The model's Modelfile layers the prompt is rendered with: a stored model's Go template (a chat_template option wins) and system prompt. */
+  async layers(): Promise<ModelPromptSource> {
     const { source } = await this.load();
     const template = this.engineOptions.chatTemplate === undefined ? source.template : undefined;
-    return renderModelPrompt(engine, { ...(template !== undefined ? { template } : {}), ...(source.system !== undefined ? { system: source.system } : {}) }, prompt);
+    return { ...(template !== undefined ? { template } : {}), ...(source.system !== undefined ? { system: source.system } : {}) };
   }
 
   /** Frees the model and ends its Worker; safe to call more than once. */

@@ -8,6 +8,7 @@ import type { ConversationBackend, GenerationRequest } from "./conversation.ts";
 import { checkToolChoice } from "./tool-choice.ts";
 import type { LeapFunctionCall } from "./function-call-validation.ts";
 import type { GenerationOptions } from "./generation-options.ts";
+import { toWireNames } from "../options/wire-names.ts";
 import { Chunk, Complete, FunctionCalls, GenerationError, ReasoningChunk, type CompletionFinishReason, type MessageResponse } from "./message-response.ts";
 
 type ContentPart = Exclude<Extract<ChatCompletionMessageParam, { role: "user" }>["content"], string>[number];
@@ -46,13 +47,9 @@ export function toOpenAiMessages(messages: ChatMessage[]): ChatCompletionMessage
   });
 }
 
-function samplingFields(options: GenerationOptions): Record<string, number> {
-  const fields: Record<string, number | undefined> = {
-    temperature: options.temperature, top_p: options.topP, max_tokens: options.maxTokens, seed: options.seed,
-    // vLLM's extra sampling fields, which llamux and vLLM read and other servers ignore.
-    top_k: options.topK, min_p: options.minP, repetition_penalty: options.repetitionPenalty,
-  };
-  return Object.fromEntries(Object.entries(fields).filter(([, value]) => value !== undefined)) as Record<string, number>;
+/** The options under their wire names, vLLM's spelling where it has its own (llamux reads both; other servers ignore what they lack). */
+function samplingFields(options: GenerationOptions): Record<string, unknown> {
+  return { ...toWireNames(options.optionValues(), ["repetition_penalty"]), ...(options.maxTokens !== undefined ? { max_tokens: options.maxTokens } : {}) };
 }
 
 function finishReasonOf(reason: string | null | undefined): CompletionFinishReason {

@@ -1,8 +1,14 @@
-// vLLM's SamplingParams: the same field names, defaults and checks, turned into the engine's request.
-import type { SamplerSettings } from "../../ffi/sampler.ts";
+// vLLM's SamplingParams: the same field names, defaults and checks (with vLLM's wording) for vLLM's own
+// fields, and every other parameter of the option table (typical_p, the XTC and DRY samplers, …) under
+// its wire name, checked against the table's ranges.
 import type { GenerateRequest } from "../engine/types.ts";
+import { checkOption, OptionError } from "../options/check-value.ts";
+import { engineSettings } from "../options/engine-settings.ts";
+import { mergeOptionValues, type OptionValues } from "../options/values.ts";
+import { readWireOptions, wireOptionNames, type WireOptions } from "../options/wire-names.ts";
 
-export interface SamplingParamsInit {
+/** vLLM's own fields, with its defaults. */
+interface VllmFields {
   /** Completions sampled per prompt. @default 1 */
   n?: number;
   /** @default 0 (range -2 to 2) */
@@ -45,6 +51,14 @@ export interface SamplingParamsInit {
   num_speculative_tokens?: number | null;
 }
 
+export type SamplingParamsInit = VllmFields & Omit<WireOptions, keyof VllmFields>;
+
+/** vLLM's fields the class checks itself; every other wire name is checked by the table. */
+const VLLM_FIELDS = new Set<string>([
+  "n", "presence_penalty", "frequency_penalty", "repetition_penalty", "temperature", "top_p", "top_k", "min_p", "seed", "stop", "stop_token_ids",
+  "ignore_eos", "max_tokens", "min_tokens", "include_stop_str_in_output", "skip_special_tokens", "logit_bias", "grammar", "num_speculative_tokens",
+]);
+
 /** Sampling settings that follow vLLM's defaults and reject what vLLM rejects, with its wording. */
 export class SamplingParams {
   readonly n: number;
@@ -66,6 +80,8 @@ export class SamplingParams {
   readonly logit_bias: Record<number, number> | null;
   readonly grammar: string | null;
   readonly num_speculative_tokens: number | null;
+  /** The option table's other parameters this object sets, under their wire names. */
+  readonly extra: Readonly<Record<string, unknown>>;
 
   constructor(init: SamplingParamsInit = {}) {
     this.n = init.n ?? 1;
@@ -89,6 +105,7 @@ export class SamplingParams {
     this.logit_bias = init.logit_bias ?? null;
     this.grammar = init.grammar ?? null;
     this.num_speculative_tokens = init.num_speculative_tokens ?? null;
+    this.extra = extraFields(init as Record<string, unknown>);
     this.verify();
   }
 
@@ -113,32 +130,41 @@ export class SamplingParams {
     check(this.temperature > 0 || this.n === 1, `n must be 1 when using greedy sampling, got ${this.n}.`);
   }
 
+  /** The parameters as the option table names them (max_tokens aside: it is the reply's limit). */
+  optionValues(): OptionValues {
+    const values = readWireOptions({
+      ...this.extra,
+      temperature: this.temperature, top_p: this.top_p, top_k: this.top_k, min_p: this.min_p, typical_p: this.extra.typical_p ?? 1,
+      repetition_penalty: this.repetition_penalty, presence_penalty: this.presence_penalty, frequency_penalty: this.frequency_penalty,
+      seed: this.seed ?? -1, logit_bias: this.logit_bias, stop_token_ids: this.stop_token_ids, ignore_eos: this.ignore_eos,
+      min_tokens: this.min_tokens, include_stop_str_in_output: this.include_stop_str_in_output, skip_special_tokens: this.skip_special_tokens,
+    }, ["repetition_penalty"]);
+    return mergeOptionValues(values, { stop: this.stop }, this.num_speculative_tokens !== null ? { draftTokens: this.num_speculative_tokens } : {});
+  }
+
   /** The engine request for one prompt (without the prompt); the seed is drawn here when unset. */
   toRequest(): Omit<GenerateRequest, "id" | "prompt"> {
-    const sampling: Partial<SamplerSettings> = {
-      temperature: this.temperature,
-      topP: this.top_p,
-      topK: this.top_k < 0 ? 0 : this.top_k,
-      minP: this.min_p,
-      typicalP: 1,
-      repeatPenalty: this.repetition_penalty,
-      presencePenalty: this.presence_penalty,
-      frequencyPenalty: this.frequency_penalty,
-      seed: this.seed !== null ? this.seed >>> 0 : Math.floor(Math.random() * 0xffffffff),
-    };
-    if (this.logit_bias) sampling.logitBias = Object.entries(this.logit_bias).map(([token, bias]) => [Number(token), Math.max(-100, Math.min(100, bias))]);
+    const { sampling, generation } = engineSettings(this.optionValues());
     if (this.grammar) sampling.grammar = this.grammar;
-    const request: Omit<GenerateRequest, "id" | "prompt"> = {
-      stop: this.stop,
-      includeStopString: this.include_stop_str_in_output,
-      ignoreEos: this.ignore_eos,
-      sampling,
+    return {
+      ...generation, stop: this.stop, includeStopString: this.include_stop_str_in_output, ignoreEos: this.ignore_eos, sampling,
+      ...(this.max_tokens !== null ? { maxTokens: this.max_tokens } : {}),
     };
-    if (this.max_tokens !== null) request.maxTokens = this.max_tokens;
-    if (this.stop_token_ids.length > 0) request.stopTokenIds = this.stop_token_ids;
-    if (this.min_tokens > 0) request.minTokens = this.min_tokens;
-    if (!this.skip_special_tokens) request.renderSpecialTokens = true;
-    if (this.num_speculative_tokens !== null) request.draftTokens = this.num_speculative_tokens;
-    return request;
   }
+}
+
+/** The table's parameters beyond vLLM's own fields, checked against the table (vLLM-style wording). */
+function extraFields(init: Record<string, unknown>): Record<string, unknown> {
+  const extra: Record<string, unknown> = {};
+  for (const { key, name } of wireOptionNames()) {
+    const value = init[name];
+    if (VLLM_FIELDS.has(name) || value === undefined || value === null) continue;
+    try {
+      extra[name] = checkOption(key, value, name);
+    } catch (error) {
+      if (error instanceof OptionError) throw new RangeError(`${name} must be ${error.rule}, got ${JSON.stringify(value)}.`);
+      throw error;
+    }
+  }
+  return extra;
 }

@@ -4,6 +4,8 @@ import { StructuredOutputError } from "../chat/structured/errors.ts";
 import { EngineError } from "../engine/types.ts";
 import { ImageInputError } from "../vision/image-input-error.ts";
 import { AudioInputError } from "../audio/audio-input-error.ts";
+import { ContextLimitError } from "../generation/chat-spec.ts";
+import { OptionError } from "../options/check-value.ts";
 
 export class ApiError extends Error {
   readonly status: number;
@@ -36,6 +38,26 @@ export function fromEngineError(error: EngineError): ApiError {
   }
 }
 
+/**
+ * A request that does not fit the context, in vLLM's words (what OpenAI-style clients parse). The
+ * Responses, Messages and Ollama APIs word it their own way before it gets here.
+ */
+export function contextLimitError(error: ContextLimitError): ApiError {
+  const { promptTokens, contextLength, maxTokens } = error;
+  if (error.kind === "prompt") {
+    return badRequest(
+      `This model's maximum context length is ${contextLength} tokens. However, your request has ${promptTokens} input tokens. ` +
+        "Please reduce the length of the input messages.",
+      "input_tokens",
+    );
+  }
+  return badRequest(
+    `'max_tokens' or 'max_completion_tokens' is too large: ${maxTokens}. This model's maximum context length is ${contextLength} tokens ` +
+      `and your request has ${promptTokens} input tokens (${maxTokens} > ${contextLength} - ${promptTokens}).`,
+    "max_tokens",
+  );
+}
+
 /** Any thrown value as an ApiError; unknown errors become 500s. */
 export function toApiError(error: unknown): ApiError {
   if (error instanceof ApiError) return error;
@@ -46,5 +68,8 @@ export function toApiError(error: unknown): ApiError {
   if (error instanceof StructuredOutputError) return new ApiError(400, error.message, { cause: error });
   if (error instanceof ImageInputError) return new ApiError(400, error.message, { cause: error });
   if (error instanceof AudioInputError) return new ApiError(400, error.message, { cause: error });
+  if (error instanceof ContextLimitError) return contextLimitError(error);
+  // A parameter out of its range, named as the request spelled it.
+  if (error instanceof OptionError) return new ApiError(400, error.message, { param: error.field, cause: error });
   return new ApiError(500, error instanceof Error ? error.message : String(error), { cause: error });
 }

@@ -1,7 +1,7 @@
 // What every route handler of one listener needs.
 import type { ModelService } from "./model-service.ts";
 import type { RequestUsage } from "../engine/types.ts";
-import type { Profile } from "./profiles.ts";
+import type { Profile } from "./profiles/profile.ts";
 import type { ToolCallParserName } from "../generation/chat-output.ts";
 import type { ImageFetchPolicy } from "../vision/image-fetch.ts";
 import type { StartupReadiness } from "./readiness.ts";

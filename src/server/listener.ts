@@ -6,7 +6,7 @@
 // header) gets a 400 in the profile's shape instead of Bun's 500.
 import type { Server, WebSocketHandler } from "bun";
 import { ApiError } from "./api-error.ts";
-import type { Profile } from "./profiles.ts";
+import type { Profile } from "./profiles/profile.ts";
 import { DEFAULT_IDLE_TIMEOUT_SECONDS } from "./server-options.ts";
 
 

@@ -1,23 +1,21 @@
-// How long an agent's reply may be (Responses and Messages APIs): the prompt must fit the context with
-// room for at least one token, else a 400 that says how large it is, how large the context is and which
-// setting raises it; the reply's limit is then the request's, capped by the room left. Nothing is ever
-// truncated to fit.
+// How the agents' APIs (Responses, Messages) word a prompt that does not fit: a 400 that says how large
+// it is, how large the context is and which setting raises it. Their replies are clamped to the room
+// left (a "clamp" limit), so only the prompt itself can fail to fit. Nothing is ever truncated to fit.
+import { ContextLimitError } from "../generation/chat-spec.ts";
 import { ApiError } from "./api-error.ts";
-import type { Profile } from "./profiles.ts";
+import type { Profile } from "./profiles/profile.ts";
 
-const contextSettings: Record<Profile["name"], string> = {
-  a: "start the server with OLLAMA_CONTEXT_LENGTH=32768 (or --ctx-size 32768), or set PARAMETER num_ctx 32768 in the model's Modelfile",
-  b: "start the server with --max-model-len 32768",
-  c: "start the server with --ctx-size 32768",
-};
+export function promptTooLong(profile: Profile, error: ContextLimitError): ApiError {
+  const { promptTokens, contextLength } = error;
+  return new ApiError(400,
+    `prompt is too long: ${promptTokens} tokens > ${contextLength - 1} maximum (the model's context is ${contextLength} tokens per sequence ` +
+    `and the reply needs at least one). To raise the context, ${profile.contextHint}.`,
+    { param: "input", code: "context_length_exceeded", cause: error });
+}
 
-export function replyLimit(profile: Profile, promptTokens: number, context: number, requested: number | undefined): number | undefined {
-  if (promptTokens >= context) {
-    throw new ApiError(400,
-      `prompt is too long: ${promptTokens} tokens > ${context - 1} maximum (the model's context is ${context} tokens per sequence ` +
-      `and the reply needs at least one). To raise the context, ${contextSettings[profile.name]}.`,
-      { param: "input", code: "context_length_exceeded" });
-  }
-  const room = context - promptTokens;
-  return requested === undefined ? room : Math.min(requested, room);
+/** A rejection handler that words a ContextLimitError the agents' way and passes anything else on. */
+export function agentContextErrors(profile: Profile) {
+  return (error: unknown): never => {
+    throw error instanceof ContextLimitError ? promptTooLong(profile, error) : error;
+  };
 }

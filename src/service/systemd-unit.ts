@@ -1,6 +1,6 @@
 // The systemd unit and environment file of `llamux install-service`, as plain text from options, so
 // that --dry-run shows exactly what would be installed and tests can verify it with systemd-analyze.
-import { profiles, type ProfileName } from "../server/profiles.ts";
+import { profiles, type ProfileName } from "../server/profiles/index.ts";
 
 export interface ServiceSettings {
   /** Absolute path of the llamux executable the unit runs. */

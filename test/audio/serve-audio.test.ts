@@ -4,7 +4,7 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import OpenAI, { toFile } from "openai";
 import { ensureModel } from "../../scripts/gen-models.ts";
-import type { ProfileName } from "../../src/server/profiles.ts";
+import type { ProfileName } from "../../src/server/profiles/profile.ts";
 import { startProfileApps, type ProfileApps } from "../fixtures/profile-apps.ts";
 import { MAX_AUDIO_BYTES } from "../../src/audio/audio-limits.ts";
 import { AUDIO_TOKENS_PER_CHUNK, speechFlac, speechWav, toneWav } from "./audio-fixtures.ts";

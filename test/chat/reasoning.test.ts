@@ -4,7 +4,7 @@ import { describe, expect, test } from "bun:test";
 import { ReasoningOutput, promptOpensReasoning } from "../../src/chat/reasoning.ts";
 import { TOOL_CALL_FORMATS } from "../../src/chat/tool-calls/formats.ts";
 import { ToolCallOutput } from "../../src/chat/tool-calls/tool-call-output.ts";
-import { ChainedOutput, type ChatOutput, type OutputParser } from "../../src/generation/chat-events.ts";
+import { ChainedOutput, type ChatOutput, type OutputParser } from "../../src/chat/output-parser.ts";
 
 interface Case { name: string; text: string; startsInside?: boolean; reasoning: string; content: string }
 

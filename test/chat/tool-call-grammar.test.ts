@@ -7,7 +7,7 @@ import { Engine } from "../../src/engine/engine.ts";
 import { StructuredOutputError, toolCallGrammar } from "../../src/chat/structured/index.ts";
 import { TOOL_CALL_FORMATS, TOOL_CALL_SYNTAXES } from "../../src/chat/tool-calls/formats.ts";
 import { ToolCallOutput } from "../../src/chat/tool-calls/tool-call-output.ts";
-import type { ParsedToolCall } from "../../src/generation/chat-events.ts";
+import type { ParsedToolCall } from "../../src/chat/output-parser.ts";
 import type { ToolDefinition } from "../../src/chat/types.ts";
 import { ensureModel } from "../../scripts/gen-models.ts";
 import { generateWithGrammar } from "../fixtures/engine-run.ts";

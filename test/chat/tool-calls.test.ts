@@ -6,7 +6,7 @@ import { TOOL_CALL_FORMATS } from "../../src/chat/tool-calls/formats.ts";
 import { parseLiteral, parsePythonicCalls } from "../../src/chat/tool-calls/literal-parser.ts";
 import { ToolCallSyntaxError } from "../../src/chat/tool-calls/syntax-error.ts";
 import { ToolCallOutput } from "../../src/chat/tool-calls/tool-call-output.ts";
-import type { ChatOutput } from "../../src/generation/chat-events.ts";
+import type { ChatOutput } from "../../src/chat/output-parser.ts";
 import { TOOL_CALL_CORPUS, type CorpusCase } from "./tool-call-corpus.ts";
 
 function read(c: CorpusCase, pieces: string[], options: { single?: boolean } = {}): ChatOutput[] {

@@ -4,7 +4,7 @@ import { beforeAll, expect, test } from "bun:test";
 import { availableParallelism } from "node:os";
 import { join } from "node:path";
 import { ensureModel } from "../../scripts/gen-models.ts";
-import { physicalCoreCount } from "../../src/hardware.ts";
+import { physicalCoreCount } from "../../ffi/hardware.ts";
 
 const main = join(import.meta.dir, "..", "..", "src", "main.ts");
 let model: string;

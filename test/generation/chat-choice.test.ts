@@ -3,7 +3,8 @@
 import { describe, expect, test } from "bun:test";
 import type { EngineEvent, RequestUsage } from "../../src/engine/types.ts";
 import { ChatChoice } from "../../src/generation/chat.ts";
-import { PlainTextOutput, type ChatEvent, type ChatOutput, type OutputParser } from "../../src/generation/chat-events.ts";
+import { PlainTextOutput, type ChatOutput, type OutputParser } from "../../src/chat/output-parser.ts";
+import type { ChatEvent } from "../../src/generation/chat-events.ts";
 import { ChoiceStream } from "../../src/generation/choices.ts";
 
 const usage: RequestUsage = { promptTokens: 3, cachedPromptTokens: 0, completionTokens: 2, timeToFirstTokenMs: 1, promptMs: 1, decodeMs: 1, queueMs: 0 };

@@ -4,7 +4,7 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { Engine } from "../../src/engine/engine.ts";
 import { renderChatPrompt } from "../../src/generation/chat.ts";
-import type { EngineHandle } from "../../src/generation/engine-handle.ts";
+import type { EngineHandle } from "../../src/engine/engine-handle.ts";
 import type { ChatMessage } from "../../src/chat/types.ts";
 import { ensureModel } from "../../scripts/gen-models.ts";
 

@@ -6,7 +6,7 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { Engine } from "../../src/engine/engine.ts";
 import { renderChatPrompt } from "../../src/generation/chat.ts";
 import { planChatOutput, toolCallSyntaxOfTemplate } from "../../src/generation/chat-output.ts";
-import type { EngineHandle } from "../../src/generation/engine-handle.ts";
+import type { EngineHandle } from "../../src/engine/engine-handle.ts";
 import type { ChatMessage, ToolDefinition } from "../../src/chat/types.ts";
 import { ensureModel } from "../../scripts/gen-models.ts";
 import { CHATML_HERMES_TEMPLATE, LFM2_ORIGINAL_TEMPLATE, LFM25_8B_TEMPLATE, LFM25_INSTRUCT_TEMPLATE } from "../../scripts/models/templates.ts";

@@ -3,7 +3,7 @@
 // stream with one usage.
 import { expect, test } from "bun:test";
 import type { EngineEvent, GenerateRequest, ModelInfo } from "../../src/engine/types.ts";
-import type { EngineHandle } from "../../src/generation/engine-handle.ts";
+import type { EngineHandle } from "../../src/engine/engine-handle.ts";
 import { withReasoningBudget } from "../../src/generation/reasoning-budget.ts";
 
 const usage = (promptTokens: number, completionTokens: number) =>

@@ -2,7 +2,7 @@
 // reranker (rank pooling over a classifier head), a chat model and an embedding model beside it.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { ensureModel } from "../../scripts/gen-models.ts";
-import type { ProfileName } from "../../src/server/profiles.ts";
+import type { ProfileName } from "../../src/server/profiles/profile.ts";
 import { startProfileApps, type ProfileApps } from "../fixtures/profile-apps.ts";
 import { MAX_RERANK_DOCUMENTS } from "../../src/server/rerank/rerank-core.ts";
 

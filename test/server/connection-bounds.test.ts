@@ -7,7 +7,7 @@ import { connect, type Socket } from "node:net";
 import { ensureModel } from "../../scripts/gen-models.ts";
 import { startServer, type RunningServer } from "./serve-fixture.ts";
 import { listen } from "../../src/server/listener.ts";
-import { profiles } from "../../src/server/profiles.ts";
+import { profiles } from "../../src/server/profiles/index.ts";
 
 let server: RunningServer;
 let vllm: RunningServer;

@@ -12,7 +12,7 @@ import { ModelManager } from "../../src/engine/model-manager.ts";
 import { createApp } from "../../src/server/app.ts";
 import { LmStudioModelService } from "../../src/server/lmstudio/model-service.ts";
 import { ModelService } from "../../src/server/model-service.ts";
-import { profiles } from "../../src/server/profiles.ts";
+import { profiles } from "../../src/server/profiles/index.ts";
 import { ModelStore } from "../../src/store/model-store.ts";
 
 const MODEL = "org/tiny-chat";

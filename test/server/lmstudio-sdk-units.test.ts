@@ -13,18 +13,18 @@ describe("predictionConfig", () => {
       layer("instance", { "llm.prediction.temperature": 0.2, "llm.prediction.maxPredictedTokens": { checked: true, value: 10 } }),
       layer("apiOverride", { "llm.prediction.temperature": 0.9, "llm.prediction.topPSampling": { checked: false, value: 0.5 } }),
     ] });
-    const { settings } = predictionConfig(map);
-    expect(settings.temperature).toBe(0.9);
-    expect(settings.maxTokens).toBe(10);
-    expect(settings.topP).toBeUndefined();
+    const { options } = predictionConfig(map);
+    expect(options.temperature).toBe(0.9);
+    expect(options.maxTokens).toBe(10);
+    expect(options.topP).toBeUndefined();
   });
 
   test("structured settings become output constraints", () => {
     const json = predictionConfig(new Map([["llm.prediction.structured", { type: "json", jsonSchema: { type: "object" } }]]));
-    expect(json.settings.constraint).toEqual({ type: "json_schema", schema: { type: "object" } });
+    expect(json.constraint).toEqual({ type: "json_schema", schema: { type: "object" } });
     const gbnf = predictionConfig(new Map([["llm.prediction.structured", { type: "gbnf", gbnfGrammar: 'root ::= "a"' }]]));
-    expect(gbnf.settings.constraint).toEqual({ type: "grammar", grammar: 'root ::= "a"' });
-    expect(predictionConfig(new Map([["llm.prediction.structured", { type: "none" }]])).settings.constraint).toBeUndefined();
+    expect(gbnf.constraint).toEqual({ type: "grammar", grammar: 'root ::= "a"' });
+    expect(predictionConfig(new Map([["llm.prediction.structured", { type: "none" }]])).constraint).toBeUndefined();
   });
 
   test("force and llamux.toolChoice choose tools only when there are tools", () => {

@@ -3,8 +3,10 @@
 import { describe, expect, test } from "bun:test";
 import { pullNameOf } from "../../src/server/lmstudio/v1-download.ts";
 import { lmStudioStopReason } from "../../src/server/lmstudio/v0-stats.ts";
-import { toSamplerSettings } from "../../src/server/openai/translate.ts";
-import { profiles } from "../../src/server/profiles.ts";
+import { engineSettings } from "../../src/options/engine-settings.ts";
+import { mergeOptionValues } from "../../src/options/values.ts";
+import { readWireOptions } from "../../src/options/wire-names.ts";
+import { profiles } from "../../src/server/profiles/index.ts";
 import { ApiError } from "../../src/server/api-error.ts";
 import { requestedMaxTokens } from "../../src/server/openai/max-tokens.ts";
 import { jitAutoEvict } from "../../src/config.ts";
@@ -43,8 +45,10 @@ describe("lmStudioStopReason", () => {
 
 describe("profile c sampling defaults", () => {
   test("server C's column: temperature 1, top_p 1, top_k 40, repeat_penalty 1; request fields win", () => {
-    expect(toSamplerSettings({}, profiles.c)).toMatchObject({ temperature: 1, topP: 1, topK: 40, repeatPenalty: 1 });
-    expect(toSamplerSettings({ top_k: 5, repeat_penalty: 1.3, temperature: 0.2 }, profiles.c)).toMatchObject({ topK: 5, repeatPenalty: 1.3, temperature: 0.2 });
+    const sampling = (body: Record<string, unknown>) =>
+      engineSettings(mergeOptionValues(profiles.c.openAiDefaults, readWireOptions(body, profiles.c.preferredWireNames))).sampling;
+    expect(sampling({})).toMatchObject({ temperature: 1, topP: 1, topK: 40, repeatPenalty: 1 });
+    expect(sampling({ top_k: 5, repeat_penalty: 1.3, temperature: 0.2 })).toMatchObject({ topK: 5, repeatPenalty: 1.3, temperature: 0.2 });
   });
 });
 

@@ -10,7 +10,7 @@ import { bodyLimit } from "../../src/server/middleware/body-limit.ts";
 import { hostCheck } from "../../src/server/middleware/host-check.ts";
 import { formatRequestLine } from "../../src/server/middleware/request-log.ts";
 import { isLoopbackHost, serverOptions, type ServerOptions } from "../../src/server/server-options.ts";
-import { profiles, type ProfileName } from "../../src/server/profiles.ts";
+import { profiles, type ProfileName } from "../../src/server/profiles/index.ts";
 import { createApp } from "../../src/server/app.ts";
 import type { ModelService } from "../../src/server/model-service.ts";
 import { exposureWarnings, serverOptionsFromFlags } from "../../src/cli/server-flags.ts";

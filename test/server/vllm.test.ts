@@ -8,7 +8,7 @@ import type { ModelInfo } from "../../src/engine/types.ts";
 import { ModelManager } from "../../src/engine/model-manager.ts";
 import { createApp } from "../../src/server/app.ts";
 import { ModelService } from "../../src/server/model-service.ts";
-import { profiles } from "../../src/server/profiles.ts";
+import { profiles } from "../../src/server/profiles/index.ts";
 import { createVllmMetrics, oneTwoFiveBuckets } from "../../src/server/vllm/metrics.ts";
 
 const MODEL = "org/tiny";

@@ -3,7 +3,7 @@
 // and is then parsed whole: its calls go out as tool-call events, or, if it does not parse, its exact
 // text goes out as content (a failed call is never dropped and never half-sent). Whitespace at the edges
 // of the text, where it only separates it from calls, is left out: a reply of calls alone has no content.
-import type { ChatOutput, OutputParser, ParsedToolCall } from "../../generation/chat-events.ts";
+import type { ChatOutput, OutputParser, ParsedToolCall } from "../output-parser.ts";
 import { logger } from "../../log.ts";
 import { BlockScanner } from "./block-scanner.ts";
 import type { ToolCallFormat } from "./formats.ts";

@@ -3,9 +3,11 @@
 import { existsSync, statSync } from "node:fs";
 import { ModelManager } from "../../engine/model-manager.ts";
 import type { EngineOptions } from "../../engine/types.ts";
-import { startChat } from "../../generation/chat.ts";
-import { renderModelPrompt } from "../../generation/model-prompt.ts";
-import { generationLimits, loadOverrides, mergeOptions, parseOptions, samplerSettings } from "../../server/ollama/options.ts";
+import type { ModelHandle } from "../../generation/chat-spec.ts";
+import { runChat } from "../../generation/run-chat.ts";
+import { engineSettings } from "../../options/engine-settings.ts";
+import { readOllamaOptions } from "../../options/ollama-names.ts";
+import { mergeOptionValues, ollamaDefaults, type OptionValues } from "../../options/values.ts";
 import { loadableModelPath } from "../../store/model-file.ts";
 import { keepAliveMs } from "../../server/ollama/duration.ts";
 import type { ResolvedModel } from "../../store/resolved-model.ts";
@@ -13,7 +15,6 @@ import { modelDetails, type ModelDetails } from "../model-details.ts";
 import { openStore } from "../model-store-access.ts";
 import { pullWithProgress } from "../pull.ts";
 import type { ChatBackend, ChatStreamEvent, ChatTurn } from "./backend.ts";
-import { jsonObjectGbnf } from "../../chat/structured/index.ts";
 import { siblingProjector } from "../../vision/projector-file.ts";
 import { imageFromBase64 } from "../../vision/image-source.ts";
 import { audioFromBase64 } from "../../audio/audio-source.ts";
@@ -61,41 +62,56 @@ export class LocalChatBackend implements ChatBackend {
     return this.resolved.messages;
   }
 
-  private async engine(turnOptions: Record<string, unknown>, keepAlive?: string) {
-    this.modelPath ??= await loadableModelPath(this.resolved.modelPath);
-    const options = mergeOptions(parseOptions(this.resolved.parameters), parseOptions(turnOptions));
+  /** The model's parameters under the turn's options (`/set parameter`), Ollama's defaults under both. */
+  private optionsOf(turnOptions: Record<string, unknown>): OptionValues {
+    return mergeOptionValues(ollamaDefaults(), readOllamaOptions(this.resolved.parameters, "parameters"), readOllamaOptions(turnOptions));
+  }
+
+  /** The model as the orchestrator loads it: this backend's engine manager, with the model's files and the turn's load options. */
+  private handle(keepAlive?: string): ModelHandle {
     const ms = keepAlive === undefined ? Infinity : keepAliveMs(/^-?\d+$/.test(keepAlive) ? Number(keepAlive) : keepAlive);
     return {
-      options,
-      engine: await this.manager.engine({
-        modelPath: this.modelPath,
-        parallel: 1,
-        contextPerSequence: 4096,
-        ...(this.resolved.adapterPaths.length ? { loraAdapters: this.resolved.adapterPaths } : {}),
-        ...(this.resolved.projectorPath ? { projectorPath: this.resolved.projectorPath } : {}),
-        ...this.options.engine,
-        ...loadOverrides(options),
-      }, ms <= 0 ? Infinity : ms),
+      engine: async (load) => {
+        this.modelPath ??= await loadableModelPath(this.resolved.modelPath);
+        return this.manager.engine({
+          modelPath: this.modelPath,
+          parallel: 1,
+          contextPerSequence: 4096,
+          ...(this.resolved.adapterPaths.length ? { loraAdapters: this.resolved.adapterPaths } : {}),
+          ...(this.resolved.projectorPath ? { projectorPath: this.resolved.projectorPath } : {}),
+          ...this.options.engine,
+          ...load,
+        }, ms <= 0 ? Infinity : ms);
+      },
     };
   }
 
   async load(keepAlive?: string): Promise<void> {
-    await this.engine({}, keepAlive);
+    await this.handle(keepAlive).engine(engineSettings(this.optionsOf({})).load);
   }
 
   async *chat(turn: ChatTurn, signal: AbortSignal): AsyncGenerator<ChatStreamEvent> {
     const started = performance.now();
-    const { engine, options } = await this.engine(turn.options, turn.keepAlive);
-    const loaded = performance.now();
-    // the model's seed messages and SYSTEM come from its layers
+    let loaded = started;
+    const model = this.handle(turn.keepAlive);
     // the turn's images belong to its last (user) message
     const images = turn.images.map(imageFromBase64);
     const audio = (turn.audio ?? []).map((clip) => audioFromBase64(clip));
     const media = { ...(images.length ? { images } : {}), ...(audio.length ? { audio } : {}) };
     const messages = images.length || audio.length ? turn.messages.map((m, i) => (i === turn.messages.length - 1 ? { ...m, ...media } : m)) : turn.messages;
-    const prompt = await renderModelPrompt(engine, this.resolved, { messages });
-    const sampling = { ...samplerSettings(options), ...(turn.format === "json" ? { grammar: jsonObjectGbnf() } : {}) };
-    const [choice] = await startChat(engine, prompt, { sampling, ...generationLimits(options) }, { signal });
+    // the model's seed messages and SYSTEM come from its layers
+    const { choices: [choice] } = await runChat({
+      engine: async (load) => {
+        const engine = await model.engine(load);
+        loaded = performance.now();
+        return engine;
+      },
+    }, {
+      prompt: { kind: "conversation", messages, layers: this.resolved },
+      output: { reasoning: false, ...(turn.format === "json" ? { constraint: { type: "json_object" } } : {}) },
+      options: this.optionsOf(turn.options),
+      limit: { overflow: "allow" },
+    }, { signal });
     for await (const event of choice!.events()) {
       if (event.type === "content") yield { type: "content", text: event.text };
       else if (event.type === "error") throw new Error(event.message);

@@ -1,7 +1,8 @@
 // What the Messages API sends back for a finished reply: content blocks (thinking, text, tool_use), the
 // stop reason in Anthropic's words, and usage with cached prompt tokens reported as cache reads.
 import type { RequestUsage } from "../../engine/types.ts";
-import type { ChatFinishReason, ParsedToolCall } from "../../generation/chat-events.ts";
+import type { ParsedToolCall } from "../../chat/output-parser.ts";
+import type { ChatFinishReason } from "../../generation/chat-events.ts";
 
 export const newMessageId = () => `msg_${crypto.randomUUID().replaceAll("-", "")}`;
 

@@ -2,13 +2,14 @@
 // as a thin translation onto the shared chat path, on every profile.
 import type { Context } from "hono";
 import { badRequest } from "../api-error.ts";
-import { renderChatRequest, startChatRequest, type ChatPromptSpec } from "../chat-request.ts";
+import type { ChatSpec, ReplyLimit } from "../../generation/chat-spec.ts";
+import { renderChat, runChat } from "../../generation/run-chat.ts";
+import { refuseEmbeddingModel, serverRun, servedModel } from "../chat-request.ts";
+import type { ServedModel } from "../model-service.ts";
 import type { ServerDeps } from "../deps.ts";
 import { namedEventStream } from "../named-sse.ts";
-import { observeChoices } from "../observe.ts";
-import { modelDefaults } from "../openai/ollama-options.ts";
-import { toSamplerSettings } from "../openai/translate.ts";
-import { replyLimit } from "../reply-limit.ts";
+import { agentContextErrors } from "../reply-limit.ts";
+import { requestOptions } from "../request-options.ts";
 import { imageUrlReader } from "../request-images.ts";
 import { readJsonBody, validate } from "../validation.ts";
 import { chatMessages, outputRequest, thinkingVariables } from "./messages-input.ts";
@@ -17,12 +18,16 @@ import { MessageEventWriter } from "./messages-stream.ts";
 import { countTokensSchema, messagesSchema, type CountTokensRequest } from "./schema.ts";
 
 /** What decides the prompt, for a reply and for a token count alike. */
-async function promptSpec(deps: ServerDeps, body: CountTokensRequest): Promise<ChatPromptSpec> {
-  const model = deps.models.resolve(body.model);
+async function chatSpec(deps: ServerDeps, body: CountTokensRequest, model: ServedModel, limit: ReplyLimit, stop: string[] = []): Promise<ChatSpec> {
   const output = outputRequest(body);
   // Images are read (and refused) before the model loads.
   const messages = await chatMessages(body, imageUrlReader(deps, model));
-  return { model, defaults: modelDefaults(model), messages, output, templateVariables: thinkingVariables(body) };
+  return {
+    prompt: { kind: "conversation", messages, ...(model.stored ? { layers: model.stored } : {}), templateVariables: thinkingVariables(body) },
+    output,
+    options: requestOptions(deps.profile, model, body, stop),
+    limit,
+  };
 }
 
 export function messages(deps: ServerDeps) {
@@ -31,16 +36,12 @@ export function messages(deps: ServerDeps) {
     const body = validate(messagesSchema, await readJsonBody(c));
     const budget = body.thinking?.type === "enabled" ? body.thinking.budget_tokens : undefined;
     if (budget !== undefined && budget >= body.max_tokens) throw badRequest("`max_tokens` must be greater than `thinking.budget_tokens`.");
-    const spec = await promptSpec(deps, body);
-    const sampling = toSamplerSettings({ temperature: body.temperature ?? null, top_p: body.top_p ?? null, top_k: body.top_k ?? null }, deps.profile, spec.defaults.sampling);
+    const model = deps.models.resolve(body.model);
+    refuseEmbeddingModel(deps, model);
     const stopSequences = body.stop_sequences ?? [];
-    const { prompt, choices } = await startChatRequest(deps, {
-      ...spec,
-      limit: (promptTokens, context) => replyLimit(deps.profile, promptTokens, context, body.max_tokens),
-      sampling, fields: { stop: stopSequences },
-      ...(budget !== undefined ? { reasoningBudget: budget } : {}),
-      signal: c.req.raw.signal, onDone: observeChoices(deps, spec.model.id, arrived),
-    });
+    const spec = await chatSpec(deps, body, model, { maxTokens: body.max_tokens, overflow: "clamp" }, stopSequences);
+    const { prompt, choices } = await runChat(servedModel(deps, model), { ...spec, ...(budget !== undefined ? { reasoningBudget: budget } : {}) },
+      serverRun(deps, model, c.req.raw.signal, arrived)).catch(agentContextErrors(deps.profile));
     const choice = choices[0]!;
     const id = newMessageId();
     const report = (usage: { promptTokens: number; completionTokens: number }) =>
@@ -49,10 +50,10 @@ export function messages(deps: ServerDeps) {
     if (!body.stream) {
       const result = await choice.collect();
       report(result.usage);
-      return c.json(messageBody(id, spec.model.id, contentBlocks(result), stopReasonOf(result, stopSequences), messagesUsage(result.usage)));
+      return c.json(messageBody(id, model.id, contentBlocks(result), stopReasonOf(result, stopSequences), messagesUsage(result.usage)));
     }
     return namedEventStream(c, async (send) => {
-      const writer = new MessageEventWriter(id, spec.model.id, stopSequences, send);
+      const writer = new MessageEventWriter(id, model.id, stopSequences, send);
       await writer.start(prompt.tokens.length);
       for await (const event of choice.events()) {
         if (event.type === "done") report(event.usage);
@@ -66,7 +67,9 @@ export function messages(deps: ServerDeps) {
 export function countTokens(deps: ServerDeps) {
   return async function countTokensHandler(c: Context) {
     const body = validate(countTokensSchema, await readJsonBody(c));
-    const { prompt } = await renderChatRequest(deps, await promptSpec(deps, body));
+    const model = deps.models.resolve(body.model);
+    refuseEmbeddingModel(deps, model);
+    const { prompt } = await renderChat(servedModel(deps, model), await chatSpec(deps, body, model, { overflow: "clamp" }), serverRun(deps, model, c.req.raw.signal, performance.now()));
     return c.json({ input_tokens: prompt.tokens.length });
   };
 }

@@ -1,6 +1,7 @@
 // The bodies of POST /v1/messages and /v1/messages/count_tokens (Anthropic's Messages API). Content
 // blocks are checked where they are read (messages-input.ts), so an unknown block type is a 400 naming it.
 import { z } from "zod";
+import { wireOptionFields } from "../../options/wire-names.ts";
 
 export const contentBlockSchema = z.looseObject({ type: z.string() });
 
@@ -40,6 +41,8 @@ const promptFields = {
 
 export const messagesSchema = z.object({
   ...promptFields,
+  // The option table's parameters as extra fields (what llama-server's Messages API takes beside Anthropic's).
+  ...wireOptionFields(),
   max_tokens: z.number().int().min(1).describe("required: the most tokens the reply may have"),
   stop_sequences: z.array(z.string().min(1)).optional(),
   temperature: z.number().min(0).max(2).optional(),

@@ -58,7 +58,7 @@
 import { Hono, type Handler } from "hono";
 import type { ServerOptions } from "../server-options.ts";
 import { sdkSocketRoutes } from "./sdk/websocket.ts";
-import { llamuxVersion } from "../../cli/version.ts";
+import { llamuxVersion } from "../../version.ts";
 import type { ServerDeps } from "../deps.ts";
 import { chatCompletions } from "../openai/chat-completions.ts";
 import { completions } from "../openai/completions.ts";

@@ -1,7 +1,7 @@
 // LM Studio's extra fields on /api/v0 completions: `stats` (speed, seconds to the first token,
 // seconds generating, and why generation stopped in LM Studio's camelCase words), `model_info` and
 // `runtime`. Durations are seconds, as LM Studio reports them.
-import { llamaCppRelease } from "../../cli/version.ts";
+import { llamaCppRelease } from "../../version.ts";
 import type { FinishedChoice, ResponseExtension } from "../openai/response-extension.ts";
 import { modelFacts } from "./model-facts.ts";
 import { basename } from "node:path";

@@ -7,20 +7,20 @@ import type { Context } from "hono";
 import { streamSSE } from "hono/streaming";
 import { z } from "zod";
 import type { ChatMessage } from "../../chat/types.ts";
-import { renderChatPrompt, startChat } from "../../generation/chat.ts";
-import { planChatOutput } from "../../generation/chat-output.ts";
+import type { ModelHandle } from "../../generation/chat-spec.ts";
+import { runChat } from "../../generation/run-chat.ts";
+import { lmStudioRestFields, readLmStudioRest } from "../../options/lmstudio-names.ts";
+import { mergeOptionValues } from "../../options/values.ts";
+import { modelOptions, serverRun } from "../chat-request.ts";
 import { ApiError, badRequest } from "../api-error.ts";
 import type { ServerDeps } from "../deps.ts";
-import { observeChoices } from "../observe.ts";
 import { readJsonBody, validate } from "../validation.ts";
 import { imageUrlReader, type ImageUrlReader } from "../request-images.ts";
-import { checkContextLength } from "../openai/context-check.ts";
-import { ttlField, ttlKeepAlive } from "../openai/ttl.ts";
+import { ttlField, ttlKeepAlive } from "../ttl.ts";
 import type { ChatThreads } from "./chat-threads.ts";
 import { readReply, type Reply } from "./v1-chat-reply.ts";
 import { lmStudioV1ErrorBody } from "./v1-error.ts";
 import type { LmStudioModelService } from "./model-service.ts";
-import { predictionLoadOverrides, predictionRequest, type LmStudioPrediction } from "./prediction-settings.ts";
 
 const inputItem = z.union([
   z.object({ type: z.enum(["message", "text"]), content: z.string() }),
@@ -34,14 +34,9 @@ const chatSchema = z.object({
   integrations: z.array(z.unknown()).optional().describe("MCP servers and plugins: not supported"),
   mcp_servers: z.array(z.unknown()).optional().describe("earlier name of integrations: not supported"),
   stream: z.boolean().optional(),
-  temperature: z.number().min(0).optional(),
-  top_p: z.number().gt(0).max(1).optional(),
-  top_k: z.number().int().min(-1).optional(),
-  min_p: z.number().min(0).max(1).optional(),
-  repeat_penalty: z.number().gt(0).optional(),
-  max_output_tokens: z.number().int().min(1).optional(),
+  // temperature, top_p, top_k, min_p, repeat_penalty, max_output_tokens, context_length: the option table's
+  ...lmStudioRestFields(),
   reasoning: z.enum(["off", "low", "medium", "high", "on"]).optional(),
-  context_length: z.number().int().min(16).optional().describe("context for a model this request loads"),
   store: z.boolean().optional().describe("keep the conversation and answer a response_id; default true"),
   previous_response_id: z.string().optional(),
   ttl: ttlField,
@@ -84,25 +79,26 @@ export function v1Chat(deps: ServerDeps, models: LmStudioModelService, threads: 
     // Images are read (and refused) before the model loads.
     const messages = conversation(body, threads, await userMessage(body.input, imageUrlReader(deps, model)));
 
-    const prediction: LmStudioPrediction = {
-      temperature: body.temperature, topP: body.top_p, topK: body.top_k, minP: body.min_p, repeatPenalty: body.repeat_penalty,
-      maxTokens: body.max_output_tokens, contextLength: body.context_length,
-    };
+    const options = mergeOptionValues(deps.profile.openAiDefaults, modelOptions(model), readLmStudioRest(body));
     const wasLoaded = models.loadedOf(model).length > 0;
-    const loadStarted = performance.now();
-    const engine = await models.engine(model, predictionLoadOverrides(model, prediction), ttlKeepAlive(deps.profile, body.ttl));
-    const loadSeconds = wasLoaded ? undefined : (performance.now() - loadStarted) / 1000;
+    let loadSeconds: number | undefined;
+    const handle: ModelHandle = {
+      engine: async (load) => {
+        const loadStarted = performance.now();
+        const engine = await models.engine(model, load, ttlKeepAlive(deps.profile, body.ttl));
+        if (!wasLoaded) loadSeconds = (performance.now() - loadStarted) / 1000;
+        return engine;
+      },
+    };
+    const thinking = body.reasoning !== "off";
+    const { engine, choices: [choice] } = await runChat(handle, {
+      prompt: { kind: "conversation", messages, ...(model.stored ? { layers: model.stored } : {}), ...(body.reasoning !== undefined ? { templateVariables: { enable_thinking: thinking } } : {}) },
+      output: { reasoning: thinking },
+      options,
+      limit: { overflow: deps.profile.replyOverflow },
+    }, serverRun(deps, model, c.req.raw.signal, arrived));
     const loaded = models.loaded().find((l) => l.engine === engine);
     const instanceId = loaded ? models.instanceId(loaded) : model.id;
-
-    const thinking = body.reasoning !== "off";
-    const plan = planChatOutput({ reasoning: thinking }, engine.info.chatTemplate);
-    const prompt = await renderChatPrompt(engine, { messages, ...(body.reasoning !== undefined ? { templateVariables: { enable_thinking: thinking } } : {}) });
-    checkContextLength(deps.profile, prompt.tokens.length, body.max_output_tokens, engine.info.contextPerSequence);
-    const { sampling, fields } = predictionRequest(deps.profile, model, prediction);
-    const [choice] = await startChat(engine, prompt, { sampling, ...fields }, {
-      signal: c.req.raw.signal, onDone: observeChoices(deps, model.id, arrived), parser: () => plan.parser(prompt.text),
-    });
 
     const result = async (reply: Reply) => {
       c.set("usage", { promptTokens: reply.usage.promptTokens, completionTokens: reply.usage.completionTokens });

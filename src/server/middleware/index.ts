@@ -7,12 +7,10 @@
 //   API key       before the body is read: an unauthenticated upload is never buffered;
 //   body limit    last, just before validation and the routes.
 import type { Hono } from "hono";
-import type { Profile } from "../profiles.ts";
+import type { Profile } from "../profiles/profile.ts";
 import type { ApiError } from "../api-error.ts";
 import type { ServerOptions } from "../server-options.ts";
 import { apiKey, PUBLIC_PATHS } from "./api-key.ts";
-import { isAnthropicPath } from "../anthropic/errors.ts";
-import { errorBodyFor } from "../error-body.ts";
 import { bodyLimit } from "./body-limit.ts";
 import { cors } from "./cors.ts";
 import type { RenderError } from "./error-response.ts";
@@ -20,16 +18,9 @@ import { hostCheck } from "./host-check.ts";
 import { securityHeaders } from "./security-headers.ts";
 import { requestLog, type RequestLogOptions } from "./request-log.ts";
 
-/**
- * The profile's error shape, except that vLLM answers a failed key check with the bare
- * `{"error":"Unauthorized"}` (its auth middleware runs outside its OpenAI error handling).
- * The Messages API answers in Anthropic's shape on every profile (Claude Code reads its error types).
- * Profile c gets llama-server's 401 (`authentication_error`, "Invalid API Key") from its OpenAI shape.
- */
+/** The profile's error shape for the request's path (its 401 included: vLLM's is a bare {"error": "Unauthorized"}). */
 export function middlewareErrorBody(profile: Profile): RenderError {
-  return (error: ApiError, c) => (profile.name === "b" && error.status === 401 && !isAnthropicPath(c.req.path)
-    ? { error: "Unauthorized" }
-    : errorBodyFor(profile, error, c.req.path));
+  return (error: ApiError, c) => profile.errorBody(error, c.req.path);
 }
 
 export interface MiddlewareSetup {

@@ -1,6 +1,6 @@
 // Ollama's native chat messages and tools in the chat path's shapes, and tool calls back in Ollama's.
 import type { ChatMessage, ToolDefinition } from "../../chat/types.ts";
-import type { ParsedToolCall } from "../../generation/chat-events.ts";
+import type { ParsedToolCall } from "../../chat/output-parser.ts";
 import type { ChatRequestBody, NativeChatMessage } from "./schemas.ts";
 
 /**

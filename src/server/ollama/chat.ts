@@ -2,22 +2,22 @@
 // parsing), answered as Ollama's ChatResponse chunks. A chat longer than the context loses its oldest
 // messages first.
 import type { Context } from "hono";
-import { startChat } from "../../generation/chat.ts";
-import { planChatOutput } from "../../generation/chat-output.ts";
+import { runChat } from "../../generation/run-chat.ts";
+import { engineSettings } from "../../options/engine-settings.ts";
+import { serverRun, servedModel } from "../chat-request.ts";
 import { formatConstraint } from "./format.ts";
 import { badRequest } from "../api-error.ts";
 import type { ServerDeps } from "../deps.ts";
-import { observeChoices } from "../observe.ts";
 import { readJsonBody, validate } from "../validation.ts";
 import { base64Images } from "../request-images.ts";
 import { nativeToolCall, toChatMessages, toToolDefinitions } from "./chat-messages.ts";
-import { fitMessages } from "./fit-context.ts";
+import { ollamaContextErrors, timedLoad } from "./fit-context.ts";
 import { metricsFields, type RequestTiming } from "./metrics.ts";
 import { audioReader } from "../request-audio.ts";
 import { doesNotSupport, findModel, keepAliveOf, loadOrUnload } from "./model-request.ts";
-import { generationLimits, loadOverrides, modelOptions, samplerSettings } from "./options.ts";
-import { renderModelPrompt, thinkSetting } from "../../generation/model-prompt.ts";
-import { checkCapabilities, thinkingParser } from "./capability-checks.ts";
+import { nativeOptions } from "./options.ts";
+import { thinkSetting } from "../../generation/model-prompt.ts";
+import { checkCapabilities } from "./capability-checks.ts";
 import { nativeLogprobs, respondNative, type NativeShape, type ResponsePiece } from "./respond.ts";
 import { chatSchema } from "./schemas.ts";
 import { ollamaToolChoice } from "./tool-choice.ts";
@@ -47,12 +47,11 @@ export function chat(deps: ServerDeps) {
     const model = findModel(deps, body.model, "quoted");
     if (deps.models.embeds(model)) throw doesNotSupport(model, "chat");
     const keepAlive = keepAliveOf(deps, model, body.keep_alive);
-    const options = modelOptions(model, body.options);
-    const overrides = loadOverrides(options);
+    const options = nativeOptions(model, body);
 
     const messages = body.messages ?? [];
     if (messages.length === 0) {
-      const doneReason = await loadOrUnload(deps, model, overrides, keepAlive);
+      const doneReason = await loadOrUnload(deps, model, engineSettings(options).load, keepAlive);
       return c.json({ model: body.model, created_at: new Date().toISOString(), message: { role: "assistant", content: "" }, done_reason: doneReason, done: true });
     }
     const chatMessages = toChatMessages(messages, (images) => base64Images(deps, model, images, () => doesNotSupport(model, "vision")), (clips) => {
@@ -64,24 +63,18 @@ export function chat(deps: ServerDeps) {
     const requestedTools = toToolDefinitions(body.tools);
     const toolChoice = ollamaToolChoice(body.tool_choice, { tools: requestedTools, constrained: constraint !== undefined, parser: deps.toolCallParser });
     const capabilities = checkCapabilities(model, { tools: requestedTools.length > 0 && toolChoice !== "none", think: body.think });
-    const engine = await deps.models.engine(model, overrides, keepAlive);
-    const loaded = performance.now();
-    const plan = planChatOutput({
-      tools: requestedTools, reasoning: capabilities.includes("thinking") && body.think !== false,
-      ...(toolChoice ? { toolChoice } : {}), ...(constraint ? { constraint } : {}),
-    }, engine.info.chatTemplate, deps.toolCallParser);
-    const prompt = await fitMessages(
-      chatMessages, (kept) => renderModelPrompt(engine, model.stored ?? {}, {
-        messages: kept, tools: plan.tools, ...thinkSetting(body.think), ...(plan.syntax ? { toolCallSyntax: plan.syntax } : {}),
-      }), engine.info.contextPerSequence, body.truncate !== false,
-    );
+    let loaded = arrived;
     const withLogprobs = body.logprobs === true;
-    const sampling = samplerSettings(options);
-    if (plan.grammar) sampling.grammar = plan.grammar;
-    const [choice] = await startChat(engine, prompt, {
-      sampling, ...generationLimits(options), ...(withLogprobs ? { logprobs: body.top_logprobs ?? 0 } : {}),
-      ...(plan.readsToolCalls ? { renderSpecialTokens: true } : {}),
-    }, { signal: c.req.raw.signal, onDone: observeChoices(deps, model.id, arrived), parser: () => plan.parser(prompt.text) });
+    const { choices: [choice] } = await runChat(timedLoad(servedModel(deps, model, { keepAlive }), (at) => (loaded = at)), {
+      prompt: { kind: "conversation", messages: chatMessages, layers: model.stored ?? {}, ...thinkSetting(body.think), overflow: body.truncate === false ? "refuse" : "drop-oldest" },
+      output: {
+        tools: requestedTools, reasoning: capabilities.includes("thinking") && body.think !== false,
+        ...(toolChoice ? { toolChoice } : {}), ...(constraint ? { constraint } : {}),
+      },
+      options,
+      limit: { overflow: "allow" },
+      ...(withLogprobs ? { logprobs: body.top_logprobs ?? 0 } : {}),
+    }, serverRun(deps, model, c.req.raw.signal, arrived)).catch(ollamaContextErrors);
     return respondNative(c, choice!, chatShape(body.model, withLogprobs, { arrived, loaded }), body.stream !== false);
   };
 }

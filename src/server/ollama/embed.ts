@@ -7,8 +7,7 @@ import type { ServerDeps } from "../deps.ts";
 import { readJsonBody, validate } from "../validation.ts";
 import { metricsFields } from "./metrics.ts";
 import { doesNotSupport, findModel, keepAliveOf } from "./model-request.ts";
-import { loadOverrides, modelOptions } from "./options.ts";
-import { notAnEmbeddingModel } from "../openai/not-an-embedding-model.ts";
+import { loadOverrides } from "./options.ts";
 import { embedSchema } from "./schemas.ts";
 
 function inputsOf(input: unknown): string[] {
@@ -36,8 +35,8 @@ export function embed(deps: ServerDeps) {
     const inputs = inputsOf(body.input);
     // As Ollama: the model loads whatever it is, and only a generative model's runner refuses to embed
     const embeds = deps.models.embeds(model);
-    if (!embeds && inputs.length > 0) throw notAnEmbeddingModel("a", model.id);
-    const engine = await deps.models.engine(model, embeds ? {} : loadOverrides(modelOptions(model, body.options)), keepAliveOf(deps, model, body.keep_alive));
+    if (!embeds && inputs.length > 0) throw deps.profile.notAnEmbeddingModel(model.id);
+    const engine = await deps.models.engine(model, embeds ? {} : loadOverrides(model, body.options), keepAliveOf(deps, model, body.keep_alive));
     const loaded = performance.now();
     const truncate = body.truncate !== false;
     const results = [];

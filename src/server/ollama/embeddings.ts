@@ -3,8 +3,7 @@ import type { Context } from "hono";
 import type { ServerDeps } from "../deps.ts";
 import { readJsonBody, validate } from "../validation.ts";
 import { findModel, keepAliveOf } from "./model-request.ts";
-import { loadOverrides, modelOptions } from "./options.ts";
-import { notAnEmbeddingModel } from "../openai/not-an-embedding-model.ts";
+import { loadOverrides } from "./options.ts";
 import { embeddingsSchema } from "./schemas.ts";
 
 export function embeddings(deps: ServerDeps) {
@@ -14,8 +13,8 @@ export function embeddings(deps: ServerDeps) {
     // As Ollama: an empty prompt loads the model whatever it is; a generative one cannot embed. (Ollama's
     // legacy route wraps that refusal in a 500; llamux keeps the runner's 501, since the server is fine.)
     const embeds = deps.models.embeds(model);
-    if (!embeds && body.prompt) throw notAnEmbeddingModel("a", model.id);
-    const engine = await deps.models.engine(model, embeds ? {} : loadOverrides(modelOptions(model, body.options)), keepAliveOf(deps, model, body.keep_alive));
+    if (!embeds && body.prompt) throw deps.profile.notAnEmbeddingModel(model.id);
+    const engine = await deps.models.engine(model, embeds ? {} : loadOverrides(model, body.options), keepAliveOf(deps, model, body.keep_alive));
     if (!body.prompt) return c.json({ embedding: [] });
     const result = await engine.embed(body.prompt, { truncate: true });
     c.set("usage", { promptTokens: result.tokens, completionTokens: 0 });

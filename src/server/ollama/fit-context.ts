@@ -1,68 +1,24 @@
-// Over-long prompts, handled as Ollama does by default: a chat loses its oldest messages (system
-// messages and the last message stay) until the rendered prompt fits; a raw or generate prompt keeps
-// its first num_keep tokens and its end, as llama-server cuts one. With truncate: false both are a 400.
-import type { ChatMessage } from "../../chat/types.ts";
-import type { RenderedPrompt } from "../../generation/chat.ts";
-import { logger } from "../../log.ts";
+// Ollama's side of fitting a request to the context: a prompt that cannot fit (a chat with truncate
+// false, or one whose kept messages alone are too long) is a 400 in Ollama's words. The fitting itself
+// (dropping the oldest messages, cutting a raw prompt) is the orchestrator's (generation/prompt-fit.ts).
+import { ContextLimitError, type ModelHandle } from "../../generation/chat-spec.ts";
 import { badRequest } from "../api-error.ts";
-
-const log = logger("ollama");
 
 export const PROMPT_TOO_LONG =
   "the prompt is longer than the context length currently available to the model; shorten the prompt, adjust the context length in settings, or use a model with a longer context length";
 
-/** The engine needs one free position after the prompt to generate. */
-const fits = (tokens: number, contextLength: number) => tokens < contextLength;
-
-/**
- * Keeps the first `numKeep` tokens and drops whole blocks of half the remaining window after them,
- * so that about half the context stays free for the answer (llama-server's prompt truncation).
- */
-export function cutPromptTokens(tokens: number[], contextLength: number, numKeep: number): number[] {
-  if (fits(tokens.length, contextLength)) return tokens;
-  const keep = Math.min(numKeep, contextLength - 4);
-  const block = Math.floor((contextLength - keep) / 2);
-  const erasedBlocks = Math.floor((tokens.length - keep - block) / block);
-  const cut = [...tokens.slice(0, keep), ...tokens.slice(keep + erasedBlocks * block)];
-  log.warn(`prompt of ${tokens.length} tokens cut to ${cut.length} to fit the context of ${contextLength}`);
-  return cut;
+/** A rejection handler that words a ContextLimitError as Ollama does and passes anything else on. */
+export function ollamaContextErrors(error: unknown): never {
+  throw error instanceof ContextLimitError ? badRequest(PROMPT_TOO_LONG) : error;
 }
 
-/** Removes the `count` oldest messages that may go (not system messages, not the last message). */
-function dropOldest(messages: ChatMessage[], count: number): ChatMessage[] {
-  let dropped = 0;
-  return messages.filter((message, index) => {
-    if (dropped >= count || message.role === "system" || index === messages.length - 1) return true;
-    dropped++;
-    return false;
-  });
-}
-
-/**
- * The rendered prompt of the longest recent part of the chat that fits. Searches for the fewest
- * messages to drop, rendering O(log n) times.
- */
-export async function fitMessages(
-  messages: ChatMessage[], render: (messages: ChatMessage[]) => Promise<RenderedPrompt>, contextLength: number, truncate: boolean,
-): Promise<RenderedPrompt> {
-  const whole = await render(messages);
-  if (fits(whole.tokens.length, contextLength)) return whole;
-  if (!truncate) throw badRequest(PROMPT_TOO_LONG);
-  const droppable = messages.filter((m, i) => m.role !== "system" && i !== messages.length - 1).length;
-  let low = 1;
-  let high = droppable;
-  let best: { prompt: RenderedPrompt; dropped: number } | undefined;
-  while (low <= high) {
-    const middle = Math.floor((low + high) / 2);
-    const prompt = await render(dropOldest(messages, middle));
-    if (fits(prompt.tokens.length, contextLength)) {
-      best = { prompt, dropped: middle };
-      high = middle - 1;
-    } else {
-      low = middle + 1;
-    }
-  }
-  if (!best) throw badRequest(PROMPT_TOO_LONG);
-  log.warn(`chat of ${whole.tokens.length} tokens does not fit the context of ${contextLength}: dropped its ${best.dropped} oldest messages (${best.prompt.tokens.length} tokens left)`);
-  return best.prompt;
+/** The model handle, telling `loaded` when its engine is ready (Ollama's load_duration). */
+export function timedLoad(model: ModelHandle, loaded: (at: number) => void): ModelHandle {
+  return {
+    engine: async (options) => {
+      const engine = await model.engine(options);
+      loaded(performance.now());
+      return engine;
+    },
+  };
 }

@@ -1,9 +1,9 @@
 // GET /api/ps: the loaded models, the one with the most time left first. `expires_at` is when an idle
 // model unloads (year 2318 for "forever", as Ollama writes it), `context_length` the context per
 // sequence the engine was given.
-import { createHash } from "node:crypto";
 import type { Context } from "hono";
 import type { ServerDeps } from "../deps.ts";
+import { fileDigest } from "../model-listing.ts";
 import type { LoadedModel } from "../model-service.ts";
 import { modelDetails } from "./details.ts";
 
@@ -17,11 +17,6 @@ function vramBytes(loaded: LoadedModel): number {
   const layers = Number(info.metadata[`${info.architecture}.block_count`] ?? 0);
   if (options.gpuLayers < 0 || layers === 0) return info.sizeBytes;
   return Math.round(info.sizeBytes * Math.min(1, options.gpuLayers / layers));
-}
-
-/** Stands in for a manifest digest where a model is a plain file: stable per file. */
-export function fileDigest(path: string): string {
-  return createHash("sha256").update(path).digest("hex");
 }
 
 export function runningModels(deps: ServerDeps) {

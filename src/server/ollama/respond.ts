@@ -4,7 +4,7 @@
 import type { Context } from "hono";
 import type { RequestUsage, TokenLogprobs } from "../../engine/types.ts";
 import type { ChatChoice } from "../../generation/chat.ts";
-import type { ParsedToolCall } from "../../generation/chat-events.ts";
+import type { ParsedToolCall } from "../../chat/output-parser.ts";
 import { toApiError } from "../api-error.ts";
 import { ndjsonResponse } from "./ndjson.ts";
 

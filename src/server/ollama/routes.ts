@@ -2,7 +2,7 @@
 // as Ollama's GenerateRoutes() is. Errors here are {"error": "..."} (profiles.ts); an unknown path or
 // a wrong method is answered in plain text, as Ollama's router does.
 import { Hono, type Context, type Handler } from "hono";
-import { llamuxVersion } from "../../cli/version.ts";
+import { llamuxVersion } from "../../version.ts";
 import type { ServerDeps } from "../deps.ts";
 import { chat } from "./chat.ts";
 import { embed } from "./embed.ts";

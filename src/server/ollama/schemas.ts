@@ -28,6 +28,10 @@ const commonFields = {
   truncate: z.boolean().nullable().optional().describe("cut an over-long prompt to fit instead of failing; default true"),
   shift: z.boolean().nullable().optional().describe("accepted; llamux ends generation when the context is full"),
   logprobs: z.boolean().nullable().optional(),
+  // Not Ollama's: the AI SDK's Ollama provider sends these at the top level; read as options (options win).
+  max_output_tokens: z.number().int().nullable().optional().describe("as options.num_predict (options win)"),
+  temperature: z.number().nullable().optional().describe("as options.temperature (options win)"),
+  top_p: z.number().nullable().optional().describe("as options.top_p (options win)"),
   top_logprobs: z.number().int().min(0, "top_logprobs must be between 0 and 20").max(20, "top_logprobs must be between 0 and 20").nullable().optional(),
 };
 

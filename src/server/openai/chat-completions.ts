@@ -1,25 +1,26 @@
-// POST /v1/chat/completions: translates the body into the shared chat path (template, n choices,
-// output parsing) and answers with one chat.completion or an SSE stream of chat.completion.chunk.
+// POST /v1/chat/completions: the body becomes a chat spec (messages, tools, structured output, the option
+// table's parameters), the orchestrator runs it, and the choices' events are written as one
+// chat.completion or an SSE stream of chat.completion.chunk.
 import type { Context } from "hono";
 import { parseToolChoice } from "../../generation/chat-output.ts";
-import { startChatRequest } from "../chat-request.ts";
+import type { ChatSpec } from "../../generation/chat-spec.ts";
+import { runChat } from "../../generation/run-chat.ts";
 import { outputConstraintOf } from "./structured-output.ts";
 import { badRequest } from "../api-error.ts";
 import { readJsonBody, validate } from "../validation.ts";
 import type { ServerDeps } from "../deps.ts";
-import { observeChoices } from "../observe.ts";
+import { refuseEmbeddingModel, serverRun, servedModel } from "../chat-request.ts";
 import { imageUrlReader } from "../request-images.ts";
 import { audioReader } from "../request-audio.ts";
 import { chatCompletionSchema } from "./schemas.ts";
-import { checkContextLength } from "./context-check.ts";
 import { openAiEventStream } from "./sse.ts";
 import { streamChatChoices } from "./chat-stream.ts";
-import { loadOverrides, modelDefaults } from "./ollama-options.ts";
-import { ttlKeepAlive } from "./ttl.ts";
+import { requestOptions } from "../request-options.ts";
+import { ttlKeepAlive } from "../ttl.ts";
 import { draftModelOverrides } from "./draft-model.ts";
 import { requestedMaxTokens } from "./max-tokens.ts";
 import type { ResponseExtension } from "./response-extension.ts";
-import { chatCompletionBody, checkChoiceOptions, checkMinTokens, completionId, generationFields, toChatMessages, toSamplerSettings, toUsage } from "./translate.ts";
+import { chatCompletionBody, checkChoiceOptions, completionId, stopStrings, toChatMessages, toUsage } from "./translate.ts";
 
 /** `{ [key]: value }`, or nothing when the value is unset (exactOptionalPropertyTypes). */
 function optional<K extends string, V>(key: K, value: V | undefined): { [P in K]?: V } {
@@ -33,34 +34,32 @@ export function chatCompletions(deps: ServerDeps, extension?: ResponseExtension)
     const body = validate(chatCompletionSchema, await readJsonBody(c));
     const n = body.n ?? 1;
     const model = deps.models.resolve(body.model);
-    const defaults = modelDefaults(model);
-    const sampling = toSamplerSettings(body, deps.profile, defaults.sampling);
-    checkChoiceOptions(body, n, sampling);
+    const options = requestOptions(deps.profile, model, body, stopStrings(body.stop));
+    checkChoiceOptions(body, n, options);
     if (body.top_logprobs && !body.logprobs) throw badRequest("when using `top_logprobs`, `logprobs` must be set to true.", "top_logprobs");
+    refuseEmbeddingModel(deps, model);
 
     // Images are read (and refused) before the model loads.
     const messages = await toChatMessages(body.messages, imageUrlReader(deps, model), audioReader(deps, model));
-    const constraint = outputConstraintOf(body);
     const logprobs = body.logprobs ? body.top_logprobs ?? 0 : undefined;
-    const { engine, prompt, maxTokens, choices } = await startChatRequest(deps, {
-      model, defaults, messages,
-      load: { ...loadOverrides(deps.profile, body), ...draftModelOverrides(deps, body.draft_model) }, ...optional("keepAlive", ttlKeepAlive(deps.profile, body.ttl)),
+    const requested = requestedMaxTokens(deps.profile, body.max_tokens, 1);
+    const spec: ChatSpec = {
+      prompt: {
+        kind: "conversation", messages, ...optional("layers", model.stored),
+        addGenerationPrompt: body.add_generation_prompt ?? true, ...optional("templateVariables", body.chat_template_kwargs),
+      },
       output: {
         tools: body.tools ?? [], parallelToolCalls: body.parallel_tool_calls ?? true,
-        ...optional("toolChoice", parseToolChoice(body.tool_choice)), ...optional("constraint", constraint),
+        ...optional("toolChoice", parseToolChoice(body.tool_choice)), ...optional("constraint", outputConstraintOf(body)),
       },
-      addGenerationPrompt: body.add_generation_prompt ?? true,
-      ...optional("templateVariables", body.chat_template_kwargs),
-      limit(promptTokens, context) {
-        const requested = requestedMaxTokens(deps.profile, body.max_tokens, 1);
-        const limit = body.max_completion_tokens ?? (requested === "unlimited" ? undefined : requested ?? defaults.maxTokens);
-        checkContextLength(deps.profile, promptTokens, limit, context);
-        checkMinTokens(body, limit);
-        return limit;
-      },
-      sampling, fields: generationFields(body, undefined, logprobs), keepSpecialTokens: body.skip_special_tokens !== true,
-      n, signal: c.req.raw.signal, onDone: observeChoices(deps, model.id, arrived),
-    });
+      options,
+      limit: { ...optional("maxTokens", body.max_completion_tokens ?? requested), overflow: deps.profile.replyOverflow },
+      n, ...optional("logprobs", logprobs),
+      // A client that asks for special tokens to be skipped gets call markers skipped too.
+      ...(options.skipSpecialTokens === true ? { keepSpecialTokens: false } : {}),
+    };
+    const load = { extra: draftModelOverrides(deps, body.draft_model), keepAlive: ttlKeepAlive(deps.profile, body.ttl) };
+    const { engine, prompt, maxTokens, choices } = await runChat(servedModel(deps, model, load), spec, serverRun(deps, model, c.req.raw.signal, arrived));
     const id = completionId("chatcmpl");
     const created = Math.floor(Date.now() / 1000);
     const reportUsage = (usage: ReturnType<typeof toUsage>) =>

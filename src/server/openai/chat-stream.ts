@@ -3,7 +3,7 @@
 import type { RequestUsage } from "../../engine/types.ts";
 import type { ChatChoice } from "../../generation/chat.ts";
 import type { ChatEvent } from "../../generation/chat-events.ts";
-import type { Profile } from "../profiles.ts";
+import type { Profile } from "../profiles/profile.ts";
 import type { SendChunk } from "./sse.ts";
 import { errorChunk, finishReasonOf, stopReasonOf } from "./stream-choices.ts";
 import { chatChunk, chatLogprobs } from "./translate.ts";

@@ -9,17 +9,20 @@ import type { ServerDeps } from "../deps.ts";
 import { samplingFields } from "./schemas.ts";
 import { outputConstraintOf, structuredOutputFields } from "./structured-output.ts";
 import { constraintGrammar } from "../../chat/structured/constraint.ts";
-import { checkContextLength } from "./context-check.ts";
+import { ContextLimitError } from "../../generation/chat-spec.ts";
+import { promptFits } from "../../generation/prompt-fit.ts";
+import { replyTokens } from "../../generation/run-chat.ts";
+import { engineSettings } from "../../options/engine-settings.ts";
+import { requestOptions } from "../request-options.ts";
 import { startChoices } from "../../generation/choices.ts";
 import { errorChunk, finishReasonOf, stopReasonOf, streamChoices, type ChunkFormat } from "./stream-choices.ts";
 import { openAiEventStream } from "./sse.ts";
 import { observeChoices } from "../observe.ts";
-import { loadOverrides, modelDefaults, withModelStops } from "./ollama-options.ts";
-import { ttlKeepAlive } from "./ttl.ts";
+import { ttlKeepAlive } from "../ttl.ts";
 import { draftModelOverrides } from "./draft-model.ts";
 import { requestedMaxTokens } from "./max-tokens.ts";
 import type { ResponseExtension } from "./response-extension.ts";
-import { checkChoiceOptions, completionId, generationFields, textLogprobs, toSamplerSettings, toUsage } from "./translate.ts";
+import { checkChoiceOptions, completionId, stopStrings, textLogprobs, toUsage } from "./translate.ts";
 
 export const completionSchema = z.object({
   model: z.string().optional(),
@@ -50,13 +53,14 @@ export function completions(deps: ServerDeps, extension?: ResponseExtension) {
     if (body.suffix) throw badRequest("suffix is not supported", "suffix");
     const n = body.n ?? 1;
     const model = deps.models.resolve(body.model);
-    const defaults = modelDefaults(model);
+    const options = requestOptions(deps.profile, model, body, stopStrings(body.stop));
+    const settings = engineSettings(options);
     const constraint = outputConstraintOf(body);
-    const sampling = { ...toSamplerSettings(body, deps.profile, defaults.sampling), ...(constraint ? { grammar: constraintGrammar(constraint) } : {}) };
-    checkChoiceOptions(body, n, sampling);
+    const sampling = { ...settings.sampling, ...(constraint ? { grammar: constraintGrammar(constraint) } : {}) };
+    checkChoiceOptions(body, n, options);
 
     if (deps.models.embeds(model)) throw badRequest(`Model "${model.id}" is an embedding model and does not support completions`, "model");
-    const engine = await deps.models.engine(model, { ...defaults.load, ...loadOverrides(deps.profile, body), ...draftModelOverrides(deps, body.draft_model) }, ttlKeepAlive(deps.profile, body.ttl));
+    const engine = await deps.models.engine(model, { ...settings.load, ...draftModelOverrides(deps, body.draft_model) }, ttlKeepAlive(deps.profile, body.ttl));
     for (const ids of promptList(body.prompt)) {
       const problem = typeof ids === "string" ? undefined : tokenIdProblem(ids, engine.info.vocabularySize, "prompt");
       if (problem) throw badRequest(problem, "prompt");
@@ -65,12 +69,20 @@ export function completions(deps: ServerDeps, extension?: ResponseExtension) {
     const texts = await Promise.all(prompts.map((p) => engine.detokenize(p)));
     const requested = requestedMaxTokens(deps.profile, body.max_tokens, 0);
     // LM Studio's -1: generate until the context is full (no limit for the engine).
-    const maxTokens = requested === "unlimited" ? undefined : requested ?? defaults.maxTokens ?? 16;
-    for (const tokens of prompts) checkContextLength(deps.profile, tokens.length, maxTokens, engine.info.contextPerSequence);
+    const maxTokens = requested === "unlimited" ? undefined : requested ?? settings.generation.maxTokens ?? 16;
+    const context = engine.info.contextPerSequence;
+    for (const tokens of prompts) {
+      if (!promptFits(tokens.length, context)) throw new ContextLimitError("prompt", tokens.length, context);
+      replyTokens({ ...(maxTokens !== undefined ? { maxTokens } : {}), overflow: deps.profile.replyOverflow }, undefined, tokens.length, context);
+    }
     if (maxTokens === 0 && !body.echo) throw badRequest("max_tokens must be at least 1 unless echo is set", "max_tokens");
+    const { minTokens } = settings.generation;
+    if (minTokens !== undefined && maxTokens !== undefined && minTokens > maxTokens) throw badRequest(`min_tokens (${minTokens}) must not exceed max_tokens (${maxTokens})`, "min_tokens");
 
     const logprobs = body.logprobs ?? undefined;
-    const fields = withModelStops(generationFields(body, maxTokens === undefined ? undefined : Math.max(1, maxTokens), logprobs), defaults);
+    const fields = { ...settings.generation, ...(logprobs !== undefined ? { logprobs } : {}) };
+    delete fields.maxTokens;
+    if (maxTokens !== undefined) fields.maxTokens = Math.max(1, maxTokens);
     const requests = prompts.map((prompt) => ({ prompt, sampling, ...fields }));
     const id = completionId("cmpl");
     const created = Math.floor(Date.now() / 1000);

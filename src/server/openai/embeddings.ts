@@ -4,8 +4,7 @@ import { z } from "zod";
 import { badRequest } from "../api-error.ts";
 import { readJsonBody, validate } from "../validation.ts";
 import type { ServerDeps } from "../deps.ts";
-import { ttlField, ttlKeepAlive } from "./ttl.ts";
-import { notAnEmbeddingModel } from "./not-an-embedding-model.ts";
+import { ttlField, ttlKeepAlive } from "../ttl.ts";
 
 export const embeddingsSchema = z.object({
   model: z.string().optional(),
@@ -26,7 +25,7 @@ export function embeddings(deps: ServerDeps) {
     const inputs = typeof body.input === "string" ? [body.input] : body.input;
     if (inputs.length === 0) throw badRequest("Input must not be an empty list", "input");
     const model = deps.models.resolve(body.model);
-    if (!deps.models.embeds(model)) throw notAnEmbeddingModel(deps.profile.name, model.id);
+    if (!deps.models.embeds(model)) throw deps.profile.notAnEmbeddingModel(model.id);
     if (deps.models.reranks(model)) throw badRequest(`Model "${model.id}" is a reranker and does not support embeddings: use /v1/rerank`, "model");
     const engine = await deps.models.engine(model, {}, ttlKeepAlive(deps.profile, body.ttl));
     if (body.dimensions !== undefined && body.dimensions !== engine.info.embeddingSize) {

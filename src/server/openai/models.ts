@@ -1,16 +1,15 @@
-// GET /v1/models and GET /v1/models/{id}. On profile a they list what /api/tags lists, in the shape
-// Ollama's OpenAI layer gives (`owned_by` is the name's namespace: "library" for library models).
+// GET /v1/models and GET /v1/models/{id}. Where the profile lists the store (Ollama's), they list what
+// /api/tags lists, in the shape Ollama's OpenAI layer gives (`owned_by` is the name's namespace: "library"
+// for library models); elsewhere the served models with the profile's `owned_by`.
 import type { Context } from "hono";
 import type { ServerDeps } from "../deps.ts";
 import type { ServedModel } from "../model-service.ts";
-import { listedModels } from "../ollama/tags.ts";
+import { listedModels } from "../model-listing.ts";
 import { notFound } from "../api-error.ts";
 import { DEFAULT_NAMESPACE, tryParseModelName } from "../../store/model-name.ts";
 
-const ownedBy = { a: "library", b: "vllm", c: "organization_owner" } as const;
-
 function modelCard(deps: ServerDeps, model: ServedModel) {
-  return { id: model.id, object: "model", created: model.created, owned_by: ownedBy[deps.profile.name], root: model.path, parent: null };
+  return { id: model.id, object: "model", created: model.created, owned_by: deps.profile.ownedBy, root: model.path, parent: null };
 }
 
 /** Ollama's card: `{id, object, created, owned_by}`, the owner being the name's namespace. */
@@ -21,7 +20,7 @@ function ollamaCard(model: ServedModel, modifiedAt: Date) {
 
 export function listModels(deps: ServerDeps) {
   return function listModelsHandler(c: Context) {
-    if (deps.profile.name === "a") return c.json({ object: "list", data: listedModels(deps).map((m) => ollamaCard(m.model, m.modifiedAt)) });
+    if (deps.profile.modelList === "store") return c.json({ object: "list", data: listedModels(deps).map((m) => ollamaCard(m.model, m.modifiedAt)) });
     return c.json({ object: "list", data: deps.models.list().map((m) => modelCard(deps, m)) });
   };
 }
@@ -29,7 +28,7 @@ export function listModels(deps: ServerDeps) {
 export function retrieveModel(deps: ServerDeps) {
   return function retrieveModelHandler(c: Context) {
     const id = c.req.param("id") ?? "";
-    if (deps.profile.name !== "a") return c.json(modelCard(deps, deps.models.resolve(id)));
+    if (deps.profile.modelList === "served") return c.json(modelCard(deps, deps.models.resolve(id)));
     // Ollama answers from /api/show, in its words
     const model = deps.models.list().find((m) => m.id === id) ?? deps.models.resolveStored(id);
     if (!model) throw notFound(`model '${id}' not found`, "model");

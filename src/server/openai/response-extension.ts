@@ -3,7 +3,7 @@
 // profile's routes pass one of these.
 import type { RequestUsage } from "../../engine/types.ts";
 import type { ChatFinishReason } from "../../generation/chat-events.ts";
-import type { EngineHandle } from "../../generation/engine-handle.ts";
+import type { EngineHandle } from "../../engine/engine-handle.ts";
 
 export interface FinishedChoice {
   finishReason: ChatFinishReason;

@@ -2,7 +2,8 @@
 // carry) and its output items: `reasoning` (the model's raw reasoning as reasoning_text), `message`
 // (output_text) and `function_call`.
 import type { RequestUsage } from "../../engine/types.ts";
-import type { ChatFinishReason, ParsedToolCall } from "../../generation/chat-events.ts";
+import type { ParsedToolCall } from "../../chat/output-parser.ts";
+import type { ChatFinishReason } from "../../generation/chat-events.ts";
 import type { ResponsesRequest } from "./responses-schema.ts";
 
 export const newItemId = (prefix: "resp" | "msg" | "rs" | "fc") => `${prefix}_${crypto.randomUUID().replaceAll("-", "")}`;

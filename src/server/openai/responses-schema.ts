@@ -2,6 +2,7 @@
 // Item and content-part types are checked where they are read (responses-input.ts), so an unknown one
 // is a 400 that names it.
 import { z } from "zod";
+import { wireOptionFields } from "../../options/wire-names.ts";
 
 const contentPart = z.looseObject({ type: z.string() });
 
@@ -43,6 +44,8 @@ export const responsesSchema = z.object({
     effort: z.enum(["none", "minimal", "low", "medium", "high", "xhigh"]).nullable().optional(),
     summary: z.string().nullable().optional(),
   }).nullable().optional(),
+  // The option table's parameters as extra fields (vLLM's Responses API takes its sampling fields too).
+  ...wireOptionFields(),
   max_output_tokens: z.number().int().min(1).nullable().optional().describe("default: until the context is full"),
   temperature: z.number().min(0).max(2).nullable().optional(),
   top_p: z.number().gt(0).max(1).nullable().optional(),

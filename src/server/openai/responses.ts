@@ -4,23 +4,22 @@
 import type { Context } from "hono";
 import type { ChatMessage } from "../../chat/types.ts";
 import type { ChatResult } from "../../generation/chat.ts";
-import type { EngineHandle } from "../../generation/engine-handle.ts";
+import type { EngineHandle } from "../../engine/engine-handle.ts";
 import { ApiError, badRequest } from "../api-error.ts";
-import { startChatRequest } from "../chat-request.ts";
+import { refuseEmbeddingModel, serverRun, servedModel } from "../chat-request.ts";
+import { runChat } from "../../generation/run-chat.ts";
 import type { ServerDeps } from "../deps.ts";
 import { namedEventStream } from "../named-sse.ts";
-import { observeChoices } from "../observe.ts";
-import { replyLimit } from "../reply-limit.ts";
+import { agentContextErrors } from "../reply-limit.ts";
 import { imageUrlReader } from "../request-images.ts";
 import { audioReader } from "../request-audio.ts";
 import { readJsonBody, validate } from "../validation.ts";
-import { modelDefaults } from "./ollama-options.ts";
+import { requestOptions } from "../request-options.ts";
 import type { ResponseStore } from "./response-store.ts";
 import { inputMessages, responsesToolChoice, textFormatConstraint, toolDefinitions, withOneSystemMessage } from "./responses-input.ts";
 import { newItemId, outputItems, responseObject, responsesUsage, statusOf, type OutputItem, type ResponseEnvelope } from "./responses-output.ts";
 import { responsesSchema, type ResponsesRequest } from "./responses-schema.ts";
 import { ResponseEventWriter } from "./responses-stream.ts";
-import { toSamplerSettings } from "./translate.ts";
 
 /** The assistant turn an output adds to the stored conversation. */
 function assistantTurn(items: OutputItem[]): ChatMessage {
@@ -59,26 +58,27 @@ export function responses(deps: ServerDeps, store: ResponseStore) {
       history = stored;
     }
     const model = deps.models.resolve(body.model);
-    const defaults = modelDefaults(model);
-    const sampling = toSamplerSettings({ temperature: body.temperature ?? null, top_p: body.top_p ?? null }, deps.profile, defaults.sampling);
+    const options = requestOptions(deps.profile, model, body);
+    refuseEmbeddingModel(deps, model);
     const conversation = await inputMessages(body, imageUrlReader(deps, model), audioReader(deps, model), history);
     const system: ChatMessage[] = body.instructions ? [{ role: "system", content: body.instructions }] : [];
-    const constraint = textFormatConstraint(body.text);
     const toolChoice = responsesToolChoice(body.tool_choice);
+    const constraint = textFormatConstraint(body.text);
     const templateVariables = reasoningVariables(body);
-    const requested = body.max_output_tokens ?? defaults.maxTokens;
 
-    const { engine, choices } = await startChatRequest(deps, {
-      model, defaults, messages: withOneSystemMessage([...system, ...conversation]),
+    const { engine, choices, settings } = await runChat(servedModel(deps, model), {
+      prompt: {
+        kind: "conversation", messages: withOneSystemMessage([...system, ...conversation]),
+        ...(model.stored ? { layers: model.stored } : {}), ...(templateVariables ? { templateVariables } : {}),
+      },
       output: {
         tools: toolDefinitions(body.tools), parallelToolCalls: body.parallel_tool_calls ?? true,
         ...(toolChoice ? { toolChoice } : {}), ...(constraint ? { constraint } : {}),
       },
-      ...(templateVariables ? { templateVariables } : {}),
-      limit: (promptTokens, context) => replyLimit(deps.profile, promptTokens, context, requested),
-      sampling, fields: { stop: [] },
-      signal: c.req.raw.signal, onDone: observeChoices(deps, model.id, arrived),
-    });
+      options,
+      limit: { ...(body.max_output_tokens != null ? { maxTokens: body.max_output_tokens } : {}), overflow: "clamp" },
+    }, serverRun(deps, model, c.req.raw.signal, arrived)).catch(agentContextErrors(deps.profile));
+    const sampling = settings.sampling;
     const choice = choices[0]!;
     const envelope: ResponseEnvelope = {
       id: newItemId("resp"), model: model.id, createdAt: Math.floor(Date.now() / 1000), request: body,

@@ -18,7 +18,7 @@ export function openAiRoutes(deps: ServerDeps): Hono {
   routes.post("/v1/responses", responses(deps, new ResponseStore()));
   routes.post("/v1/embeddings", embeddings(deps));
   // speech to text, as Ollama and vLLM serve it (LM Studio has no such route)
-  if (deps.profile.name !== "c") routes.post("/v1/audio/transcriptions", transcriptions(deps));
+  if (deps.profile.transcriptions) routes.post("/v1/audio/transcriptions", transcriptions(deps));
   // reranking (vLLM's; on profiles a and c an extension)
   routes.post("/v1/rerank", rerank(deps));
   // models (ids may contain "/", as in org/model)

@@ -1,8 +1,9 @@
 // Request bodies of the OpenAI-compatible routes. Limits are the hard ones (what the engine cannot
 // honour), not the spec's advisory ranges. Unset means "the profile's or the model's default".
 import { z } from "zod";
-import { ttlField } from "./ttl.ts";
+import { ttlField } from "../ttl.ts";
 import { structuredOutputFields } from "./structured-output.ts";
+import { wireOptionFields } from "../../options/wire-names.ts";
 
 const textPart = z.object({ type: z.literal("text"), text: z.string() });
 const imagePart = z.object({
@@ -36,25 +37,13 @@ export const toolSchema = z.object({
 
 const stop = z.union([z.string(), z.array(z.string())]).nullable().optional().describe("text that ends generation");
 
-/** Sampling fields shared by chat and text completions. */
+/**
+ * Sampling fields shared by chat and text completions: the option table's parameters under their wire
+ * names (OpenAI's, vLLM's and llama-server's), and the request-level fields around them.
+ */
 export const samplingFields = {
-  temperature: z.number().min(0).nullable().optional().describe("0 is greedy"),
-  top_p: z.number().gt(0).max(1).nullable().optional(),
-  top_k: z.number().int().min(-1).nullable().optional().describe("-1 or 0 disables"),
-  min_p: z.number().min(0).max(1).nullable().optional(),
-  typical_p: z.number().gt(0).max(1).nullable().optional(),
-  repetition_penalty: z.number().gt(0).nullable().optional().describe("vLLM's name; 1.0 disables"),
-  repeat_penalty: z.number().gt(0).nullable().optional().describe("Ollama's and LM Studio's name; 1.0 disables"),
-  presence_penalty: z.number().min(-2).max(2).nullable().optional(),
-  frequency_penalty: z.number().min(-2).max(2).nullable().optional(),
-  seed: z.number().int().nullable().optional(),
-  logit_bias: z.record(z.string().regex(/^\d+$/, "keys must be token ids"), z.number()).nullable().optional(),
+  ...wireOptionFields(),
   stop,
-  stop_token_ids: z.array(z.number().int().min(0)).nullable().optional(),
-  include_stop_str_in_output: z.boolean().optional(),
-  ignore_eos: z.boolean().optional(),
-  min_tokens: z.number().int().min(0).optional(),
-  skip_special_tokens: z.boolean().optional(),
   n: z.number().int().min(1).max(128).nullable().optional().describe("choices sampled in parallel"),
   stream: z.boolean().nullable().optional(),
   stream_options: z.object({ include_usage: z.boolean().optional() }).nullable().optional(),

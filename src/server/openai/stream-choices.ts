@@ -4,7 +4,7 @@ import { EngineError, type EngineErrorCode, type FinishReason, type RequestUsage
 import type { ChatFinishReason } from "../../generation/chat-events.ts";
 import type { ChoiceStream, DoneEvent } from "../../generation/choices.ts";
 import { toApiError } from "../api-error.ts";
-import type { Profile } from "../profiles.ts";
+import type { Profile } from "../profiles/profile.ts";
 
 /** OpenAI's finish_reason for an engine finish. */
 export function finishReasonOf(reason: FinishReason | ChatFinishReason): string {

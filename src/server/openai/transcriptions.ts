@@ -3,14 +3,13 @@
 // chat turn — the audio and an instruction — through the shared chat path, answered as OpenAI's
 // {text, usage} or as plain text.
 import type { Context } from "hono";
-import { renderChatPrompt, startChat } from "../../generation/chat.ts";
+import { runChat } from "../../generation/run-chat.ts";
+import { mergeOptionValues } from "../../options/values.ts";
 import type { ChatMessage } from "../../chat/types.ts";
 import { badRequest } from "../api-error.ts";
 import type { ServerDeps } from "../deps.ts";
-import { observeChoices } from "../observe.ts";
+import { modelOptions, serverRun, servedModel } from "../chat-request.ts";
 import { uploadedAudio } from "../request-audio.ts";
-import { modelDefaults } from "./ollama-options.ts";
-import { toSamplerSettings } from "./translate.ts";
 import { audioSeconds } from "../../audio/audio-duration.ts";
 
 /** Most tokens one transcription may generate (a 5-minute clip is well under 1,000 words). */
@@ -70,13 +69,14 @@ export function transcriptions(deps: ServerDeps) {
     const audio = uploadedAudio(deps, model, new Uint8Array(await file.arrayBuffer()), "file");
     const messages: ChatMessage[] = [{ role: "user", content: transcriptionInstruction(field(form, "language"), field(form, "prompt")), audio: [audio] }];
 
-    const defaults = modelDefaults(model);
-    const engine = await deps.models.engine(model, defaults.load);
-    const prompt = await renderChatPrompt(engine, { messages, addGenerationPrompt: true });
-    const sampling = { ...toSamplerSettings({}, deps.profile, defaults.sampling), temperature };
-    const [choice] = await startChat(engine, prompt, { sampling, maxTokens: transcriptionTokens(audio), stop: defaults.stop }, {
-      signal: c.req.raw.signal, onDone: observeChoices(deps, model.id, arrived),
-    });
+    const options = mergeOptionValues(deps.profile.openAiDefaults, modelOptions(model), { temperature });
+    // The transcript is the whole reply: no reasoning is split off, and its length follows the clip's.
+    const { choices: [choice] } = await runChat(servedModel(deps, model), {
+      prompt: { kind: "conversation", messages },
+      output: { reasoning: false },
+      options,
+      limit: { maxTokens: transcriptionTokens(audio), overflow: "allow" },
+    }, serverRun(deps, model, c.req.raw.signal, arrived));
     const result = await choice!.collect();
     const text = result.content.trim();
     c.set("usage", { promptTokens: result.usage.promptTokens, completionTokens: result.usage.completionTokens });

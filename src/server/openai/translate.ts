@@ -1,61 +1,18 @@
 // Pure translations between OpenAI-compatible bodies and the engine's request and events.
-import type { SamplerSettings } from "../../engine/types.ts";
 import type { ChatMessage } from "../../chat/types.ts";
-import type { GenerateRequest, RequestUsage, TokenLogprob, TokenLogprobs } from "../../engine/types.ts";
+import type { RequestUsage, TokenLogprob, TokenLogprobs } from "../../engine/types.ts";
+import type { OptionValues } from "../../options/values.ts";
 import type { ChatResult } from "../../generation/chat.ts";
 import { finishReasonOf, stopReasonOf } from "./stream-choices.ts";
 import { badRequest } from "../api-error.ts";
-import type { Profile } from "../profiles.ts";
 import type { ChatCompletionRequest, SamplingRequest } from "./schemas.ts";
 import type { ImageUrlReader } from "../request-images.ts";
 import type { AudioReader } from "../request-audio.ts";
 
-/** Merges, lowest first: the profile's defaults, the model's own (Modelfile parameters), then the fields the request sets. */
-export function toSamplerSettings(b: SamplingRequest, profile: Profile, modelDefaults: Partial<SamplerSettings> = {}): Partial<SamplerSettings> {
-  const s: Partial<SamplerSettings> = { ...profile.openAiSampling, ...modelDefaults };
-  if (b.temperature != null) s.temperature = b.temperature;
-  if (b.top_p != null) s.topP = b.top_p;
-  if (b.top_k != null) s.topK = b.top_k < 0 ? 0 : b.top_k;
-  if (b.min_p != null) s.minP = b.min_p;
-  if (b.typical_p != null) s.typicalP = b.typical_p;
-  if (b.presence_penalty != null) s.presencePenalty = b.presence_penalty;
-  if (b.frequency_penalty != null) s.frequencyPenalty = b.frequency_penalty;
-  // Synonyms on every profile; when both are sent, the profile's own name wins.
-  const ownFirst = profile.name === "b" ? [b.repetition_penalty, b.repeat_penalty] : [b.repeat_penalty, b.repetition_penalty];
-  const penalty = ownFirst.find((v) => v != null);
-  if (penalty != null) s.repeatPenalty = penalty;
-  s.seed = b.seed != null ? b.seed >>> 0 : modelDefaults.seed ?? Math.floor(Math.random() * 0xffffffff);
-  if (b.logit_bias) s.logitBias = Object.entries(b.logit_bias).map(([token, bias]) => [Number(token), Math.max(-100, Math.min(100, bias))]);
-  return s;
-}
-
 /** vLLM's checks on how choices are asked for, shared by chat and text completions. */
-export function checkChoiceOptions(b: SamplingRequest, n: number, sampling: Partial<SamplerSettings>): void {
-  if (n > 1 && sampling.temperature === 0) throw badRequest("n must be 1 when using greedy sampling", "n");
+export function checkChoiceOptions(b: SamplingRequest, n: number, options: OptionValues): void {
+  if (n > 1 && options.temperature === 0) throw badRequest("n must be 1 when using greedy sampling", "n");
   if (b.stream_options && !b.stream) throw badRequest("Stream options can only be defined when `stream=True`.", "stream_options");
-}
-
-/** The engine request fields shared by chat and text completions. */
-export function generationFields(b: SamplingRequest, maxTokens: number | undefined, logprobs: number | undefined) {
-  const fields: Omit<GenerateRequest, "id" | "prompt"> = {
-    stop: stopStrings(b.stop),
-    includeStopString: b.include_stop_str_in_output ?? false,
-    ignoreEos: b.ignore_eos ?? false,
-  };
-  if (maxTokens !== undefined) fields.maxTokens = maxTokens;
-  if (b.stop_token_ids?.length) fields.stopTokenIds = b.stop_token_ids;
-  if (b.min_tokens) {
-    checkMinTokens(b, maxTokens);
-    fields.minTokens = b.min_tokens;
-  }
-  if (logprobs !== undefined) fields.logprobs = logprobs;
-  if (b.skip_special_tokens === false) fields.renderSpecialTokens = true;
-  return fields;
-}
-
-/** min_tokens cannot exceed the reply's limit (known only once the prompt is rendered, for chat). */
-export function checkMinTokens(b: SamplingRequest, maxTokens: number | undefined): void {
-  if (b.min_tokens && maxTokens !== undefined && b.min_tokens > maxTokens) throw badRequest(`min_tokens (${b.min_tokens}) must not exceed max_tokens (${maxTokens})`, "min_tokens");
 }
 
 export function stopStrings(stop: string | string[] | null | undefined): string[] {

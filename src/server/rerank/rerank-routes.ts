@@ -12,7 +12,7 @@ import type { Context } from "hono";
 import { z } from "zod";
 import { badRequest } from "../api-error.ts";
 import type { ServerDeps } from "../deps.ts";
-import { ttlField, ttlKeepAlive } from "../openai/ttl.ts";
+import { ttlField, ttlKeepAlive } from "../ttl.ts";
 import { readJsonBody, validate } from "../validation.ts";
 import { scorePairs } from "./rerank-core.ts";
 

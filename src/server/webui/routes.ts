@@ -45,7 +45,7 @@ export function webUiRoutes(setup: WebUiSetup): Hono {
 
   app.get("/ui", servePage);
   app.get("/ui/", servePage);
-  if (deps.profile.name === "c") app.get("/", servePage);
+  if (deps.profile.webUiAtRoot) app.get("/", servePage);
   app.get("/ui/app.js", (c) => c.body(appScript, 200, { "content-type": "text/javascript; charset=utf-8", "cache-control": "no-cache" }));
 
   app.route("/", hubRoutes());

@@ -1,13 +1,15 @@
 // LM Studio's KV config stacks (`predictionConfigStack`, `loadConfigStack`): layers of {key, value}
-// fields, the later layer winning. The keys llamux acts on are read here into the settings /api/v1/chat
-// takes (prediction-settings.ts); a known key with a value of the wrong shape is an error naming the key,
+// fields, the later layer winning. The sampling keys are the option table's (src/options/lmstudio-names.ts);
+// the keys that shape the prompt and the reply (tools, structured output, system prompt, template,
+// reasoning) are read here. A known key with a value of the wrong shape is an error naming the key;
 // other keys (GPU split, speculative decoding, MLX, …) are ignored.
 import { z } from "zod";
 import type { OutputConstraint } from "../../../chat/structured/constraint.ts";
 import type { ToolDefinition } from "../../../chat/types.ts";
 import type { ToolChoice } from "../../../generation/chat-output.ts";
 import { badRequest } from "../../api-error.ts";
-import type { LmStudioPrediction } from "../prediction-settings.ts";
+import { readLmStudioKeys } from "../../../options/lmstudio-names.ts";
+import type { OptionValues } from "../../../options/values.ts";
 
 const kvConfigSchema = z.object({ fields: z.array(z.object({ key: z.string(), value: z.unknown() })).max(1000) });
 export const kvConfigStackSchema = z.object({ layers: z.array(z.object({ layerName: z.string(), config: kvConfigSchema })).max(64) });
@@ -20,7 +22,6 @@ export function collapse(stack: KvConfigStack | undefined): Map<string, unknown>
   return map;
 }
 
-const checkboxNumber = z.object({ checked: z.boolean(), value: z.number() });
 const toolSchema = z.object({
   type: z.literal("function"),
   function: z.object({ name: z.string().min(1), description: z.string().optional(), parameters: z.record(z.string(), z.unknown()).optional() }),
@@ -35,21 +36,11 @@ const promptTemplateSchema = z.object({
 });
 
 const predictionKeys = {
-  "llm.prediction.temperature": z.number().min(0),
-  "llm.prediction.maxPredictedTokens": checkboxNumber,
-  "llm.prediction.stopStrings": z.array(z.string().min(1)).max(64),
   "llm.prediction.structured": z.object({ type: z.enum(["none", "json", "gbnf"]), jsonSchema: z.unknown().optional(), gbnfGrammar: z.string().optional() }),
   "llm.prediction.tools": z.union([
     z.object({ type: z.literal("none") }),
     z.object({ type: z.literal("toolArray"), tools: z.array(toolSchema).max(256).optional(), force: z.boolean().optional() }),
   ]),
-  "llm.prediction.topKSampling": z.number().int(),
-  "llm.prediction.repeatPenalty": checkboxNumber,
-  "llm.prediction.minPSampling": checkboxNumber,
-  "llm.prediction.topPSampling": checkboxNumber,
-  "llm.prediction.seed": checkboxNumber,
-  "llm.prediction.llama.presencePenalty": checkboxNumber,
-  "llm.prediction.llama.frequencyPenalty": checkboxNumber,
   "llm.prediction.systemPrompt": z.string(),
   "llm.prediction.promptTemplate": promptTemplateSchema,
   "llm.prediction.reasoning.parsing": z.object({ enabled: z.boolean() }).loose(),
@@ -71,7 +62,10 @@ function reader(map: Map<string, unknown>) {
 export type PromptTemplate = z.infer<typeof promptTemplateSchema>;
 
 export interface PredictionConfig {
-  settings: LmStudioPrediction;
+  /** The sampling and limit keys as option values (and the load stack's context length). */
+  options: OptionValues;
+  /** Structured output (JSON schema, JSON, grammar), which the orchestrator turns into a grammar. */
+  constraint?: OutputConstraint;
   tools: ToolDefinition[];
   toolChoice?: ToolChoice;
   systemPrompt?: string;
@@ -79,8 +73,6 @@ export interface PredictionConfig {
   /** Split `<think>` reasoning off (reasoning.parsing.enabled; default on). */
   reasoning: boolean;
 }
-
-const checked = (value: { checked: boolean; value: number } | undefined) => (value?.checked ? value.value : undefined);
 
 function constraintOf(structured: z.infer<(typeof predictionKeys)["llm.prediction.structured"]> | undefined): OutputConstraint | undefined {
   if (!structured || structured.type === "none") return undefined;
@@ -99,30 +91,18 @@ export function predictionConfig(map: Map<string, unknown>, loadMap: Map<string,
   const declared = tools?.type === "toolArray" ? tools.tools ?? [] : [];
   // Without tools there is nothing to choose (act()'s last round sends none, whatever else it sends).
   const toolChoice = declared.length === 0 ? undefined : read("llamux.toolChoice") ?? (forced ? "required" : undefined);
-  const seed = checked(read("llm.prediction.seed"));
   const contextLength = loadMap.get("llm.load.contextLength");
   if (contextLength !== undefined && (!Number.isInteger(contextLength) || (contextLength as number) < 16)) {
     throw badRequest('Invalid value for config key "llm.load.contextLength": expected an integer of at least 16', "llm.load.contextLength");
   }
   const constraint = constraintOf(read("llm.prediction.structured"));
-  const settings: LmStudioPrediction = {
-    temperature: read("llm.prediction.temperature"),
-    topP: checked(read("llm.prediction.topPSampling")),
-    topK: read("llm.prediction.topKSampling"),
-    minP: checked(read("llm.prediction.minPSampling")),
-    repeatPenalty: checked(read("llm.prediction.repeatPenalty")),
-    presencePenalty: checked(read("llm.prediction.llama.presencePenalty")),
-    frequencyPenalty: checked(read("llm.prediction.llama.frequencyPenalty")),
-    maxTokens: checked(read("llm.prediction.maxPredictedTokens")),
-    stop: read("llm.prediction.stopStrings"),
-    seed: seed !== undefined && seed >= 0 ? seed : undefined,
-    ...(constraint ? { constraint } : {}),
-    contextLength: contextLength as number | undefined,
-  };
+  const options: OptionValues = { ...readLmStudioKeys(map), ...(contextLength !== undefined ? { contextLength: contextLength as number } : {}) };
+  if (options.stop?.some((stop) => stop === "")) throw badRequest('Invalid value for config key "llm.prediction.stopStrings": a stop string cannot be empty', "llm.prediction.stopStrings");
   const systemPrompt = read("llm.prediction.systemPrompt");
   const promptTemplate = read("llm.prediction.promptTemplate");
   return {
-    settings,
+    options,
+    ...(constraint ? { constraint } : {}),
     tools: declared,
     ...(toolChoice !== undefined ? { toolChoice } : {}),
     ...(systemPrompt ? { systemPrompt } : {}),

@@ -4,7 +4,7 @@
 // (`--sdk-port` moves it, 0 turns it off), serving there only the greeting and the SDK sockets. A port
 // in use (LM Studio itself, another llamux) is skipped with a log line, not a failure.
 import type { Server, WebSocketHandler } from "bun";
-import { UsageError } from "../../../cli/usage-error.ts";
+import { UsageError } from "../../../usage-error.ts";
 import { logger } from "../../../log.ts";
 import { SDK_SOCKET_PATHS } from "./websocket.ts";
 

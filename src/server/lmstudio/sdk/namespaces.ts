@@ -13,7 +13,7 @@
 //                   notify -> nothing (logged)
 //             chan  alive (open until the socket closes)
 import { z } from "zod";
-import { llamaCppRelease, llamuxVersion } from "../../../cli/version.ts";
+import { llamaCppRelease, llamuxVersion } from "../../../version.ts";
 import { logger } from "../../../log.ts";
 import type { ServerDeps } from "../../deps.ts";
 import type { LmStudioModelService } from "../model-service.ts";

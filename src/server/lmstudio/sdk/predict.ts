@@ -10,18 +10,19 @@
 //   <- cancel: the sequence stops at the next decode step and `success` says stopReason "userStopped"
 // `.complete()` sends a prompt template that joins the messages' text: the prompt is then that text, raw.
 import { z } from "zod";
-import type { SamplerSettings } from "../../../engine/types.ts";
 import type { ChatMessage } from "../../../chat/types.ts";
-import { tokenizerAddsBos } from "../../../chat/template.ts";
 import { EngineError } from "../../../engine/types.ts";
-import { renderChatPrompt, startChat, type RenderedPrompt } from "../../../generation/chat.ts";
-import { planChatOutput, type ChatOutputPlan } from "../../../generation/chat-output.ts";
-import type { EngineHandle } from "../../../generation/engine-handle.ts";
+import type { ChatOutputRequest } from "../../../generation/chat-output.ts";
+import type { ChatSpec, ModelHandle, PromptSpec } from "../../../generation/chat-spec.ts";
+import type { EngineHandle } from "../../../engine/engine-handle.ts";
+import { renderChat, runChat } from "../../../generation/run-chat.ts";
+import { engineSettings } from "../../../options/engine-settings.ts";
+import { toLmStudioFields } from "../../../options/lmstudio-names.ts";
+import { mergeOptionValues, type OptionValues } from "../../../options/values.ts";
 import { badRequest } from "../../api-error.ts";
+import { modelOptions, serverRun } from "../../chat-request.ts";
 import type { ServerDeps } from "../../deps.ts";
-import { observeChoices } from "../../observe.ts";
-import { checkContextLength } from "../../openai/context-check.ts";
-import { predictionLoadOverrides, predictionRequest } from "../prediction-settings.ts";
+import type { LoadedModel } from "../../model-service.ts";
 import { lmStudioStopReason } from "../v0-stats.ts";
 import { collapse, kvConfigStackSchema, predictionConfig, type PredictionConfig, type PromptTemplate } from "./config-stack.ts";
 import { chatHistorySchema, toChatMessages } from "./history.ts";
@@ -59,36 +60,29 @@ function clientTemplatePrompt(template: PromptTemplate | undefined, messages: Ch
   return messages.map(wrap).join("") + manual.beforeAssistant;
 }
 
-async function rawPrompt(engine: EngineHandle, text: string): Promise<RenderedPrompt> {
-  return { text, tokens: await engine.tokenize(text, { addSpecial: tokenizerAddsBos(text, engine.info.bosText), parseSpecial: true }) };
-}
-
 function withSystemPrompt(messages: ChatMessage[], config: PredictionConfig): ChatMessage[] {
   if (!config.systemPrompt || messages.some((m) => m.role === "system")) return messages;
   return [{ role: "system", content: config.systemPrompt }, ...messages];
 }
 
-function planOf(deps: ServerDeps, engine: EngineHandle, config: PredictionConfig): ChatOutputPlan {
-  return planChatOutput({
+function outputOf(config: PredictionConfig): ChatOutputRequest {
+  return {
     tools: config.tools,
     reasoning: config.reasoning,
     ...(config.toolChoice !== undefined ? { toolChoice: config.toolChoice } : {}),
-    ...(config.settings.constraint ? { constraint: config.settings.constraint } : {}),
-  }, engine.info.chatTemplate, deps.toolCallParser);
+    ...(config.constraint ? { constraint: config.constraint } : {}),
+  };
+}
+
+/** An engine the call has already picked (an instance, or a model loaded just in time for it). */
+function loadedEngine(engine: EngineHandle): ModelHandle {
+  return { engine: async () => engine };
 }
 
 /** The effective prediction settings, as the KV config `success` carries. */
-function effectiveConfig(sampling: Partial<SamplerSettings>, maxTokens: number | undefined, stop: string[] | undefined) {
-  const fields: Array<{ key: string; value: unknown }> = [];
-  const add = (key: string, value: unknown) => value !== undefined && fields.push({ key: `llm.prediction.${key}`, value });
-  add("temperature", sampling.temperature);
-  add("topKSampling", sampling.topK);
-  add("topPSampling", sampling.topP !== undefined ? { checked: true, value: sampling.topP } : undefined);
-  add("minPSampling", sampling.minP !== undefined ? { checked: true, value: sampling.minP } : undefined);
-  add("repeatPenalty", sampling.repeatPenalty !== undefined ? { checked: true, value: sampling.repeatPenalty } : undefined);
-  add("maxPredictedTokens", maxTokens !== undefined ? { checked: true, value: maxTokens } : { checked: false, value: 1 });
-  add("stopStrings", stop ?? []);
-  add("seed", sampling.seed !== undefined ? { checked: true, value: sampling.seed } : undefined);
+function effectiveConfig(options: OptionValues, maxTokens: number | undefined) {
+  const fields = toLmStudioFields({ ...options, stop: options.stop ?? [] }).filter((field) => field.key !== "llm.prediction.maxPredictedTokens");
+  fields.push({ key: "llm.prediction.maxPredictedTokens", value: maxTokens !== undefined ? { checked: true, value: maxTokens } : { checked: false, value: 1 } });
   return { fields };
 }
 
@@ -114,22 +108,16 @@ export function predictEndpoint(deps: ServerDeps, instances: Instances): Channel
     const config = predictionConfig(collapse(request.predictionConfigStack));
     const messages = withSystemPrompt(toChatMessages(request.history), config);
     const cancel = cancellation(channel);
-    const { engine, loaded } = await instances.engine(request.modelSpecifier, (model) => predictionLoadOverrides(model, config.settings));
     const rawText = clientTemplatePrompt(config.promptTemplate, messages);
     if (rawText !== undefined && config.tools.length) throw badRequest("Tools cannot be used with a raw completion prompt template", "llm.prediction.tools");
-    const plan = planOf(deps, engine, config);
-    const prompt = rawText !== undefined
-      ? await rawPrompt(engine, rawText)
-      : await renderChatPrompt(engine, { messages, tools: plan.tools, ...(plan.syntax ? { toolCallSyntax: plan.syntax } : {}) });
-    const { sampling, fields, maxTokens } = predictionRequest(deps.profile, loaded.model, config.settings);
-    checkContextLength(deps.profile, prompt.tokens.length, maxTokens, engine.info.contextPerSequence);
-    // Call markers are special tokens: keep them in the text the parser reads.
-    if (plan.readsToolCalls) fields.renderSpecialTokens = true;
+    // The model's own parameters (its Modelfile's) go under the config's; which model that is, the specifier says.
+    const optionsFor = (model: LoadedModel["model"]): OptionValues => mergeOptionValues(deps.profile.openAiDefaults, modelOptions(model), config.options);
+    const { engine, loaded } = await instances.engine(request.modelSpecifier, (model) => engineSettings(optionsFor(model)).load);
+    const prompt: PromptSpec = rawText !== undefined ? { kind: "text", text: rawText } : { kind: "conversation", messages };
+    const spec: ChatSpec = { prompt, output: outputOf(config), options: optionsFor(loaded.model), limit: { overflow: deps.profile.replyOverflow } };
 
     channel.send({ type: "promptProcessingProgress", progress: 0 });
-    const [choice] = await startChat(engine, prompt, { sampling: { ...sampling, ...(plan.grammar !== undefined ? { grammar: plan.grammar } : {}) }, ...fields }, {
-      signal: cancel.signal, onDone: observeChoices(deps, loaded.model.id, arrived), parser: () => plan.parser(prompt.text),
-    });
+    const { maxTokens, settings, choices: [choice] } = await runChat(loadedEngine(engine), spec, serverRun(deps, loaded.model, cancel.signal, arrived));
     channel.send({ type: "promptProcessingProgress", progress: 1 });
 
     const started = new Set<number>();
@@ -163,7 +151,7 @@ export function predictEndpoint(deps: ServerDeps, instances: Instances): Channel
         case "done": {
           const { usage } = event;
           const decodeSeconds = usage.decodeMs / 1000;
-          const current = models.loaded().find((l) => l.engine === engine) ?? loaded;
+          const instance = models.loaded().find((l) => l.engine === engine) ?? loaded;
           channel.send({
             type: "success",
             stats: {
@@ -176,9 +164,9 @@ export function predictEndpoint(deps: ServerDeps, instances: Instances): Channel
               predictedTokensCount: usage.completionTokens,
               totalTokensCount: usage.promptTokens + usage.completionTokens,
             },
-            modelInfo: instanceInfo(models, current),
-            loadModelConfig: loadConfigOf(current),
-            predictionConfig: effectiveConfig(sampling, maxTokens, fields.stop),
+            modelInfo: instanceInfo(models, instance),
+            loadModelConfig: loadConfigOf(instance),
+            predictionConfig: effectiveConfig({ ...spec.options, temperature: settings.sampling.temperature, seed: settings.sampling.seed }, maxTokens),
           });
           return;
         }
@@ -202,11 +190,11 @@ export function applyPromptTemplateEndpoint(deps: ServerDeps, instances: Instanc
     const tools = request.opts.toolDefinitions !== undefined
       ? predictionConfig(new Map([["llm.prediction.tools", { type: "toolArray", tools: request.opts.toolDefinitions }]])).tools
       : config.tools;
-    const { engine } = await instances.engine(request.specifier);
-    const plan = planOf(deps, engine, { ...config, tools });
-    const prompt = await renderChatPrompt(engine, {
-      messages: withSystemPrompt(toChatMessages(request.history), config), tools: plan.tools, ...(plan.syntax ? { toolCallSyntax: plan.syntax } : {}),
-    });
+    const { engine, loaded } = await instances.engine(request.specifier);
+    const { prompt } = await renderChat(loadedEngine(engine), {
+      prompt: { kind: "conversation", messages: withSystemPrompt(toChatMessages(request.history), config) },
+      output: outputOf({ ...config, tools }), options: modelOptions(loaded.model), limit: { overflow: "allow" },
+    }, deps.toolCallParser ? { toolCallParser: deps.toolCallParser } : {});
     let formatted = prompt.text;
     if (request.opts.omitBosToken && engine.info.bosText && formatted.startsWith(engine.info.bosText)) formatted = formatted.slice(engine.info.bosText.length);
     if (request.opts.omitEosToken && engine.info.eosText && formatted.endsWith(engine.info.eosText)) formatted = formatted.slice(0, -engine.info.eosText.length);

@@ -1,6 +1,7 @@
 // What the generation path needs of a loaded model, whatever hosts its engine: the server's child
 // process (EngineProcess) or the SDK's worker. Routes and the SDK call this, never the host directly.
-import type { EngineEvent, GenerateRequest, ModelInfo } from "../engine/types.ts";
+// It lives beside its implementers, so the engine needs nothing from the layers above it.
+import type { EngineEvent, GenerateRequest, ModelInfo } from "./types.ts";
 
 export interface TokenizeOptions {
   /** Add BOS/EOS as the vocabulary asks. Default: true. */

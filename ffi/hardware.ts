@@ -1,4 +1,4 @@
-// Facts about the machine that pick safe defaults.
+// Facts about the machine that pick safe defaults: the cores and CPU features the native libraries will use.
 import { availableParallelism } from "node:os";
 import { readFileSync } from "node:fs";
 

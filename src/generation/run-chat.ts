@@ -1,0 +1,82 @@
+// The one orchestrator of a chat (or raw completion) request, shared by every API, both SDKs and the CLI:
+// load the model with the request's load options, plan how the reply is read and constrained (tools,
+// grammar, reasoning), render and fit the prompt, settle the reply's limit, and start the choices. It
+// knows nothing of HTTP: what cannot fit comes back as a ContextLimitError, a bad parameter as an
+// OptionError, and each API words them its own way.
+import { OptionError } from "../options/check-value.ts";
+import { engineSettings, type EngineSettings } from "../options/engine-settings.ts";
+import type { GenerateRequest } from "../engine/types.ts";
+import { startChat, type ChatChoice, type RenderedPrompt } from "./chat.ts";
+import { planChatOutput, type ChatOutputPlan } from "./chat-output.ts";
+import { ContextLimitError, type ChatSpec, type ModelHandle, type ReplyLimit, type RunOptions } from "./chat-spec.ts";
+import type { EngineHandle } from "../engine/engine-handle.ts";
+import { withReasoningBudget } from "./reasoning-budget.ts";
+import { checkPromptFits, renderPrompt } from "./render-prompt.ts";
+
+export interface RenderedChat {
+  engine: EngineHandle;
+  prompt: RenderedPrompt;
+  plan: ChatOutputPlan;
+  /** The parameters as the engine takes them (the seed drawn). */
+  settings: EngineSettings;
+}
+
+export interface RunningChat extends RenderedChat {
+  /** The reply's limit in tokens; undefined: until the context is full. */
+  maxTokens: number | undefined;
+  choices: ChatChoice[];
+}
+
+/** Ollama's num_keep default, for a prompt cut without one. */
+const DEFAULT_NUM_KEEP = 4;
+
+/** Loads the model, plans the output and renders the prompt: what a reply and a token count both need. */
+export async function renderChat(model: ModelHandle, spec: ChatSpec, run: RunOptions = {}): Promise<RenderedChat> {
+  const settings = engineSettings(spec.options);
+  const engine = await model.engine(settings.load);
+  const plan = planChatOutput(spec.output ?? {}, engine.info.chatTemplate, run.toolCallParser);
+  const prompt = await renderPrompt(engine, spec.prompt, plan, { contextLength: engine.info.contextPerSequence, numKeep: settings.numKeep ?? DEFAULT_NUM_KEEP });
+  return { engine, prompt, plan, settings };
+}
+
+/** The reply's limit once the prompt's length is known; throws ContextLimitError when the request cannot fit. */
+export function replyTokens(limit: ReplyLimit, fromOptions: number | undefined, promptTokens: number, contextLength: number): number | undefined {
+  const requested = limit.maxTokens === "unlimited" ? undefined : limit.maxTokens ?? fromOptions;
+  const room = contextLength - promptTokens;
+  switch (limit.overflow) {
+    case "clamp":
+      return requested === undefined ? room : Math.min(requested, room);
+    case "refuse":
+      if (requested !== undefined && requested > room) throw new ContextLimitError("reply", promptTokens, contextLength, requested);
+      return requested;
+    case "allow":
+      return requested;
+  }
+}
+
+export async function runChat(model: ModelHandle, spec: ChatSpec, run: RunOptions = {}): Promise<RunningChat> {
+  const rendered = await renderChat(model, spec, run);
+  const { engine, prompt, plan, settings } = rendered;
+  const contextLength = engine.info.contextPerSequence;
+  checkPromptFits(prompt, contextLength);
+  const maxTokens = replyTokens(spec.limit, settings.generation.maxTokens, prompt.tokens.length, contextLength);
+  const { minTokens } = settings.generation;
+  if (minTokens !== undefined && maxTokens !== undefined && minTokens > maxTokens) {
+    throw new OptionError("min_tokens", `at most max_tokens (${maxTokens})`, `min_tokens (${minTokens}) must not exceed max_tokens (${maxTokens})`);
+  }
+  const request: Omit<GenerateRequest, "id" | "prompt"> = {
+    ...settings.generation,
+    sampling: { ...settings.sampling, ...(plan.grammar !== undefined ? { grammar: plan.grammar } : {}) },
+  };
+  delete request.maxTokens;
+  if (maxTokens !== undefined) request.maxTokens = maxTokens;
+  if (spec.logprobs !== undefined) request.logprobs = spec.logprobs;
+  // Call markers are special tokens: the reader needs their text (as vLLM keeps them with tools).
+  if (spec.keepSpecialTokens ?? plan.readsToolCalls) request.renderSpecialTokens = true;
+  const runner = spec.reasoningBudget !== undefined ? withReasoningBudget(engine, spec.reasoningBudget, prompt.text) : engine;
+  const choices = await startChat(runner, prompt, request, {
+    n: spec.n ?? 1, parser: () => plan.parser(prompt.text),
+    ...(run.signal ? { signal: run.signal } : {}), ...(run.onDone ? { onDone: run.onDone } : {}),
+  });
+  return { ...rendered, maxTokens, choices };
+}

@@ -1,0 +1,39 @@
+// Profile a: Ollama (port 11434, /api/*, Modelfiles).
+import { ApiError } from "../api-error.ts";
+import { ollamaNotFound, ollamaRoutes } from "../ollama/routes.ts";
+import { ollamaOpenAiError } from "./openai-errors.ts";
+import type { Profile } from "./profile.ts";
+
+/** What Ollama's runner answers a chat-only model asked for embeddings (clients match this text). */
+export const OLLAMA_NO_EMBEDDINGS = "this model does not support embeddings";
+
+export const profileA: Profile = {
+  name: "a",
+  anchor: "Ollama",
+  defaultPort: 11434,
+  defaultContext: 4096,
+  idleUnloadMs: 5 * 60_000,
+  // Ollama's /v1 sets temperature and top_p to 1.0 when absent; the rest are its DefaultOptions.
+  openAiDefaults: { temperature: 1, topP: 1, topK: 40, minP: 0, repeatPenalty: 1, repeatLastN: 64 },
+  preferredWireNames: ["repeat_penalty"],
+  replyOverflow: "allow",
+  unlimitedMaxTokens: false,
+  ttlOnLoad: false,
+  v1ContextOption: true,
+  v1DraftModel: false,
+  contextHint: "start the server with OLLAMA_CONTEXT_LENGTH=32768 (or --ctx-size 32768), or set PARAMETER num_ctx 32768 in the model's Modelfile",
+  notAnEmbeddingModel: () => new ApiError(501, OLLAMA_NO_EMBEDDINGS, { param: "model" }),
+  modelList: "store",
+  ownedBy: "library",
+  transcriptions: true,
+  openAiErrorBody: ollamaOpenAiError,
+  // Ollama's native /api/* routes answer {"error": "..."}; a full queue in Ollama's words (two spaces and all).
+  errorBody(error, path) {
+    if (!path.startsWith("/api/")) return ollamaOpenAiError(error);
+    return { error: error.status === 503 ? "server busy, please try again.  maximum pending requests exceeded" : error.message };
+  },
+  routes: (deps) => ollamaRoutes(deps),
+  notFound: ollamaNotFound,
+  publicPaths: [],
+  webUiAtRoot: false,
+};

@@ -1,0 +1,65 @@
+// What differs between the three personalities, as data: the shared code reads these fields and never
+// asks which profile it serves. One file per profile (a.ts, b.ts, c.ts) fills them in.
+import type { Hono, Context } from "hono";
+import type { OptionValues } from "../../options/values.ts";
+import type { ApiError } from "../api-error.ts";
+import type { ServerDeps } from "../deps.ts";
+import type { ServerOptions } from "../server-options.ts";
+
+export type ProfileName = "a" | "b" | "c";
+
+export interface Profile {
+  name: ProfileName;
+  /** The server this profile stands in for, for logs. */
+  anchor: "Ollama" | "vLLM" | "LM Studio";
+  defaultPort: number;
+  /** Context per sequence when nothing else sets it; undefined means the model's trained context. */
+  defaultContext: number | undefined;
+  /** How long a model loaded on demand (not named on `serve`) may stay idle before it is unloaded. */
+  idleUnloadMs: number;
+
+  /** Parameters an OpenAI-style request (and LM Studio's native ones) omits, before the model's own. */
+  openAiDefaults: OptionValues;
+  /** Where a body spells one parameter several ways, these spellings win (vLLM's repetition_penalty). */
+  preferredWireNames: readonly string[];
+  /**
+   * A chat or text completion whose prompt plus max_tokens exceed the context: "refuse" it (vLLM and LM
+   * Studio answer 400) or "allow" it, the engine stopping where the context ends (Ollama).
+   */
+  replyOverflow: "refuse" | "allow";
+  /** max_tokens -1 means "no limit" (LM Studio's clients send it); elsewhere it is a 400. */
+  unlimitedMaxTokens: boolean;
+  /** A request's `ttl` (seconds) sets the idle time of a model that request loads (LM Studio). */
+  ttlOnLoad: boolean;
+  /** /v1 bodies may set the context with `num_ctx` or `options.num_ctx` (what Ollama's users ask for). */
+  v1ContextOption: boolean;
+  /** /v1 bodies may name a `draft_model` for speculative decoding (LM Studio). */
+  v1DraftModel: boolean;
+  /** How to raise the context, as a "prompt is too long" error tells it. */
+  contextHint: string;
+  /** A generative model asked for embeddings, refused in the anchor's words. */
+  notAnEmbeddingModel(model: string): ApiError;
+  /** GET /v1/models: every stored model in Ollama's card shape ("store"), or the served models ("served"). */
+  modelList: "store" | "served";
+  /** `owned_by` of a served model's card. */
+  ownedBy: string;
+  /** POST /v1/audio/transcriptions exists (Ollama and vLLM serve it; LM Studio has none). */
+  transcriptions: boolean;
+
+  /** Body of an error on an OpenAI-compatible route. */
+  openAiErrorBody(error: ApiError): unknown;
+  /**
+   * Body of an error on any route: the profile's native routes may have their own shape (the Messages
+   * API answers in Anthropic's on every profile: profiles/index.ts adds that).
+   */
+  errorBody(error: ApiError, path: string): unknown;
+
+  /** The profile's own routes, beside the shared OpenAI and Anthropic ones. */
+  routes(deps: ServerDeps, options: ServerOptions): Hono;
+  /** The answer to a path no route takes (default: a 404 in the profile's error shape). */
+  notFound?(deps: ServerDeps): (c: Context) => Response;
+  /** Paths served without a key besides the probes (LM Studio's SDK sockets carry their key in the protocol). */
+  publicPaths: readonly string[];
+  /** The web UI answers at "/" too (LM Studio's server page); elsewhere only at /ui. */
+  webUiAtRoot: boolean;
+}
