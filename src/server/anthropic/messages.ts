@@ -1,7 +1,6 @@
 // POST /v1/messages and /v1/messages/count_tokens: Anthropic's Messages API (what Claude Code speaks)
 // as a thin translation onto the shared chat path, on every profile.
 import type { Context } from "hono";
-import { badRequest } from "../api-error.ts";
 import { renderChatRequest, startChatRequest, type ChatPromptSpec } from "../chat-request.ts";
 import type { ServerDeps } from "../deps.ts";
 import { namedEventStream } from "../named-sse.ts";
@@ -30,7 +29,6 @@ export function messages(deps: ServerDeps) {
     const arrived = performance.now();
     const body = validate(messagesSchema, await readJsonBody(c));
     const budget = body.thinking?.type === "enabled" ? body.thinking.budget_tokens : undefined;
-    if (budget !== undefined && budget >= body.max_tokens) throw badRequest("`max_tokens` must be greater than `thinking.budget_tokens`.");
     const spec = await promptSpec(deps, body);
     const sampling = toSamplerSettings({ temperature: body.temperature ?? null, top_p: body.top_p ?? null, top_k: body.top_k ?? null }, deps.profile, spec.defaults.sampling);
     const stopSequences = body.stop_sequences ?? [];
