@@ -75,7 +75,9 @@ export async function renderChatRequest(deps: ServerDeps, spec: ChatPromptSpec):
 }
 
 export async function startChatRequest(deps: ServerDeps, spec: ChatRequestSpec): Promise<StartedChat> {
-  const { engine, plan, prompt } = await renderChatRequest(deps, spec);
+  let { engine, plan, prompt } = await renderChatRequest(deps, spec);
+  // a prompt the loaded context cannot hold grows it where the model and the memory allow (another engine: render again)
+  if (prompt.tokens.length >= engine.info.contextPerSequence && await deps.models.growContext(spec.model, prompt.tokens.length + 1)) ({ engine, plan, prompt } = await renderChatRequest(deps, spec));
   const maxTokens = spec.limit(prompt.tokens.length, engine.info.contextPerSequence);
   const fields: Omit<GenerateRequest, "id" | "prompt" | "sampling"> = withModelStops({ ...spec.fields }, spec.defaults);
   if (maxTokens !== undefined) fields.maxTokens = maxTokens;
