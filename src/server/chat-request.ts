@@ -13,6 +13,7 @@ import { badRequest } from "./api-error.ts";
 import type { ServerDeps } from "./deps.ts";
 import type { KeepAliveRequest, ServedModel } from "./model-service.ts";
 import { withModelStops, type ModelDefaults } from "./openai/ollama-options.ts";
+import { limitGrowingContext } from "./context-growth.ts";
 
 /** What decides a request's prompt. */
 export interface ChatPromptSpec {
@@ -76,9 +77,8 @@ export async function renderChatRequest(deps: ServerDeps, spec: ChatPromptSpec):
 
 export async function startChatRequest(deps: ServerDeps, spec: ChatRequestSpec): Promise<StartedChat> {
   let { engine, plan, prompt } = await renderChatRequest(deps, spec);
-  // a prompt the loaded context cannot hold grows it where the model and the memory allow (another engine: render again)
-  if (prompt.tokens.length >= engine.info.contextPerSequence && await deps.models.growContext(spec.model, prompt.tokens.length + 1)) ({ engine, plan, prompt } = await renderChatRequest(deps, spec));
-  const maxTokens = spec.limit(prompt.tokens.length, engine.info.contextPerSequence);
+  const maxTokens = await limitGrowingContext(deps, spec, () => ({ tokens: prompt.tokens.length, context: engine.info.contextPerSequence }),
+    async () => ({ engine, plan, prompt } = await renderChatRequest(deps, spec)));
   const fields: Omit<GenerateRequest, "id" | "prompt" | "sampling"> = withModelStops({ ...spec.fields }, spec.defaults);
   if (maxTokens !== undefined) fields.maxTokens = maxTokens;
   // Call markers are special tokens: keep them in the text the parser reads (as vLLM does with tools).
