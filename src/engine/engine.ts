@@ -176,7 +176,9 @@ export class Engine {
           images = new ImageEncoder(MtmdContext.load(options.projectorPath, model, { threads, gpu: gpuLayers !== 0, mediaMarker: randomMediaMarker() }));
         }
         if (options.speculative && !options.embeddings) {
-          speculation = createSpeculation(options.speculative, model, context, { gpuLayers, threads, flashAttention: options.flashAttention, kvCacheType: options.kvCacheType });
+          speculation = createSpeculation(options.speculative, model, context, {
+            gpuLayers, threads, flashAttention: options.flashAttention, kvCacheType: options.kvCacheType, contextPerSequence: sizes.perSequence,
+          });
         }
       } catch (error) {
         images?.dispose();
