@@ -21,6 +21,8 @@ export const TINY_MODEL_NAMES = [
   "tiny-lfm2-original", "tiny-lfm25",
   // reranking and audio input
   "tiny-bert-rerank", "tiny-audio-mmproj",
+  // coding agents: a long trained context, a tool template and replies that end after a few words
+  "tiny-llama-agent",
 ] as const;
 export const BENCH_MODEL_NAMES = [
   "lfm2-350m",
@@ -228,6 +230,26 @@ const tinyRecipes: GeneratedRecipe[] = [
     lfm2Model,
   ),
 ];
+
+// What agents need of a model: 64k tokens of trained context (their first request alone is 10-25k
+// tokens), a tool template, and replies that end after a few words whatever max_tokens they ask for.
+const tinyAgentShape: LlamaShape = {
+  ...tinyLlamaShape,
+  nCtx: 65_536,
+  shortReplies: {
+    words: ["the", "model", "is", "a", "local", "reply", "to", "your", "question", "and", "it", "works", "here", "with", "tools", "files",
+      "code", "test", "server", "context", "of", "in", "on", "for", "this", "that", "we", "can", "run", "read", "write", "done"],
+    endToken: "<|im_end|>",
+    endWeight: 0.15,
+  },
+};
+tinyRecipes.push(generated(
+  "tiny-llama-agent",
+  "Tiny random-weight llama model for coding agents: 64k trained context, ChatML/Hermes tool template, replies of a few words",
+  tinyAgentShape,
+  { ...QWEN_TOKENIZER, chatTemplate: CHATML_HERMES_TEMPLATE },
+  llamaModel,
+));
 
 const lfm2_350m = generated(
   "lfm2-350m",

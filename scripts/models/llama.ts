@@ -3,6 +3,7 @@ import { ggufKv } from "../../src/store/gguf.ts";
 import { type ModelContent, generalMetadata } from "./common.ts";
 import { type BuiltTokenizer } from "./tokenizers.ts";
 import { weightMakers } from "./weights.ts";
+import { type ShortReplies, shortReplyTensors } from "./short-replies.ts";
 
 export interface LlamaShape {
   nEmbd: number;
@@ -15,6 +16,8 @@ export interface LlamaShape {
   rmsEps: number;
   /** no output.weight: llama.cpp reuses token_embd, as Llama 3.2 1B does */
   tiedOutput: boolean;
+  /** an output head that answers in a few of these words and then ends the turn (agents' tests) */
+  shortReplies?: ShortReplies;
 }
 
 export function llamaModel(name: string, description: string, shape: LlamaShape, tokenizer: BuiltTokenizer): ModelContent {
@@ -37,8 +40,10 @@ export function llamaModel(name: string, description: string, shape: LlamaShape,
   ] satisfies ModelContent["metadata"];
 
   const { random, ones } = weightMakers(name);
-  const tensors = [random("token_embd.weight", [shape.nEmbd, nVocab]), ones("output_norm.weight", shape.nEmbd)];
-  if (!shape.tiedOutput) tensors.push(random("output.weight", [shape.nEmbd, nVocab]));
+  const tensors = shape.shortReplies
+    ? [...shortReplyTensors(name, shape.nEmbd, tokenizer, shape.shortReplies), ones("output_norm.weight", shape.nEmbd)]
+    : [random("token_embd.weight", [shape.nEmbd, nVocab]), ones("output_norm.weight", shape.nEmbd)];
+  if (!shape.tiedOutput && !shape.shortReplies) tensors.push(random("output.weight", [shape.nEmbd, nVocab]));
   for (let i = 0; i < shape.nLayer; i++) {
     const blk = `blk.${i}`;
     tensors.push(

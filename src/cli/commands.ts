@@ -60,6 +60,13 @@ export const commands: Record<string, CommandEntry> = {
       return { help: showHelp, run: showCommand };
     },
   },
+  launch: {
+    summary: "Run a coding agent (claude, codex, opencode, qwen, cn) against the running server",
+    load: async () => {
+      const { launchHelp, launchCommand } = await import("./launch.ts");
+      return { help: launchHelp, run: launchCommand };
+    },
+  },
   ps: {
     summary: "List the models a running server has loaded",
     load: async () => {

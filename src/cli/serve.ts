@@ -45,7 +45,9 @@ Options:
       --model MODEL             the model, as vLLM's container passes it
       --served-model-name NAME  the name clients use for MODEL (default: MODEL as given)
       --ctx-size N              context per sequence in tokens (profiles a and c default to 4096,
-                                b to the model's trained context within memory)
+                                b to the model's trained context within memory); a request that
+                                needs more grows it within the trained context and memory (on b
+                                only without this flag)
       --max-model-len N         vLLM's name for --ctx-size
       --parallel N              sequences decoded together per model (default 4; OLLAMA_NUM_PARALLEL on
                                 profile a)
@@ -205,6 +207,8 @@ export async function serveCommand(args: string[]): Promise<number | undefined> 
     const serviceOptions = {
       parallel: integer(values.parallel ?? values["max-num-seqs"], "parallel") ?? (ollama ? ollamaNumParallel() : undefined) ?? 4,
       contextPerSequence: contextFlag ?? (ollama ? ollamaContextLength() : undefined) ?? profile.defaultContext,
+      // vLLM's --max-model-len is a limit; elsewhere a request that needs more context grows it
+      growContext: name !== "b" || contextFlag === undefined,
       idleUnloadMs: (ollama ? ollamaKeepAliveMs() : undefined) ?? profile.idleUnloadMs,
       ...(threads !== undefined ? { threads } : {}),
       queueLimit: integer(values["max-queue"], "max-queue", 0) ?? (ollama ? ollamaMaxQueue() : undefined) ?? 512,

@@ -33,14 +33,15 @@ function randomMediaMarker(): string {
 const log = logger("engine");
 
 /**
- * The context per sequence: the one asked for, else 4096 tokens (Ollama's and LM Studio's default); never
- * more than the model was trained for, and capped so that the KV cache of every sequence fits in half of
- * the memory free now. The default is not the trained context: llama.cpp allocates and clears the whole KV
- * cache when the context is created, so 8 sequences × 23,296 tokens (half the free memory here) made the
- * first load 3-10× slower than llama-server's (the kernel zeroing pages was three quarters of the load)
- * and took gigabytes a request rarely needs.
+ * The context per sequence and the memory the sequences share. Per sequence: the one asked for, else 4096
+ * tokens (Ollama's and LM Studio's default); never more than the model was trained for. Shared: the one
+ * asked for, else that × parallel, at least one sequence's; capped so that the KV cache fits in half of the
+ * memory free now (and a sequence's context within it). The default is not the trained context: llama.cpp
+ * allocates and clears the whole KV cache when the context is created, so 8 sequences × 23,296 tokens
+ * (half the free memory here) made the first load 3-10× slower than llama-server's (the kernel zeroing
+ * pages was three quarters of the load) and took gigabytes a request rarely needs.
  */
-function contextWithinMemory(model: LlamaModel, parallel: number, requested: number | undefined): number {
+function contextWithinMemory(model: LlamaModel, parallel: number, requested: number | undefined, requestedShared: number | undefined): { perSequence: number; shared: number } {
   const trained = model.trainedContextLength || DEFAULT_CONTEXT_PER_SEQUENCE;
   if (requested !== undefined && requested > trained) {
     log.warn(`context of ${requested} tokens asked for is more than the model was trained for: using ${trained}`);
@@ -48,12 +49,13 @@ function contextWithinMemory(model: LlamaModel, parallel: number, requested: num
   const wanted = Math.min(requested ?? trained, trained);
   const kvBytesPerToken = model.kvCacheBytesPerToken;
   const wantedOrDefault = requested === undefined ? Math.min(wanted, DEFAULT_CONTEXT_PER_SEQUENCE) : wanted;
-  const fitting = Math.floor(freemem() / 2 / (kvBytesPerToken * parallel) / 256) * 256;
-  const context = Math.max(Math.min(256, wantedOrDefault), Math.min(wantedOrDefault, fitting));
-  if (context < wantedOrDefault) {
-    log.info(`context per sequence capped at ${context} tokens (asked ${wantedOrDefault}): ${parallel} sequences × ${Math.round(kvBytesPerToken / 1024)} KiB per token must fit in half the free memory`);
+  const sharedWanted = Math.max(wantedOrDefault, requestedShared ?? wantedOrDefault * parallel);
+  const fitting = Math.floor(freemem() / 2 / kvBytesPerToken / 256) * 256;
+  const shared = Math.max(Math.min(256 * parallel, sharedWanted), Math.min(sharedWanted, fitting));
+  if (shared < sharedWanted) {
+    log.info(`context capped at ${shared} tokens shared by ${parallel} sequences (asked ${sharedWanted}): ${Math.round(kvBytesPerToken / 1024)} KiB per token must fit in half the free memory`);
   }
-  return context;
+  return { perSequence: Math.min(wantedOrDefault, shared), shared };
 }
 
 /**
@@ -103,11 +105,12 @@ export class Engine {
 
   private constructor(
     private readonly model: LlamaModel, private readonly context: LlamaContext, options: EngineOptions, threads: number, gpuLayers: number,
+    contextPerSequence: number,
     private readonly images?: ImageEncoder,
     private readonly speculation?: Speculation,
   ) {
     this.scheduler = new Scheduler(model, context, {
-      queueLimit: options.queueLimit ?? DEFAULT_QUEUE_LIMIT, images, speculation,
+      queueLimit: options.queueLimit ?? DEFAULT_QUEUE_LIMIT, images, speculation, contextPerSequence,
       ...(runsOnCpu(gpuLayers) ? { promptFlushTokens: CPU_PROMPT_FLUSH_TOKENS } : {}),
     });
     const chatTemplate = options.chatTemplate ?? model.chatTemplate();
@@ -116,7 +119,8 @@ export class Engine {
       architecture: model.architecture,
       description: model.description,
       trainedContextLength: model.trainedContextLength,
-      contextPerSequence: context.contextPerSequence,
+      contextPerSequence,
+      sharedContext: context.contextSize,
       sequences: context.sequences,
       embeddingSize: model.embeddingSize,
       parameterCount: model.parameterCount,
@@ -149,11 +153,14 @@ export class Engine {
     let speculation: Speculation | undefined;
     try {
       const parallel = options.parallel ?? DEFAULT_PARALLEL;
-      const perSequence = contextWithinMemory(model, parallel, options.contextPerSequence);
+      const embeddings = options.embeddings ?? false;
+      // Embedding inputs are one batch each: their sequences keep memory of their own.
+      const sizes = contextWithinMemory(model, parallel, options.contextPerSequence, embeddings ? undefined : options.sharedContext);
       const threads = options.threads ?? physicalCoreCount();
       const batchSize = options.batchSize ?? DEFAULT_BATCH_SIZE;
       const context = LlamaContext.create(model, {
-        contextSize: perSequence * parallel,
+        contextSize: sizes.shared,
+        unifiedKv: !embeddings,
         batchSize,
         sequences: parallel,
         threads,
@@ -173,14 +180,16 @@ export class Engine {
           images = new ImageEncoder(MtmdContext.load(options.projectorPath, model, { threads, gpu: gpuLayers !== 0, mediaMarker: randomMediaMarker() }));
         }
         if (options.speculative && !options.embeddings) {
-          speculation = createSpeculation(options.speculative, model, context, { gpuLayers, threads, flashAttention: options.flashAttention, kvCacheType: options.kvCacheType });
+          speculation = createSpeculation(options.speculative, model, context, {
+            gpuLayers, threads, flashAttention: options.flashAttention, kvCacheType: options.kvCacheType, contextPerSequence: sizes.perSequence,
+          });
         }
       } catch (error) {
         images?.dispose();
         context.dispose();
         throw error;
       }
-      return new Engine(model, context, options, threads, gpuLayers, images, speculation);
+      return new Engine(model, context, options, threads, gpuLayers, sizes.perSequence, images, speculation);
     } catch (error) {
       model.dispose();
       throw error;

@@ -66,6 +66,8 @@ interface Entry {
   handedOutAt: number;
   /** Being unloaded (for a reload or for room): no new request is given it. */
   retiring?: boolean;
+  /** Set once it is being taken out of service: resolves when it has stopped. */
+  retired?: Promise<void>;
   /** Loaded under the one-instance rule: another load of the model under that rule replaces it. */
   instances: InstancePolicy;
 }
@@ -88,9 +90,9 @@ function instanceKey(options: EngineOptions): string {
   return JSON.stringify([options.modelPath, options.projectorPath ?? null, options.loraAdapters ?? [], options.embeddings ?? false]);
 }
 
-/** The load options apart from the context size. */
+/** The load options apart from the context sizes. */
 function withoutContext(options: EngineOptions): string {
-  const { contextPerSequence: _, ...rest } = options;
+  const { contextPerSequence: _, sharedContext: __, ...rest } = options;
   return engineKey(rest);
 }
 
@@ -202,6 +204,18 @@ export class ModelManager {
     }
     if (this.entries.get(entry.key) === entry) this.entries.delete(entry.key);
     await engine.stop();
+  }
+
+  /**
+   * Takes an engine out of service: no new request is given it, and it stops once its requests have
+   * ended (a reload with other options). Resolves when it has stopped.
+   */
+  async retire(engine: EngineProcess): Promise<void> {
+    const entry = [...this.entries.values()].find((e) => e.engine === engine);
+    if (!entry) return;
+    entry.retiring = true;
+    entry.retired ??= this.stopWhenIdle(entry);
+    await entry.retired;
   }
 
   /** Engines that are loaded and running now. */

@@ -38,6 +38,11 @@ export interface SchedulerOptions {
   speculation?: Speculation;
   /** A step that finishes a prompt and holds at least this many tokens takes no further prompt tokens (default: never ends early). */
   promptFlushTokens?: number;
+  /**
+   * Most tokens one sequence may hold. Default: the context's own share per sequence. With a unified KV
+   * cache the sequences share the context's cells, which may be fewer than this × sequences.
+   */
+  contextPerSequence?: number;
 }
 
 export class Scheduler {
@@ -54,6 +59,8 @@ export class Scheduler {
   private readonly images?: ImageEncoder;
   private readonly speculation?: Speculation;
   private readonly promptFlushTokens: number;
+  /** Most tokens one sequence may hold. */
+  private readonly limit: number;
   private clock = 0;
   private decodeSteps = 0;
   private decodedTokens = 0;
@@ -63,6 +70,7 @@ export class Scheduler {
     this.images = options.images;
     this.speculation = options.speculation;
     this.promptFlushTokens = options.promptFlushTokens ?? Infinity;
+    this.limit = Math.min(options.contextPerSequence ?? context.contextPerSequence, context.contextPerSequence);
     this.slots = Array.from({ length: context.sequences }, (_, seq) => new SequenceSlot(seq));
     this.batch = new TokenBatch(context.batchSize);
     this.canRollBack = !model.isRecurrentOrHybrid;
@@ -86,7 +94,7 @@ export class Scheduler {
       running: this.admitted.length,
       waiting: this.queue.length,
       usedTokens: this.slots.reduce((sum, slot) => sum + slot.cached.length, 0),
-      capacityTokens: this.context.contextPerSequence * this.slots.length,
+      capacityTokens: this.context.contextSize,
       decodeSteps: this.decodeSteps,
       decodedTokens: this.decodedTokens,
       imageEncodes: this.images?.encodes ?? 0,
@@ -108,9 +116,9 @@ export class Scheduler {
     try {
       if (prompt.length === 0) throw new EngineError("invalid_request", "Cannot generate from an empty prompt");
       const cells = Math.max(prompt.length, active.promptTokenCount);
-      if (cells >= this.context.contextPerSequence) {
+      if (cells >= this.limit) {
         throw new EngineError("context_overflow",
-          `Prompt of ${cells} tokens does not fit the context of ${this.context.contextPerSequence} tokens per sequence`);
+          `Prompt of ${cells} tokens does not fit the context of ${this.limit} tokens per sequence`);
       }
       active.sampler = this.createSampler(request, (request.minTokens ?? 0) > 0);
     } catch (error) {
@@ -209,6 +217,7 @@ export class Scheduler {
     this.batch.clear();
     const prefillingThisStep: ActiveRequest[] = [];
     const drafts = this.planDrafts(group);
+    let room = this.roomForStep(group, drafts);
     // Decode tokens go in sequence-id order: llama.cpp splits a batch whose sequences are out of order
     // into several micro-batches (measured on LFM2: 4
     // sequences took 30 ms per step in admission order 1,2,3,0 and 22.5 ms in order 0,1,2,3).
@@ -228,7 +237,9 @@ export class Scheduler {
       if (!group.has(slot) || !active.prefilling || this.batch.free === 0 || active.pendingImage) continue;
       prefillingThisStep.push(active);
       // Text up to the next image: the image waits for an image step of its own.
-      let end = Math.min(active.textEnd(), active.nextPromptIndex + this.batch.free);
+      let end = Math.min(active.textEnd(), active.nextPromptIndex + this.batch.free, active.nextPromptIndex + room);
+      if (end <= active.nextPromptIndex) continue;
+      room -= end - active.nextPromptIndex;
       for (let i = active.nextPromptIndex; i < end; i++) {
         const last = i === active.prompt.length - 1;
         const index = this.batch.add(active.prompt[i]!, slot.cached.length, slot.seq, last);
@@ -240,7 +251,9 @@ export class Scheduler {
     }
     if (this.batch.count === 0) return true;
 
-    const status = this.context.decode(this.batch);
+    let status = this.context.decode(this.batch);
+    // the cells may lie scattered: with every idle cache dropped, a second try finds room
+    if (status === DecodeStatus.noSpace && this.makeRoom(Infinity) > 0) status = this.context.decode(this.batch);
     this.decodeSteps++;
     this.decodedTokens += this.batch.count;
     if (status !== DecodeStatus.ok) {
@@ -265,13 +278,71 @@ export class Scheduler {
     return true;
   }
 
+  // ---- the shared memory: with a unified KV cache, all sequences take their cells from one pool ----
+
+  /** Cells held now, idle slots' cached prefixes included. */
+  private usedCells(): number {
+    return this.slots.reduce((sum, slot) => sum + slot.cached.length, 0);
+  }
+
+  /** Prompt cells admitted requests have yet to fill: held for them, so that admitted prompts always finish. */
+  private reservedForPrompts(): number {
+    return this.admitted.reduce((sum, slot) => sum + Math.max(0, slot.active!.prompt.length - slot.active!.nextPromptIndex), 0);
+  }
+
+  /**
+   * Frees cells until `needed` are free by dropping idle slots' cached prefixes, least recently used
+   * first (never `keep`'s). Returns the cells free then.
+   */
+  private makeRoom(needed: number, keep?: SequenceSlot): number {
+    let free = this.context.contextSize - this.usedCells();
+    if (free >= needed) return free;
+    const idle = this.slots.filter((slot) => !slot.active && slot !== keep && slot.cached.length > 0).sort((a, b) => a.lastUsed - b.lastUsed);
+    for (const slot of idle) {
+      free += slot.cached.length;
+      this.context.clearSequence(slot.seq);
+      slot.truncate(0);
+      if (free >= needed) break;
+    }
+    return free;
+  }
+
+  /** Whether the prompt fits beside what runs now; it waits in the queue until it does. Alone, it always fits. */
+  private roomForPrompt(active: ActiveRequest, slot: SequenceSlot): boolean {
+    if (this.admitted.length === 0) return true;
+    const plan = planReuse(slot.cached, active.prompt, this.canRollBack, slot.checkpoint?.length);
+    const kept = plan.fromCheckpoint ? 0 : Math.min(plan.keep, slot.cached.length);
+    const needed = Math.max(active.prompt.length, active.promptTokenCount) + 1 - kept + this.reservedForPrompts();
+    return this.makeRoom(needed, slot) >= needed;
+  }
+
+  /**
+   * Cells for this step: each generating sequence's next token (and draft) comes first, after the
+   * prompts' reserved cells. When they do not fit even with every idle cache dropped, drafts are left
+   * out, then the most recently admitted sequences end as at a full context ("length"). Returns the
+   * cells left for prompt tokens.
+   */
+  private roomForStep(group: Set<SequenceSlot>, drafts: Map<SequenceSlot, number[]> | undefined): number {
+    const generating = this.admitted.filter((slot) => group.has(slot) && !slot.active!.prefilling && !slot.active!.pendingImage);
+    const reserved = this.reservedForPrompts();
+    const needed = () => generating.reduce((sum, slot) => sum + 1 + (drafts?.get(slot)?.length ?? 0), 0);
+    let free = this.makeRoom(needed() + reserved);
+    if (free - reserved < needed()) drafts?.clear();
+    while (free - reserved < needed() && generating.length > 0) {
+      const slot = generating.pop()!;
+      this.release(slot, "length");
+      free = this.makeRoom(needed() + reserved);
+    }
+    return Math.max(0, free - needed());
+  }
+
   // ---- speculative decoding hooks (the work itself is in ./speculative/) ----
 
   /** Draft tokens for the group's generating sequences, when the engine speculates. */
   private planDrafts(group: Set<SequenceSlot>): Map<SequenceSlot, number[]> | undefined {
     if (!this.speculation) return undefined;
     const generating = [...group].filter((slot) => slot.active && !slot.active.prefilling);
-    return this.speculation.plan(generating, this.batch.capacity, this.context.contextPerSequence);
+    return this.speculation.plan(generating, this.batch.capacity, this.limit);
   }
 
   /** Puts a draft after the slot's next token, every row with logits to verify it from. */
@@ -359,7 +430,7 @@ export class Scheduler {
     active.emit({ type: "token", id: active.id, token, text: pushed.text, ...(logprobs ? { logprobs } : {}) });
     if (pushed.stop) return this.release(slot, "stop", pushed.stop.stop);
     // The next step would store this token at position cached.length; stop before the context is full.
-    if (active.generated >= active.maxTokens || slot.cached.length >= this.context.contextPerSequence) {
+    if (active.generated >= active.maxTokens || slot.cached.length >= this.limit) {
       return this.release(slot, "length");
     }
     active.pendingToken = token;
@@ -384,7 +455,7 @@ export class Scheduler {
     while (this.queue.length > 0) {
       const active = this.queue[0]!;
       const slot = this.pickSlot(active.prompt);
-      if (!slot) return;
+      if (!slot || !this.roomForPrompt(active, slot)) return;
       this.queue.shift();
       this.reuseCache(slot, active);
       if (!this.canRollBack && active.prompt.length - slot.cached.length >= CHECKPOINT_MIN_NEW_TOKENS) {

@@ -91,6 +91,12 @@ export interface EngineOptions {
   parallel?: number;
   /** Context per sequence in tokens; default min(4096, trained context), less when memory is short. */
   contextPerSequence?: number;
+  /**
+   * Tokens of memory all sequences share (llama.cpp's unified KV cache): a long sequence uses what idle
+   * ones leave, so a large context per sequence need not be paid for `parallel` times. Default:
+   * contextPerSequence × parallel; never less than contextPerSequence.
+   */
+  sharedContext?: number;
   /** Most tokens per decode step. Default: 512. */
   batchSize?: number;
   /** Decode threads; default: physical cores. */
@@ -156,6 +162,8 @@ export interface ModelInfo {
   description: string;
   trainedContextLength: number;
   contextPerSequence: number;
+  /** Tokens of memory the sequences share (the KV cache's size); each holds at most contextPerSequence. */
+  sharedContext: number;
   sequences: number;
   embeddingSize: number;
   parameterCount: number;

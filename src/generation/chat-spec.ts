@@ -82,6 +82,11 @@ export interface ChatSpec {
 export interface ModelHandle {
   /** The engine, loaded (or reloaded) with at least these load options. */
   engine(load: Partial<EngineOptions>): Promise<EngineHandle>;
+  /**
+   * Makes the model's context hold `neededTokens` (reloading it with more, within its trained context and
+   * memory); false where it cannot. A host without it never grows a model.
+   */
+  grow?(neededTokens: number): Promise<boolean>;
 }
 
 export interface RunOptions {

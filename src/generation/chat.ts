@@ -6,6 +6,7 @@ import { nativeCallText } from "../chat/tool-calls/native-text.ts";
 import { toolCallSyntax } from "./chat-output.ts";
 import type { ChatMessage, ToolDefinition } from "../chat/types.ts";
 import { SpecialTextShield } from "../chat/special-text.ts";
+import { placeSystemMessages } from "../chat/system-messages.ts";
 import { EngineError, type EngineImage, type GenerateRequest, type TokenLogprobs } from "../engine/types.ts";
 import { ChoiceStream, doneFields, startChoices, type DoneEvent } from "./choices.ts";
 import { PlainTextOutput, type OutputParser, type ParsedToolCall } from "../chat/output-parser.ts";
@@ -68,17 +69,19 @@ export async function renderChatPrompt(engine: EngineHandle, prompt: ChatPrompt,
   if (continueFinal && prompt.addGenerationPrompt) throw new ChatTemplateError("Cannot set both `continue_final_message` and `add_generation_prompt` to True.");
   const template = info.chatTemplate ?? CHATML_TEMPLATE;
   const shield = new SpecialTextShield(info.controlTokenTexts ?? []);
-  const messages = shield.protect(withNativeCallText(placed.messages, template, prompt.toolCallSyntax));
   const tools = prompt.tools?.length ? shield.protect(prompt.tools) : undefined;
+  const renderOptions = {
+    ...(tools ? { tools } : {}),
+    addGenerationPrompt: continueFinal ? false : prompt.addGenerationPrompt ?? true,
+    bosToken: info.bosText,
+    eosToken: info.eosText,
+    ...(prompt.templateVariables ? { variables: prompt.templateVariables } : {}),
+  };
+  const messages = placeSystemMessages(shield.protect(withNativeCallText(placed.messages, template, prompt.toolCallSyntax)),
+    (conversation) => renderChatTemplate(template, conversation, renderOptions));
   let rendered: string;
   try {
-    rendered = renderChatTemplate(template, messages, {
-      ...(tools ? { tools } : {}),
-      addGenerationPrompt: continueFinal ? false : prompt.addGenerationPrompt ?? true,
-      bosToken: info.bosText,
-      eosToken: info.eosText,
-      ...(prompt.templateVariables ? { variables: prompt.templateVariables } : {}),
-    });
+    rendered = renderChatTemplate(template, messages, renderOptions);
   } catch (error) {
     // Say whose template failed: a pulled model's template is untrusted input like a request.
     if (error instanceof ChatTemplateError && info.chatTemplate !== undefined) {

@@ -31,6 +31,7 @@ async function* budgeted(
   let text = "";
   let reasoningTokens = 0;
   const tokens: number[] = [];
+  const limit = request.maxTokens !== undefined && request.maxTokens >= 0 ? request.maxTokens : Infinity;
   const first = engine.generate(request, signal);
   for await (const event of first) {
     yield event;
@@ -44,18 +45,24 @@ async function* budgeted(
     }
     if (phase === "reasoning") {
       if (text.includes(THINK_CLOSE)) phase = "answer";
-      else if (++reasoningTokens >= budget) break;
+      // a budget at or past the reply's limit (interleaved thinking allows one) leaves the limit to end it
+      else if (++reasoningTokens >= budget && tokens.length < limit) break;
     }
   }
   if (phase !== "reasoning") return;
   // Out of budget: leaving the loop cancelled the first sequence; close the reasoning and go on.
   const closeTokens = await engine.tokenize(CLOSE_TEXT, { addSpecial: false, parseSpecial: true });
+  const promptLength = typeof request.prompt === "string" ? 0 : request.prompt.length;
+  if (tokens.length + closeTokens.length > limit) {
+    // no room left for the close tag: the reply ends at its limit, still reasoning
+    yield { type: "done", id: "", finishReason: "length", usage: emptyUsage(promptLength, tokens.length) };
+    return;
+  }
   yield { type: "token", id: "", token: closeTokens[0] ?? -1, text: CLOSE_TEXT };
   const used = tokens.length + closeTokens.length;
-  const left = request.maxTokens !== undefined && request.maxTokens >= 0 ? request.maxTokens - used : undefined;
+  const left = Number.isFinite(limit) ? limit - used : undefined;
   if (left !== undefined && left <= 0) {
-    const prompt = typeof request.prompt === "string" ? 0 : request.prompt.length;
-    yield { type: "done", id: "", finishReason: "length", usage: emptyUsage(prompt, used) };
+    yield { type: "done", id: "", finishReason: "length", usage: emptyUsage(promptLength, used) };
     return;
   }
   const prompt = typeof request.prompt === "string"

@@ -54,12 +54,42 @@ export function replyTokens(limit: ReplyLimit, fromOptions: number | undefined, 
   }
 }
 
+/** Growths of one request at most: each reloads the model, whose context the host rounds up. */
+const MAX_GROWTHS = 3;
+
+/** The tokens a request that did not fit needs: its prompt and one more, or its prompt and its reply's limit. */
+const neededTokens = (error: ContextLimitError) => error.promptTokens + (error.kind === "prompt" ? 1 : error.maxTokens ?? 1);
+
+/**
+ * The rendered request and its reply's limit, on an engine whose context holds it: a request that does not
+ * fit grows the model's context where its host allows, before any message is dropped or prompt cut.
+ */
+async function fittedChat(model: ModelHandle, spec: ChatSpec, run: RunOptions): Promise<RenderedChat & { maxTokens: number | undefined }> {
+  const fitsOrThrows = async (request: ChatSpec) => {
+    const rendered = await renderChat(model, request, run);
+    const contextLength = rendered.engine.info.contextPerSequence;
+    checkPromptFits(rendered.prompt, contextLength);
+    return { ...rendered, maxTokens: replyTokens(request.limit, rendered.settings.generation.maxTokens, rendered.prompt.tokens.length, contextLength) };
+  };
+  if (!model.grow) return fitsOrThrows(spec);
+  // Whole first: a chat that only fits with messages dropped (or a prompt cut) grows the context instead.
+  const whole: ChatSpec = { ...spec, prompt: { ...spec.prompt, overflow: "refuse" } };
+  for (let growths = 0; ; growths++) {
+    try {
+      return await fitsOrThrows(whole);
+    } catch (error) {
+      if (!(error instanceof ContextLimitError)) throw error;
+      if (growths >= MAX_GROWTHS || !await model.grow(neededTokens(error))) {
+        if (spec.prompt.overflow === undefined || spec.prompt.overflow === "refuse") throw error;
+        return fitsOrThrows(spec);
+      }
+    }
+  }
+}
+
 export async function runChat(model: ModelHandle, spec: ChatSpec, run: RunOptions = {}): Promise<RunningChat> {
-  const rendered = await renderChat(model, spec, run);
-  const { engine, prompt, plan, settings } = rendered;
-  const contextLength = engine.info.contextPerSequence;
-  checkPromptFits(prompt, contextLength);
-  const maxTokens = replyTokens(spec.limit, settings.generation.maxTokens, prompt.tokens.length, contextLength);
+  const rendered = await fittedChat(model, spec, run);
+  const { engine, prompt, plan, settings, maxTokens } = rendered;
   const { minTokens } = settings.generation;
   if (minTokens !== undefined && maxTokens !== undefined && minTokens > maxTokens) {
     throw new OptionError("min_tokens", `at most max_tokens (${maxTokens})`, `min_tokens (${minTokens}) must not exceed max_tokens (${maxTokens})`);
@@ -78,5 +108,5 @@ export async function runChat(model: ModelHandle, spec: ChatSpec, run: RunOption
     n: spec.n ?? 1, parser: () => plan.parser(prompt.text),
     ...(run.signal ? { signal: run.signal } : {}), ...(run.onDone ? { onDone: run.onDone } : {}),
   });
-  return { ...rendered, maxTokens, choices };
+  return { engine, prompt, plan, settings, maxTokens, choices };
 }

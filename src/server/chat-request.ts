@@ -16,9 +16,15 @@ export interface ServedModelLoad {
   keepAlive?: KeepAliveRequest | undefined;
 }
 
-/** The served model's engine, loaded with a request's load options (and what else the request asks). */
+/**
+ * The served model's engine, loaded with a request's load options (and what else the request asks); a
+ * request that does not fit its context grows it where the server allows (ModelService.growContext).
+ */
 export function servedModel(deps: ServerDeps, model: ServedModel, load: ServedModelLoad = {}): ModelHandle {
-  return { engine: (options) => deps.models.engine(model, { ...options, ...load.extra }, load.keepAlive) };
+  return {
+    engine: (options) => deps.models.engine(model, { ...options, ...load.extra }, load.keepAlive),
+    grow: (neededTokens) => deps.models.growContext(model, neededTokens),
+  };
 }
 
 /** A chat route's refusal of an embedding model, before anything loads. */

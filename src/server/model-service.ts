@@ -11,6 +11,7 @@ import type { ModelStore, ResolvedModel, StoredModel } from "../store/model-stor
 import { ApiError, notFound } from "./api-error.ts";
 import { projectorModalities, siblingProjector } from "../vision/projector-file.ts";
 import { logger } from "../log.ts";
+import { grownContext, grownContextSize, type GrownContext } from "./context-growth.ts";
 
 const log = logger("models");
 
@@ -94,8 +95,13 @@ export interface ModelServiceOptions {
   parallel: number;
   /** Idle time before a model loaded on demand is unloaded. Default: 5 minutes. */
   idleUnloadMs?: number;
-  /** Context per sequence; undefined lets the engine use the trained context within memory. */
+  /**
+   * Context per sequence; undefined means the model's trained context within memory (vLLM's
+   * max_model_len default), one pool of that size shared by the sequences.
+   */
   contextPerSequence: number | undefined;
+  /** Whether growContext may reload a model with more context (not when --max-model-len set a limit). */
+  growContext?: boolean;
   threads?: number;
   /** Requests that may wait for a free sequence before more are refused as busy (503). */
   queueLimit?: number;
@@ -272,6 +278,31 @@ export class ModelService {
     return model.projectorPath !== undefined && projectorModalities(model.projectorPath).audio;
   }
 
+  /** Context sizes growContext chose, per model file: later loads of the model keep them. */
+  private readonly grown = new Map<string, GrownContext>();
+
+  /**
+   * Makes the model's context hold a request of `neededTokens`: when its loaded instance has less, it is
+   * reloaded with the next power of two (within its trained context and memory), once the requests
+   * running on it have ended. True when the model now has room for the request; false when growing is
+   * off (--max-model-len on profile b), or the trained context or the memory is too small.
+   */
+  async growContext(model: ServedModel, neededTokens: number): Promise<boolean> {
+    if (this.embeds(model)) return false;
+    const loaded = this.loadedOf(model);
+    const current = Math.max(0, ...loaded.map((l) => l.engine.info.contextPerSequence));
+    if (loaded.length > 0 && current >= neededTokens) return true;
+    if (!this.options.growContext) return false;
+    const size = grownContextSize(neededTokens, this.facts(model).trainedContext);
+    if (size === undefined) return false;
+    const sizes = grownContext(size, Math.max(0, ...loaded.map((l) => l.engine.info.sharedContext)));
+    log.info(`growing the context of "${model.id}" from ${current || "its default"} to ${size} tokens (${sizes.sharedContext} shared by its sequences) for a request of ${neededTokens} tokens: reloading it once its running requests end`);
+    this.grown.set(model.path, sizes);
+    await Promise.all(loaded.map((l) => this.manager.retire(l.engine)));
+    const engine = await this.engine(model);
+    return engine.info.contextPerSequence >= neededTokens;
+  }
+
   engineOptions(model: ServedModel, overrides: Partial<EngineOptions> = {}): EngineOptions {
     const options = this.requestedEngineOptions(model, overrides);
     const context = this.contextWithinTraining(model, options.contextPerSequence);
@@ -289,7 +320,7 @@ export class ModelService {
       modelPath: model.path,
       ...(model.projectorPath ? { projectorPath: model.projectorPath } : {}),
       parallel: this.options.parallel,
-      ...(this.options.contextPerSequence !== undefined ? { contextPerSequence: this.options.contextPerSequence } : {}),
+      ...this.contextOptions(model, overrides),
       ...(this.options.threads !== undefined ? { threads: this.options.threads } : {}),
       ...(this.options.gpuLayers !== undefined ? { gpuLayers: this.options.gpuLayers } : {}),
       ...(this.options.gpuMemoryFraction !== undefined ? { gpuMemoryFraction: this.options.gpuMemoryFraction } : {}),
@@ -303,6 +334,20 @@ export class ModelService {
       ...speculativeOf(model, this.options.speculative),
       ...overrides,
     };
+  }
+
+  /**
+   * The context sizes a load gets: a grown model's, else the server's context per sequence, else the
+   * trained context as one pool the sequences share (vLLM's default). A request's own size (num_ctx)
+   * wins over the shared pool's size too.
+   */
+  private contextOptions(model: ServedModel, overrides: Partial<EngineOptions>): Partial<EngineOptions> {
+    if (overrides.contextPerSequence !== undefined) return {};
+    const grown = this.grown.get(model.path);
+    if (grown) return grown;
+    if (this.options.contextPerSequence !== undefined) return { contextPerSequence: this.options.contextPerSequence };
+    const trained = this.facts(model).trainedContext;
+    return trained !== undefined ? { contextPerSequence: trained, sharedContext: trained } : {};
   }
 
   /** How long a model may stay idle when the request says nothing: forever if named on `serve`. */

@@ -32,7 +32,7 @@ function expectValidToolUse(block: Anthropic.ContentBlock | undefined, only?: st
   const validate = validators[block.name];
   if (!validate) throw new Error(`call to an undeclared tool ${block.name}`);
   if (!validate(block.input)) throw new Error(`input ${JSON.stringify(block.input)} of ${block.name}: ${ajv.errorsText(validate.errors)}`);
-  expect(block.id.length).toBeGreaterThan(0);
+  expect(block.id).toMatch(/^toolu_[0-9a-f]{32}$/);
   return block;
 }
 
@@ -137,6 +137,49 @@ describe.each(PROFILES)("profile %s", (profile) => {
     expect(final.stop_reason).toBe("tool_use");
   });
 
+  test("system messages inside messages (Claude Code's): accepted anywhere, their text reaches the prompt", async () => {
+    const withSystem: Anthropic.MessageParam[] = [
+      { role: "user", content: "hi" },
+      { role: "system", content: [{ type: "text", text: "# Environment\ncwd: /work" }] } as never,
+      { role: "assistant", content: "hello" },
+      { role: "system", content: "Be brief." } as never,
+      { role: "user", content: "go on" },
+    ];
+    const plain = withSystem.filter((m) => (m.role as string) !== "system");
+    const counted = await client().messages.countTokens({ model: MODEL, system: "You are an agent", messages: withSystem });
+    const without = await client().messages.countTokens({ model: MODEL, system: "You are an agent", messages: plain });
+    expect(counted.input_tokens).toBeGreaterThan(without.input_tokens + 8);
+    const message = await client().messages.create({ model: MODEL, max_tokens: 2, messages: withSystem });
+    expect(message.type).toBe("message");
+    const image = await failure(client().messages.create({
+      model: MODEL, max_tokens: 2, messages: [{ role: "system", content: [{ type: "image", source: { type: "base64", media_type: "image/jpeg", data: fixture.jpegBase64 } }] } as never, ...ask],
+    }));
+    expect(expectAnthropicError(image, 400, "invalid_request_error")).toContain("messages.0.content.0.type");
+  });
+
+  test("thinking.budget_tokens at or above max_tokens (interleaved thinking, as Qwen Code sends it): the reply ends at max_tokens", async () => {
+    const message = await client().messages.create({
+      model: fixture.thinkModel, max_tokens: 12, thinking: { type: "enabled", budget_tokens: 12 }, messages: [{ role: "user", content: "Think" }],
+    });
+    expect(message.usage.output_tokens).toBe(12);
+    expect(message.stop_reason).toBe("max_tokens");
+    const above = await client().messages.create({
+      model: fixture.thinkModel, max_tokens: 6, thinking: { type: "enabled", budget_tokens: 32000 }, messages: [{ role: "user", content: "Think" }],
+    });
+    expect(above.usage.output_tokens).toBe(6);
+    expect(above.content.map((b) => b.type)).toEqual(["thinking"]);
+  });
+
+  test("a second turn that repeats the first reports the reused prompt as cache_read_input_tokens", async () => {
+    const first = await client().messages.create({ model: MODEL, max_tokens: 3, system: "You are a careful agent", messages: ask });
+    const reply = first.content.length ? first.content : [{ type: "text" as const, text: "ok" }];
+    const second = await client().messages.create({
+      model: MODEL, max_tokens: 3, system: "You are a careful agent", messages: [...ask, { role: "assistant", content: reply as never }, { role: "user", content: "And Oslo?" }],
+    });
+    expect(second.usage.cache_read_input_tokens).toBeGreaterThan(0);
+    expect(second.id).toMatch(/^msg_[0-9a-f]{32}$/);
+  });
+
   test("image blocks: base64 reaches the vision model; a url goes through the guarded fetch", async () => {
     const plain = await client().messages.create({ model: MODEL, max_tokens: 2, messages: [{ role: "user", content: "What is this?" }] });
     const withImage = await client().messages.create({
@@ -205,8 +248,9 @@ describe.each(PROFILES)("profile %s", (profile) => {
       model: MODEL, max_tokens: 2, messages: [{ role: "user", content: [{ type: "tool_result", tool_use_id: "toolu_x", content: "1" }] }],
     }));
     expect(expectAnthropicError(orphan, 400, "invalid_request_error")).toContain("toolu_x");
-    const tooLong = await failure(client().messages.create({ model: MODEL, max_tokens: 2, messages: [{ role: "user", content: "word ".repeat(1500) }] }));
-    expect(expectAnthropicError(tooLong, 400, "invalid_request_error")).toMatch(/^prompt is too long: \d+ tokens > 1023 maximum/);
+    // beyond the model's trained 4096 tokens (a shorter one grows the context on profiles a and c): nothing is reloaded
+    const tooLong = await failure(client().messages.create({ model: MODEL, max_tokens: 2, messages: [{ role: "user", content: "word ".repeat(5000) }] }));
+    expect(expectAnthropicError(tooLong, 400, "invalid_request_error")).toMatch(new RegExp(`^prompt is too long: \\d+ tokens > 1023 maximum`));
     if (profile !== "c") {
       // LM Studio answers any model name with the loaded model; the others do not know this one.
       const unknownModel = await failure(client().messages.create({ model: "no-such-model", max_tokens: 2, messages: ask }));

@@ -3,6 +3,7 @@
 // and is then parsed whole: its calls go out as tool-call events, or, if it does not parse, its exact
 // text goes out as content (a failed call is never dropped and never half-sent). Whitespace at the edges
 // of the text, where it only separates it from calls, is left out: a reply of calls alone has no content.
+import { newId } from "../../ids.ts";
 import type { ChatOutput, OutputParser, ParsedToolCall } from "../output-parser.ts";
 import { logger } from "../../log.ts";
 import { BlockScanner } from "./block-scanner.ts";
@@ -19,7 +20,7 @@ export interface ToolCallOutputOptions {
   newId?: () => string;
 }
 
-export const vllmToolCallId = () => `chatcmpl-tool-${crypto.randomUUID().replaceAll("-", "")}`;
+export const vllmToolCallId = () => newId("toolCall");
 
 /** Length of the longest end of `text` that is the beginning of `marker` (and not all of it). */
 export function partialMarkerLength(text: string, marker: string): number {

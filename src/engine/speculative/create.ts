@@ -13,6 +13,8 @@ export interface DraftLoadSettings {
   threads: number;
   flashAttention?: "auto" | "on" | "off";
   kvCacheType?: KvCacheType;
+  /** Most tokens one target sequence holds (the target's cells may be shared by its sequences). */
+  contextPerSequence: number;
 }
 
 /** Throws EngineError "invalid_request" for settings or a draft model that cannot work with the target. */
@@ -32,7 +34,7 @@ export function createSpeculation(options: SpeculativeOptions, target: LlamaMode
   } else {
     drafter = ModelDrafter.load(resolved.draftModelPath!, target, {
       sequences: context.sequences,
-      contextPerSequence: context.contextPerSequence,
+      contextPerSequence: settings.contextPerSequence,
       batchSize: context.batchSize,
       threads: settings.threads,
       gpuLayers: settings.gpuLayers,

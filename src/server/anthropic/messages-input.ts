@@ -8,12 +8,12 @@ import { badRequest } from "../api-error.ts";
 import type { ImageUrlReader } from "../request-images.ts";
 import type { ContentBlock, CountTokensRequest } from "./schema.ts";
 
-/** The system prompt: a string, or text blocks joined. */
-function systemText(system: CountTokensRequest["system"]): string {
+/** The system prompt, or a system message's content: a string, or text blocks joined. */
+function systemText(system: CountTokensRequest["system"], at = "system"): string {
   if (system === undefined) return "";
   if (typeof system === "string") return system;
   return system.map((block, index) => {
-    if (block.type !== "text" || typeof block.text !== "string") throw badRequest(`system.${index}.type: only text blocks may make up the system prompt`, "system");
+    if (block.type !== "text" || typeof block.text !== "string") throw badRequest(`${at}.${index}.type: only text blocks may make up a system prompt`, at === "system" ? "system" : undefined);
     return block.text;
   }).join("\n");
 }
@@ -62,7 +62,13 @@ export async function chatMessages(body: CountTokensRequest, readImage: ImageUrl
   let previousToolUses = new Set<string>();
   for (const [index, message] of body.messages.entries()) {
     const at = `messages.${index}`;
-    if (message.role !== "user" && message.role !== "assistant") throw badRequest(`${at}.role: expected "user" or "assistant", got "${message.role}"`);
+    if (message.role === "system") {
+      // Claude Code sends these among the turns; where the template cannot take one there, the chat path
+      // joins it to the system prompt (src/chat/system-messages.ts)
+      messages.push({ role: "system", content: systemText(message.content, `${at}.content`) });
+      continue;
+    }
+    if (message.role !== "user" && message.role !== "assistant") throw badRequest(`${at}.role: expected "user", "assistant" or "system", got "${message.role}"`);
     const blocks: ContentBlock[] = typeof message.content === "string" ? [{ type: "text", text: message.content }] : message.content;
     const texts: string[] = [];
     const images: Uint8Array[] = [];

@@ -1,10 +1,11 @@
 // What the Messages API sends back for a finished reply: content blocks (thinking, text, tool_use), the
 // stop reason in Anthropic's words, and usage with cached prompt tokens reported as cache reads.
 import type { RequestUsage } from "../../engine/types.ts";
+import { newId, reshapeId } from "../../ids.ts";
 import type { ParsedToolCall } from "../../chat/output-parser.ts";
 import type { ChatFinishReason } from "../../generation/chat-events.ts";
 
-export const newMessageId = () => `msg_${crypto.randomUUID().replaceAll("-", "")}`;
+export const newMessageId = () => newId("message");
 
 export type StopReason = "end_turn" | "max_tokens" | "stop_sequence" | "tool_use";
 
@@ -28,7 +29,7 @@ export function messagesUsage(usage: RequestUsage) {
 
 export const thinkingBlock = (thinking: string) => ({ type: "thinking", thinking, signature: "" });
 export const textBlock = (text: string) => ({ type: "text", text });
-export const toolUseBlock = (call: { id: string; name: string }, input: Record<string, unknown>) => ({ type: "tool_use", id: call.id, name: call.name, input });
+export const toolUseBlock = (call: { id: string; name: string }, input: Record<string, unknown>) => ({ type: "tool_use", id: reshapeId(call.id, "toolUse"), name: call.name, input });
 
 export function contentBlocks(result: { content: string; reasoning: string; toolCalls: ParsedToolCall[] }) {
   const blocks: Array<Record<string, unknown>> = [];

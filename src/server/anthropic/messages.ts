@@ -1,7 +1,6 @@
 // POST /v1/messages and /v1/messages/count_tokens: Anthropic's Messages API (what Claude Code speaks)
 // as a thin translation onto the shared chat path, on every profile.
 import type { Context } from "hono";
-import { badRequest } from "../api-error.ts";
 import type { ChatSpec, ReplyLimit } from "../../generation/chat-spec.ts";
 import { renderChat, runChat } from "../../generation/run-chat.ts";
 import { refuseEmbeddingModel, serverRun, servedModel } from "../chat-request.ts";
@@ -35,7 +34,7 @@ export function messages(deps: ServerDeps) {
     const arrived = performance.now();
     const body = validate(messagesSchema, await readJsonBody(c));
     const budget = body.thinking?.type === "enabled" ? body.thinking.budget_tokens : undefined;
-    if (budget !== undefined && budget >= body.max_tokens) throw badRequest("`max_tokens` must be greater than `thinking.budget_tokens`.");
+    // Interleaved thinking allows a budget at or above max_tokens: the reply still ends within max_tokens.
     const model = deps.models.resolve(body.model);
     refuseEmbeddingModel(deps, model);
     const stopSequences = body.stop_sequences ?? [];

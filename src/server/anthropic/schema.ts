@@ -30,7 +30,7 @@ const promptFields = {
   }).optional(),
   thinking: z.looseObject({
     type: z.enum(["enabled", "disabled", "adaptive", "between_tools"]),
-    budget_tokens: z.number().int().min(1).optional().describe("reasoning stops after this many tokens; below max_tokens"),
+    budget_tokens: z.number().int().min(1).optional().describe("reasoning stops after this many tokens; at or above max_tokens (interleaved thinking) the reply still ends at max_tokens"),
   }).optional(),
   output_config: z.looseObject({
     effort: z.string().nullable().optional().describe("with no `thinking`, any effort turns reasoning on"),

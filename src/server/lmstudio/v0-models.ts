@@ -9,6 +9,7 @@ import { modelFiles, publisherOf } from "./store-models.ts";
 
 export function v0Model(models: LmStudioModelService, model: ServedModel) {
   const facts = modelFacts(modelFiles(model));
+  const loaded = models.loadedOf(model)[0];
   return {
     id: model.id,
     object: "model",
@@ -17,8 +18,10 @@ export function v0Model(models: LmStudioModelService, model: ServedModel) {
     arch: facts.arch,
     compatibility_type: "gguf",
     quantization: facts.quantization,
-    state: models.loadedOf(model).length > 0 ? "loaded" : "not-loaded",
+    state: loaded ? "loaded" : "not-loaded",
     max_context_length: facts.maxContextLength,
+    // the context it is loaded with (grown for a long request: src/server/context-growth.ts)
+    ...(loaded ? { loaded_context_length: loaded.engine.info.contextPerSequence } : {}),
     ...(facts.trainedForToolUse ? { capabilities: ["tool_use"] } : {}),
   };
 }

@@ -2,11 +2,13 @@
 // carry) and its output items: `reasoning` (the model's raw reasoning as reasoning_text), `message`
 // (output_text) and `function_call`.
 import type { RequestUsage } from "../../engine/types.ts";
+import { newId, reshapeId } from "../../ids.ts";
 import type { ParsedToolCall } from "../../chat/output-parser.ts";
 import type { ChatFinishReason } from "../../generation/chat-events.ts";
 import type { ResponsesRequest } from "./responses-schema.ts";
 
-export const newItemId = (prefix: "resp" | "msg" | "rs" | "fc") => `${prefix}_${crypto.randomUUID().replaceAll("-", "")}`;
+const itemKinds = { resp: "response", msg: "outputMessage", rs: "reasoning", fc: "functionCall" } as const;
+export const newItemId = (prefix: keyof typeof itemKinds) => newId(itemKinds[prefix]);
 
 /** The fields of a response that echo its request; fixed for its lifetime. */
 export interface ResponseEnvelope {
@@ -30,7 +32,7 @@ export const messageItem = (id: string, text: string, status: "in_progress" | "c
   ({ id, type: "message", status, role: "assistant", content: status === "completed" ? [outputTextPart(text)] : [] });
 
 export const functionCallItem = (id: string, call: { id: string; name: string }, args: string, status: "in_progress" | "completed"): OutputItem =>
-  ({ id, type: "function_call", status, call_id: call.id, name: call.name, arguments: args });
+  ({ id, type: "function_call", status, call_id: reshapeId(call.id, "callId"), name: call.name, arguments: args });
 
 export function responsesUsage(usage: RequestUsage, reasoningTokens: number) {
   return {

@@ -2,6 +2,7 @@
 // announced (output_item.added), filled (content_part.added, then text, reasoning or argument deltas) and
 // closed (….done, output_item.done) before the next opens; every event carries a sequence_number, and the
 // stream ends with response.completed, response.incomplete (out of tokens) or response.failed.
+import { newId } from "../../ids.ts";
 import type { ChatEvent } from "../../generation/chat-events.ts";
 import {
   functionCallItem, messageItem, newItemId, outputTextPart, reasoningItem, responseObject, responsesUsage, statusOf,
@@ -122,7 +123,7 @@ export class ResponseEventWriter {
     if (!call) {
       await this.closeOpen();
       this.heldSpace = "";
-      call = { id: newItemId("fc"), index: this.items.length, callId: event.id ?? newItemId("fc"), name: event.name ?? "" };
+      call = { id: newItemId("fc"), index: this.items.length, callId: event.id ?? newId("callId"), name: event.name ?? "" };
       this.calls.set(event.index, call);
       const item = functionCallItem(call.id, { id: call.callId, name: call.name }, "", "in_progress");
       this.items.push(item);

@@ -1,4 +1,5 @@
 // Pure translations between OpenAI-compatible bodies and the engine's request and events.
+import { newId } from "../../ids.ts";
 import type { ChatMessage } from "../../chat/types.ts";
 import type { RequestUsage, TokenLogprob, TokenLogprobs } from "../../engine/types.ts";
 import type { OptionValues } from "../../options/values.ts";
@@ -76,7 +77,7 @@ async function toChatMessage(m: ChatCompletionRequest["messages"][number], index
 }
 
 export function completionId(prefix: "chatcmpl" | "cmpl"): string {
-  return `${prefix}-${crypto.randomUUID().replaceAll("-", "")}`;
+  return newId(prefix === "chatcmpl" ? "chatCompletion" : "textCompletion");
 }
 
 export interface Usage { prompt_tokens: number; completion_tokens: number; total_tokens: number; prompt_tokens_details?: { cached_tokens: number } }

@@ -8,6 +8,7 @@
 //   score   {model, text_1: string | string[], text_2: string | string[]}
 //        → {id, object: "list", created, model, data: [{index, object: "score", score}], usage}
 //          one text_1 scores against every text_2; lists of equal length pair one to one.
+import { newId } from "../../ids.ts";
 import type { Context } from "hono";
 import { z } from "zod";
 import { badRequest } from "../api-error.ts";
@@ -47,7 +48,7 @@ export function rerank(deps: ServerDeps, { cohere = false } = {}) {
     const ranked = scores.map((score, index) => ({ index, score })).sort((a, b) => b.score - a.score || a.index - b.index);
     const kept = body.top_n ? ranked.slice(0, body.top_n) : ranked;
     return c.json({
-      id: `rerank-${crypto.randomUUID().replaceAll("-", "")}`,
+      id: newId("rerank"),
       model: modelId,
       usage: { prompt_tokens: tokens, total_tokens: tokens },
       results: kept.map(({ index, score }) => ({
@@ -72,7 +73,7 @@ export function score(deps: ServerDeps) {
     const { modelId, scores, tokens } = await scorePairs(deps, body.model ?? undefined, first, second, ttlKeepAlive(deps.profile, body.ttl), { query: "text_1", documents: "text_2" });
     c.set("usage", { promptTokens: tokens, completionTokens: 0 });
     return c.json({
-      id: `score-${crypto.randomUUID().replaceAll("-", "")}`,
+      id: newId("score"),
       object: "list",
       created: Math.floor(Date.now() / 1000),
       model: modelId,
