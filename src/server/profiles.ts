@@ -17,6 +17,8 @@ export interface Profile {
   defaultContext: number | undefined;
   /** How long a model loaded on demand (not named on `serve`) may stay idle before it is unloaded. */
   idleUnloadMs: number;
+  /** Rerank and score routes pass scores through a sigmoid unless the request's use_activation is false (vLLM's default); otherwise raw logits. */
+  rerankActivation?: boolean;
   /** Body of an error on an OpenAI-compatible route. */
   openAiErrorBody(error: ApiError): unknown;
   /** Body of an error on any route: the profile's native routes may have their own shape. */
@@ -60,6 +62,7 @@ export const profiles: Record<ProfileName, Profile> = {
     openAiSampling: { temperature: 1, topP: 1, topK: 0, minP: 0, repeatPenalty: 1 },
     defaultContext: undefined,
     idleUnloadMs: 5 * 60_000,
+    rerankActivation: true,
     openAiErrorBody: (error) => ({
       error: { message: error.message, type: statusTypes[error.status] ?? (error.status >= 500 ? "InternalServerError" : "BadRequestError"), param: error.param, code: error.status },
     }),
