@@ -49,9 +49,9 @@ export const profiles: Record<ProfileName, Profile> = {
     openAiErrorBody: (error) => ({
       error: { message: error.message, type: error.status === 400 ? "invalid_request_error" : error.status === 404 ? "not_found_error" : "api_error", param: null, code: null },
     }),
-    // Ollama's native /api/* routes answer {"error": "..."}; a full queue in Ollama's words (two spaces and all).
+    // Ollama's native /api/* routes (and /v1/systemone) answer {"error": "..."}; a full queue in Ollama's words (two spaces and all).
     errorBody(error, path) {
-      if (!path.startsWith("/api/")) return this.openAiErrorBody(error);
+      if (!path.startsWith("/api/") && path !== "/v1/systemone") return this.openAiErrorBody(error);
       return { error: error.status === 503 ? "server busy, please try again.  maximum pending requests exceeded" : error.message };
     },
   },

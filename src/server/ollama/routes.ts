@@ -15,6 +15,7 @@ import { create } from "./create.ts";
 import { pull } from "./pull.ts";
 import { show } from "./show.ts";
 import { tags } from "./tags.ts";
+import { systemOne } from "./systemone/systemone.ts";
 
 /** The Ollama release whose API profile a follows; clients gate features on it (0.17.1 loads lfm2moe). */
 export const OLLAMA_COMPATIBLE_VERSION = "0.17.1";
@@ -37,6 +38,8 @@ function routeTable(deps: ServerDeps): Route[] {
     { methods: ["POST"], path: "/api/chat", handler: chat(deps) },
     { methods: ["POST"], path: "/api/embed", handler: embed(deps) },
     { methods: ["POST"], path: "/api/embeddings", handler: embeddings(deps) },
+    // questions answered from token probabilities (ollama-js systemone())
+    { methods: ["POST"], path: "/v1/systemone", handler: systemOne(deps) },
     // loaded models
     { methods: ["GET"], path: "/api/ps", handler: runningModels(deps) },
     // the model store
