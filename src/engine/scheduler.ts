@@ -195,7 +195,7 @@ export class Scheduler {
     const image = active.pendingImage!;
     const started = performance.now();
     try {
-      this.images.evaluate(this.context, image.chunk, slot.cached.length, slot.seq);
+      this.images.evaluate(this.context, image, slot.cached.length, slot.seq);
     } catch (error) {
       this.context.clearSequence(slot.seq);
       slot.truncate(0);
