@@ -47,6 +47,7 @@ const ROUTES: Record<Profile, Route[]> = {
     { method: "POST", path: "/api/copy", valid: () => ({ source: "not-stored", destination: "fuzzed" }) },
     { method: "DELETE", path: "/api/delete", valid: () => ({ model: "not-stored" }) },
     { method: "POST", path: "/api/pull", valid: () => ({ model: "library/not-there", stream: false }), upstream: true },
+    { method: "POST", path: "/api/push", valid: () => ({ model: "alice/not-there", stream: false }) },
   ],
   b: [
     ...OPENAI_ROUTES,

@@ -13,6 +13,7 @@ import { headBlob, uploadBlob } from "./blobs.ts";
 import { copyModel, deleteModel } from "./copy-delete.ts";
 import { create } from "./create.ts";
 import { pull } from "./pull.ts";
+import { push } from "./push.ts";
 import { show } from "./show.ts";
 import { tags } from "./tags.ts";
 import { systemOne } from "./systemone/systemone.ts";
@@ -51,6 +52,7 @@ function routeTable(deps: ServerDeps): Route[] {
     { methods: ["POST"], path: "/api/copy", handler: copyModel(deps) },
     { methods: ["DELETE"], path: "/api/delete", handler: deleteModel(deps) },
     { methods: ["POST"], path: "/api/pull", handler: pull(deps) },
+    { methods: ["POST"], path: "/api/push", handler: push(deps) },
   ];
 }
 
