@@ -100,6 +100,20 @@ describe("pushToRegistry", () => {
     expect(events.filter((e) => e.digest).every((e) => e.completed === e.total)).toBe(true);
   });
 
+  test("a layer that names the model it came from is mounted from that repository, not uploaded", async () => {
+    const source = store.find("alice/tiny:v1")!.manifest;
+    await store.writeManifest("bob/tiny:v1", { ...source, layers: source.layers.map((layer) => ({ ...layer, from: "alice/tiny:v1" })) });
+    const before = registry.requests.length;
+    await push("bob/tiny:v1", registry);
+    const requests = registry.requests.slice(before);
+    const mounts = requests.filter((r) => r.method === "POST" && r.search.includes("mount="));
+    expect(mounts).toHaveLength(source.layers.length);
+    for (const mount of mounts) expect(new URLSearchParams(mount.search).get("from")).toBe("alice/tiny");
+    // Only the config blob, which names no source, is uploaded.
+    expect(requests.filter((r) => r.method === "PATCH")).toHaveLength(1);
+    expect(registry.manifestOf("bob/tiny:v1")).toBeDefined();
+  });
+
   test("a registry that redirects parts gets each part by PUT at the redirect", async () => {
     const redirecting = await startRegistryServer([], { redirectUploads: true });
     try {

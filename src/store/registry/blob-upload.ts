@@ -1,6 +1,6 @@
 // Uploads one blob to a registry as Ollama's push does (server/upload.go):
 //   HEAD  /v2/<ns>/<model>/blobs/<digest>      there already (any answer below 400): nothing to send
-//   POST  /v2/<ns>/<model>/blobs/uploads/      (?mount=<digest>&from=<ns>/<model> for a layer with `from`);
+//   POST  /v2/<ns>/<model>/blobs/uploads/      (?mount=<digest>&from=<ns>/<model> of a layer's `from`);
 //                                              201: mounted from the other repository; else the upload's URL
 //   PATCH <upload URL>                         each part in turn (Content-Range a-b, X-Redirect-Uploads: 1);
 //                                              the answer's Location is the next part's URL, or a 307 sends the
@@ -9,6 +9,7 @@
 // Parts are a 16th of the blob, at least 100 MB and at most 1 GB, so most blobs go in one part.
 import { createHash, type Hash } from "node:crypto";
 import type { ManifestLayer } from "../manifest.ts";
+import { tryParseModelName } from "../model-name.ts";
 import { type ProgressHandler, throttledProgress } from "../pull-progress.ts";
 import { RegistryError, type RegistrySession, uploadLocation } from "./registry-session.ts";
 
@@ -88,9 +89,10 @@ export async function uploadBlob(session: RegistrySession, upload: BlobToUpload)
   if (head.status !== 404) throw new RegistryError(head.status, `${head.status}: ${head.statusText}`, "");
 
   const start = new URL(`${repository}/blobs/uploads/`);
-  if (layer.from) {
+  const from = layer.from ? tryParseModelName(layer.from) : undefined;
+  if (from) {
     start.searchParams.append("mount", layer.digest);
-    start.searchParams.append("from", layer.from);
+    start.searchParams.append("from", `${from.namespace}/${from.model}`);
   }
   const started = await session.expect("POST", start.toString());
   await started.body?.cancel();
