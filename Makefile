@@ -79,13 +79,15 @@ run: setup
 	$(BUN) scripts/make-run.ts
 
 # The system tools the tests drive (tmux, Chromium, systemd, ...) are checked first, naming what to install.
-# llama.cpp's llama-mtmd-cli, built from the same source, is the audio tests' oracle (minutes, once).
-test: test-requirements setup $(NATIVE)/tools/llama-mtmd-cli
+# llama.cpp's llama-mtmd-cli and llama-server, built from the same source, are oracles of the audio and
+# rerank tests (minutes, once).
+ORACLE_TOOLS := $(NATIVE)/tools/llama-mtmd-cli $(NATIVE)/tools/llama-server
+test: test-requirements setup $(ORACLE_TOOLS)
 	$(BUN) scripts/run-tests.ts
 
-$(NATIVE)/tools/llama-mtmd-cli:
+$(ORACLE_TOOLS):
 	@[ -f $(LLAMA_SRC)/include/llama.h ] || bash scripts/fetch-native.sh $(LLAMUX_GPU)
-	bash scripts/build-llama-from-source.sh tools llama-mtmd-cli
+	bash scripts/build-llama-from-source.sh tools $(notdir $@)
 
 test-requirements:
 	@bash scripts/test-requirements.sh
