@@ -64,7 +64,8 @@ llama-portable: node_modules/.installed
 	LIB=$(PORTABLE_LIB) bash scripts/build-llama-from-source.sh portable-libs
 	@$(MAKE) --no-print-directory LIB=$(PORTABLE_LIB) -o $(PORTABLE_LIB)/VARIANT companions
 
-# llama-bench, llama-batched-bench and llama-server from the same source, statically linked, into $(NATIVE)/tools (for make bench).
+# llama-bench, llama-batched-bench, llama-server and llama-mtmd-cli from the same source, statically linked, into
+# $(NATIVE)/tools (for make bench, and the audio tests' oracle).
 .PHONY: llama-tools
 llama-tools: node_modules/.installed
 	@[ -f $(LLAMA_SRC)/include/llama.h ] || bash scripts/fetch-native.sh $(LLAMUX_GPU)
@@ -78,8 +79,15 @@ run: setup
 	$(BUN) scripts/make-run.ts
 
 # The system tools the tests drive (tmux, Chromium, systemd, ...) are checked first, naming what to install.
-test: test-requirements setup
+# llama.cpp's llama-mtmd-cli and llama-server, built from the same source, are oracles of the audio and
+# rerank tests (minutes, once).
+ORACLE_TOOLS := $(NATIVE)/tools/llama-mtmd-cli $(NATIVE)/tools/llama-server
+test: test-requirements setup $(ORACLE_TOOLS)
 	$(BUN) scripts/run-tests.ts
+
+$(ORACLE_TOOLS):
+	@[ -f $(LLAMA_SRC)/include/llama.h ] || bash scripts/fetch-native.sh $(LLAMUX_GPU)
+	bash scripts/build-llama-from-source.sh tools $(notdir $@)
 
 test-requirements:
 	@bash scripts/test-requirements.sh

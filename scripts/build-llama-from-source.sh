@@ -12,9 +12,10 @@
 #       one libggml-cpu-<variant>.so per x86 generation (GGML_CPU_ALL_VARIANTS), ggml picking the best one
 #       at run time, so the set runs on any x86-64 processor and can go into a release executable. Into
 #       .native/lib-portable (env LIB overrides); VARIANT "<platform>-portable-cpu". Leaves .native/lib alone.
-#   scripts/build-llama-from-source.sh tools
-#       llama-bench, llama-batched-bench and llama-server, statically linked, into .native/tools: the yardsticks
-#       of `make bench` (the engine against the first two, the whole server against llama-server).
+#   scripts/build-llama-from-source.sh tools [TOOL ...]
+#       llama-bench, llama-batched-bench, llama-server and llama-mtmd-cli (or only the named ones), statically
+#       linked, into .native/tools: the yardsticks of `make bench` (the engine against the first two, the
+#       whole server against llama-server) and the audio tests' oracle (llama-mtmd-cli).
 #
 # Env: JOBS (parallel compile jobs, default: number of cores), CUDA_ARCHS (CMAKE_CUDA_ARCHITECTURES,
 # default: llama.cpp's own list, since "native" needs a visible GPU at build time), CMAKE_EXTRA_FLAGS (more
@@ -161,7 +162,8 @@ build_tools() {
     -DBUILD_SHARED_LIBS=OFF -DGGML_BACKEND_DL=OFF \
     -DLLAMA_BUILD_COMMON=ON -DLLAMA_BUILD_TOOLS=ON -DLLAMA_BUILD_SERVER=ON \
     -DLLAMA_BUILD_UI=OFF -DLLAMA_USE_PREBUILT_UI=OFF ${CMAKE_EXTRA_FLAGS:-} >&2
-  local tools=(llama-bench llama-batched-bench llama-server)
+  local tools=("$@")
+  [ ${#tools[@]} -gt 0 ] || tools=(llama-bench llama-batched-bench llama-server llama-mtmd-cli)
   cmake --build "$build" --target "${tools[@]}" -j "$jobs" >&2
   mkdir -p "$out"
   local tool
@@ -176,6 +178,6 @@ build_tools() {
 case "${1:-}" in
   libs) build_libs "${2:-cpu}" ;;
   portable-libs) build_portable_libs ;;
-  tools) build_tools ;;
-  *) echo "usage: $0 libs [cpu|cuda|vulkan] | portable-libs | tools" >&2; exit 2 ;;
+  tools) shift; build_tools "$@" ;;
+  *) echo "usage: $0 libs [cpu|cuda|vulkan] | portable-libs | tools [TOOL ...]" >&2; exit 2 ;;
 esac

@@ -41,6 +41,13 @@ export const commands: Record<string, CommandEntry> = {
       return { help: pullHelp, run: pullCommand };
     },
   },
+  push: {
+    summary: "Upload a model from the store to an Ollama registry",
+    load: async () => {
+      const { pushHelp, pushCommand } = await import("./push.ts");
+      return { help: pushHelp, run: pushCommand };
+    },
+  },
   list: {
     summary: "List the models in the store (alias: ls)",
     load: async () => {

@@ -66,6 +66,8 @@ Options:
                                 a port in use is skipped with a log line)
       --allow-private-image-urls  let image URLs in requests reach loopback, private and link-local
                                 addresses (refused by default: a request could probe the local network)
+      --allow-push              profile a: let POST /api/push upload stored models to the registry a
+                                request names (off by default: a request could send models anywhere)
 ${engineFlagsHelp}
 ${speculativeFlagsHelp}
 ${serverOptionsHelp}
@@ -157,7 +159,7 @@ export async function serveCommand(args: string[]): Promise<number | undefined> 
       parallel: { type: "string" }, "max-num-seqs": { type: "string" }, threads: { type: "string" }, seed: { type: "string" },
       dtype: { type: "string" }, "gpu-memory-utilization": { type: "string" }, "tensor-parallel-size": { type: "string" },
       "trust-remote-code": { type: "boolean" }, help: { type: "boolean", short: "h" }, "chat-template": { type: "string" },
-      "enable-auto-tool-choice": { type: "boolean" }, mmproj: { type: "string" }, "allow-private-image-urls": { type: "boolean" }, "tool-call-parser": { type: "string" }, "reasoning-parser": { type: "string" }, "sdk-port": { type: "string" },
+      "enable-auto-tool-choice": { type: "boolean" }, mmproj: { type: "string" }, "allow-private-image-urls": { type: "boolean" }, "allow-push": { type: "boolean" }, "tool-call-parser": { type: "string" }, "reasoning-parser": { type: "string" }, "sdk-port": { type: "string" },
       rpc: { type: "string" },
       ...serverOptionFlags,
       ...speculativeFlags,
@@ -230,7 +232,7 @@ export async function serveCommand(args: string[]): Promise<number | undefined> 
     // vLLM loads its model before serving: profile b does too, and its /health says 503 until then
     const readiness = name === "b" && modelArg ? new StartupReadiness() : undefined;
     const app = createApp({
-      profile, models, imageFetch, ...(toolCallParser ? { toolCallParser } : {}), ...(readiness ? { readiness } : {}),
+      profile, models, imageFetch, allowPush: values["allow-push"] ?? false, ...(toolCallParser ? { toolCallParser } : {}), ...(readiness ? { readiness } : {}),
       ...(name === "b" ? createVllmMetrics(manager, models) : {}),
     }, options);
     const listenPort = port ?? profile.defaultPort;

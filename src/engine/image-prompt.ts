@@ -16,6 +16,13 @@ export interface ImageSpan {
   tokens: number;
   /** The id standing for the image's positions in the token list. */
   marker: number;
+  /**
+   * What the encoder's cache knows the chunk's embeddings by: the media's content hash and the chunk's
+   * place within that media ("" when the media has no hash). libmtmd gives every chunk of one media item
+   * its item's hash (each 30-second part of a clip, each slice of a tiled image), so the hash alone does
+   * not tell the parts apart.
+   */
+  cacheKey: string;
   chunk: MtmdChunk;
 }
 
@@ -31,6 +38,26 @@ export interface ImagePrompt {
 export function imageMarker(hashHex: string): number {
   const bits = hashHex ? Number.parseInt(hashHex.slice(0, 8), 16) : crypto.getRandomValues(new Uint32Array(1))[0]!;
   return -1 - (bits >>> 1);
+}
+
+/**
+ * The cache key of each media chunk, in order: `<hash>#<part>`, the part counted within its media item.
+ * Copies of one item share its hash and so its chunk count: an item of hash h has (chunks of h) / (items
+ * of h) parts, and the n-th chunk of hash h is part n modulo that.
+ */
+export function mediaCacheKeys(itemIds: string[], chunkIds: string[]): string[] {
+  const items = new Map<string, number>();
+  for (const id of itemIds) items.set(id, (items.get(id) ?? 0) + 1);
+  const chunks = new Map<string, number>();
+  for (const id of chunkIds) chunks.set(id, (chunks.get(id) ?? 0) + 1);
+  const seen = new Map<string, number>();
+  return chunkIds.map((id) => {
+    if (!id) return "";
+    const index = seen.get(id) ?? 0;
+    seen.set(id, index + 1);
+    const parts = Math.max(1, Math.round(chunks.get(id)! / (items.get(id) ?? 1)));
+    return `${id}#${index % parts}`;
+  });
 }
 
 function sha256Hex(bytes: Uint8Array): string {
@@ -92,6 +119,8 @@ export function tokenizeWithImages(
     }
     const parts: Int32Array[] = [];
     const spans: ImageSpan[] = [];
+    const mediaChunks = chunks.flatMap((chunk) => (chunk.type === "image" ? [chunk.chunk] : []));
+    const cacheKeys = mediaCacheKeys(bitmaps.map((b) => b.id), mediaChunks.map((c) => c.id));
     let length = 0;
     for (const chunk of chunks) {
       if (chunk.type === "text") {
@@ -99,7 +128,8 @@ export function tokenizeWithImages(
         length += chunk.tokens.length;
         continue;
       }
-      const span = { start: length, positions: chunk.chunk.positionCount, tokens: chunk.chunk.tokenCount, marker: imageMarker(chunk.chunk.id), chunk: chunk.chunk };
+      const cacheKey = cacheKeys[spans.length]!;
+      const span = { start: length, positions: chunk.chunk.positionCount, tokens: chunk.chunk.tokenCount, marker: imageMarker(chunk.chunk.id), cacheKey, chunk: chunk.chunk };
       parts.push(new Int32Array(span.positions).fill(span.marker));
       spans.push(span);
       length += span.positions;

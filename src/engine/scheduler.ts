@@ -115,10 +115,16 @@ export class Scheduler {
     const active = new ActiveRequest(request, prompt, emit, images);
     try {
       if (prompt.length === 0) throw new EngineError("invalid_request", "Cannot generate from an empty prompt");
+      if (request.forcedTokens?.length === 0) throw new EngineError("invalid_request", "Cannot score an empty list of forced tokens");
       const cells = Math.max(prompt.length, active.promptTokenCount);
       if (cells >= this.limit) {
         throw new EngineError("context_overflow",
           `Prompt of ${cells} tokens does not fit the context of ${this.limit} tokens per sequence`);
+      }
+      const forced = request.forcedTokens?.length ?? 0;
+      if (cells + forced > this.limit) {
+        throw new EngineError("context_overflow",
+          `Prompt of ${cells} tokens and ${forced} tokens to score do not fit the context of ${this.limit} tokens per sequence`);
       }
       active.sampler = this.createSampler(request, (request.minTokens ?? 0) > 0);
     } catch (error) {
@@ -197,7 +203,7 @@ export class Scheduler {
     const image = active.pendingImage!;
     const started = performance.now();
     try {
-      this.images.evaluate(this.context, image.chunk, slot.cached.length, slot.seq);
+      this.images.evaluate(this.context, image, slot.cached.length, slot.seq);
     } catch (error) {
       this.context.clearSequence(slot.seq);
       slot.truncate(0);
@@ -341,7 +347,8 @@ export class Scheduler {
   /** Draft tokens for the group's generating sequences, when the engine speculates. */
   private planDrafts(group: Set<SequenceSlot>): Map<SequenceSlot, number[]> | undefined {
     if (!this.speculation) return undefined;
-    const generating = [...group].filter((slot) => slot.active && !slot.active.prefilling);
+    // A scoring request's next tokens are known: nothing to draft.
+    const generating = [...group].filter((slot) => slot.active && !slot.active.prefilling && !slot.active.request.forcedTokens);
     return this.speculation.plan(generating, this.batch.capacity, this.limit);
   }
 
@@ -408,6 +415,7 @@ export class Scheduler {
    */
   private sampleSlot(slot: SequenceSlot, restored?: Float32Array, index = slot.outputIndex, draftToken?: number): boolean {
     const active = slot.active!;
+    if (active.request.forcedTokens) return this.scoreForcedToken(slot, restored ?? this.context.logits(index));
     const token = restored ? active.sampler!.sampleFrom(restored) : active.sampler!.sample(this.context, index);
     if (token === NO_TOKEN) {
       this.endSlot(slot).fail("invalid_request", "Cannot continue generating: the grammar allows no next token");
@@ -433,6 +441,19 @@ export class Scheduler {
     if (active.generated >= active.maxTokens || slot.cached.length >= this.limit) {
       return this.release(slot, "length");
     }
+    active.pendingToken = token;
+    return true;
+  }
+
+  /** A scoring request's next forced token, with its log-probability from `logits`; ends the request after the last. */
+  private scoreForcedToken(slot: SequenceSlot, logits: Float32Array): boolean {
+    const active = slot.active!;
+    const token = active.request.forcedTokens![active.generated]!;
+    if (active.firstTokenAt === 0) active.firstTokenAt = performance.now();
+    active.generated++;
+    const logprobs = this.logprobsOf(logits, token, active.request.logprobs ?? 0);
+    active.emit({ type: "token", id: active.id, token, text: logprobs.text, logprobs });
+    if (active.generated >= active.maxTokens || slot.cached.length >= this.context.contextPerSequence) return this.release(slot, "length");
     active.pendingToken = token;
     return true;
   }

@@ -47,7 +47,8 @@ export class ActiveRequest {
   constructor(readonly request: GenerateRequest, readonly prompt: Int32Array, readonly emit: EventSink, readonly images: ImageSpan[] = []) {
     this.promptTokenCount = images.reduce((count, image) => count + image.tokens - image.positions, prompt.length);
     this.stops = new StopStringMatcher(request.stop ?? [], { includeStopString: request.includeStopString ?? false });
-    this.maxTokens = request.maxTokens === undefined || request.maxTokens < 0 ? Infinity : request.maxTokens;
+    this.maxTokens = request.forcedTokens ? request.forcedTokens.length
+      : request.maxTokens === undefined || request.maxTokens < 0 ? Infinity : request.maxTokens;
     this.stopTokenIds = new Set(request.stopTokenIds ?? []);
     this.renderSpecialTokens = request.renderSpecialTokens ?? Boolean(request.sampling?.grammar);
   }

@@ -31,4 +31,5 @@ export function checkRequestTokenIds(request: Omit<GenerateRequest, "id">, size:
   const biased = request.sampling?.logitBias?.map(([token]) => token);
   if (biased?.length) checkTokenIds(biased, size, "logit_bias");
   if (request.stopTokenIds?.length) checkTokenIds(request.stopTokenIds, size, "stop_token_ids");
+  if (request.forcedTokens?.length) checkTokenIds(request.forcedTokens, size, "the forced tokens");
 }

@@ -43,6 +43,13 @@ export interface GenerateRequest {
   minTokens?: number;
   /** Report each token's log-probability and this many top alternatives (0: the token's only). */
   logprobs?: number;
+  /**
+   * Scoring instead of sampling: the output is these tokens, one after another (end-of-generation tokens
+   * included), each reported with its log-probability under the model given the prompt and the tokens
+   * before it (as with `logprobs`, which it implies); the request ends after the last. maxTokens, stop
+   * strings and the sampler do not apply.
+   */
+  forcedTokens?: number[];
   /** Write special tokens (such as "<|im_end|>") into the output text instead of leaving them out. Default: only under a grammar. */
   renderSpecialTokens?: boolean;
   sampling?: Partial<SamplerSettings>;

@@ -20,6 +20,7 @@ const commands: Record<string, OllamaCommand> = {
   run: { summary: "Run a model", llamux: ["run"] },
   stop: { summary: "Stop a running model", llamux: ["stop"] },
   pull: { summary: "Pull a model from a registry", llamux: ["pull"] },
+  push: { summary: "Push a model to a registry", llamux: ["push"] },
   list: { summary: "List models", llamux: ["list"] },
   ls: { summary: "List models", llamux: ["list"], hidden: true },
   ps: { summary: "List running models", llamux: ["ps"] },

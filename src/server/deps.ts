@@ -36,6 +36,8 @@ export interface ServerDeps {
   toolCallParser?: ToolCallParserName;
   /** How image URLs in requests are fetched. Default: defaultImageFetchPolicy (no private addresses). */
   imageFetch?: ImageFetchPolicy;
+  /** POST /api/push may upload stored models to registries (serve --allow-push). Default: false. */
+  allowPush?: boolean;
   /** The loads of the models named on the command line (profile b's /health waits for them). */
   readiness?: StartupReadiness;
 }

@@ -112,6 +112,13 @@ export class ModelStore {
     return this.find(name)?.manifest;
   }
 
+  /** The model's manifest file as it is stored (a push sends these bytes, so the registry's id matches). */
+  manifestBytes(name: string): Uint8Array | undefined {
+    const parsed = tryParseModelName(name);
+    const path = parsed && this.findManifestPath(parsed);
+    return path ? new Uint8Array(readFileSync(path)) : undefined;
+  }
+
   /** Every stored model, newest first. Unreadable manifests are skipped with a warning. */
   list(): StoredModel[] {
     const models: StoredModel[] = [];

@@ -42,5 +42,22 @@ export function toneWav(seconds: number): Uint8Array {
   return new Uint8Array(readFileSync(made(`tone-${seconds}.wav`, (path) => run(["sox", "-n", "-r", "16000", "-c", "1", "-b", "16", path, "synth", String(seconds), "sine", "440"]))));
 }
 
+/**
+ * A WAV (16 kHz mono) longer than one 30-second chunk whose two chunks differ: 30 s of a 440 Hz tone,
+ * then 6 s of `tail`, espeak-ng speech or another tone. Clips with different tails differ only after 30 s.
+ */
+export function longClipWavPath(tail: { speech: string } | { toneHz: number }): string {
+  const key = "speech" in tail ? `speech-${Bun.hash(tail.speech)}` : `tone-${tail.toneHz}`;
+  return made(`long-${key}.wav`, (path) => {
+    // -D: no dither, so that the same clip comes out byte for byte the same every time
+    const sox16k = ["-D", "-r", "16000", "-c", "1", "-b", "16"];
+    const head = made("tone-30-16k.wav", (p) => run(["sox", "-n", ...sox16k, p, "synth", "30", "sine", "440"]));
+    const end = made(`tail-${key}.wav`, (p) => run("speech" in tail
+      ? ["sox", speechWavPath(tail.speech), ...sox16k, p, "pad", "0", "6", "trim", "0", "6"]
+      : ["sox", "-n", ...sox16k, p, "synth", "6", "sine", String(tail.toneHz)]));
+    run(["sox", head, end, path]);
+  });
+}
+
 /** Tokens the tiny Qwen2-Audio-type projector gives one clip of up to 30 s (3000 mel frames, /2 by the convolution, /2 by pooling). */
 export const AUDIO_TOKENS_PER_CHUNK = 750;

@@ -1,4 +1,4 @@
-// create, list, show, cp, rm and pull through the real command line, on a store of the test's own.
+// create, list, show, cp, rm, pull and push through the real command line, on a store of the test's own.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -166,6 +166,38 @@ describe("pull of a library name", () => {
       const answer = await llamux(["run", "tinyreg", "Hi", "--temperature", "0", "--verbose"], env);
       expect(answer.exitCode).toBe(0);
       expect(answer.stderr).toMatch(/eval count: +3 token\(s\)/);
+    } finally {
+      await registry.stop();
+    }
+  });
+});
+
+describe("push", () => {
+  test("llamux push and ollama push upload a stored model to a registry named by host (--insecure: http)", async () => {
+    const registry = await startRegistryServer([], { tokenRequired: true, signedTokens: true });
+    const keyEnv = { ...env, LLAMUX_REGISTRY_KEY: join(dir, "registry-key") };
+    try {
+      const name = `${registry.host}/alice/spec:v1`;
+      expect((await llamux(["cp", "spec", name], env)).exitCode).toBe(0);
+      const refused = await llamux(["push", name], keyEnv);
+      expect(refused.exitCode).toBe(1);
+      expect(registry.manifestOf("alice/spec:v1")).toBeUndefined();
+
+      const pushed = await llamux(["push", name, "--insecure"], keyEnv);
+      expect(pushed.exitCode).toBe(0);
+      for (const status of ["retrieving manifest", "pushing manifest", "success"]) expect(pushed.stderr).toContain(status);
+      expect(pushed.stdout).toContain(`You can find your model at:\n\n\t${name}`);
+      const stored = new ModelStore(env.LLAMUX_MODELS!);
+      expect(registry.manifestOf("alice/spec:v1")).toBe(new TextDecoder().decode(stored.manifestBytes(name)));
+      expect(registry.signers).toHaveLength(1);
+
+      expect((await llamux(["cp", "spec", `${registry.host}/alice/spec:v2`], env)).exitCode).toBe(0);
+      const persona = await llamux(["push", `${registry.host}/alice/spec:v2`, "--insecure"], { ...keyEnv, LLAMUX_PERSONA: "ollama" });
+      expect(persona.exitCode).toBe(0);
+      expect(registry.manifestOf("alice/spec:v2")).toBeDefined();
+      const missing = await llamux(["push", `${registry.host}/alice/absent`, "--insecure"], keyEnv);
+      expect(missing.exitCode).toBe(1);
+      expect(missing.stderr).toContain(`model '${registry.host}/alice/absent' not found`);
     } finally {
       await registry.stop();
     }

@@ -5,6 +5,7 @@ import { ensureModel } from "../../scripts/gen-models.ts";
 import type { ProfileName } from "../../src/server/profiles/profile.ts";
 import { startProfileApps, type ProfileApps } from "../fixtures/profile-apps.ts";
 import { MAX_RERANK_DOCUMENTS } from "../../src/server/rerank/rerank-core.ts";
+import { sigmoid } from "../../src/server/rerank/score-activation.ts";
 
 const RERANKER = "org/tiny-reranker";
 const CHAT = "org/tiny-chat";
@@ -132,6 +133,51 @@ describe("POST /rerank (profile b)", () => {
     }
     const embed = await post("b", "/v1/embeddings", { model: RERANKER, input: "text" });
     expect(embed.status).toBe(400);
+  });
+});
+
+describe("score scales: vLLM's activation on profile b, llama-server's raw logits on a and c", () => {
+  /** Scores by document index from a rerank answer. */
+  const byIndex = (results: RerankResult[]) => results.slice().sort((x, y) => x.index - y.index).map((r) => r.relevance_score);
+  let raw: number[];
+  beforeAll(async () => {
+    raw = byIndex((await post("a", "/v1/rerank", { model: RERANKER, query, documents })).json.results);
+  });
+
+  test("profiles a and c answer the same raw logits, unbounded", async () => {
+    expect(byIndex((await post("c", "/v1/rerank", { model: RERANKER, query, documents })).json.results)).toEqual(raw);
+    // The classifier's logit, not a probability: the formula below tells them apart.
+    for (const score of raw) expect(Math.abs(sigmoid(score) - score)).toBeGreaterThan(1e-3);
+  });
+
+  for (const path of ["/rerank", "/v1/rerank", "/v2/rerank"]) {
+    test(`profile b ${path}: sigmoid of the raw score, in [0, 1]; use_activation false gives the raw score`, async () => {
+      const activated = byIndex((await post("b", path, { model: RERANKER, query, documents })).json.results);
+      activated.forEach((score, i) => {
+        expect(score).toBeGreaterThanOrEqual(0);
+        expect(score).toBeLessThanOrEqual(1);
+        expect(Math.abs(score - sigmoid(raw[i]!))).toBeLessThan(1e-6);
+      });
+      const plain = byIndex((await post("b", path, { model: RERANKER, query, documents, use_activation: false })).json.results);
+      plain.forEach((score, i) => expect(Math.abs(score - raw[i]!)).toBeLessThan(1e-6));
+    });
+  }
+
+  for (const path of ["/score", "/v1/score"]) {
+    test(`profile b ${path}: sigmoid of the raw score; use_activation false gives the raw score`, async () => {
+      const scored = (await post("b", path, { model: RERANKER, text_1: query, text_2: documents })).json.data as { score: number }[];
+      scored.forEach(({ score }, i) => expect(Math.abs(score - sigmoid(raw[i]!))).toBeLessThan(1e-6));
+      const plain = (await post("b", path, { model: RERANKER, text_1: query, text_2: documents, use_activation: false })).json.data as { score: number }[];
+      plain.forEach(({ score }, i) => expect(Math.abs(score - raw[i]!)).toBeLessThan(1e-6));
+    });
+  }
+
+  test("use_activation true on profile a applies the sigmoid there too; a wrong type is a 400", async () => {
+    const activated = byIndex((await post("a", "/v1/rerank", { model: RERANKER, query, documents, use_activation: true })).json.results);
+    activated.forEach((score, i) => expect(Math.abs(score - sigmoid(raw[i]!))).toBeLessThan(1e-6));
+    const wrong = await post("b", "/rerank", { model: RERANKER, query, documents, use_activation: "yes" });
+    expect(wrong.status).toBe(400);
+    expect(wrong.json.error.message).toContain("use_activation");
   });
 });
 

@@ -41,11 +41,13 @@ const ROUTES: Record<Profile, Route[]> = {
     { method: "POST", path: "/api/chat", valid: (model) => ({ model, messages: chatMessages, stream: false, options: { num_predict: 2 } }) },
     { method: "POST", path: "/api/embed", valid: (model) => ({ model, input: "Hi" }) },
     { method: "POST", path: "/api/embeddings", valid: (model) => ({ model, prompt: "Hi" }) },
+    { method: "POST", path: "/v1/systemone", valid: (model) => ({ model, state: "Hi", questions: { q: { type: "noul", instructions: "Fine?" } } }) },
     { method: "POST", path: "/api/show", valid: (model) => ({ model }) },
     { method: "POST", path: "/api/create", valid: () => ({ model: "fuzzed", from: "not-stored", stream: false }) },
     { method: "POST", path: "/api/copy", valid: () => ({ source: "not-stored", destination: "fuzzed" }) },
     { method: "DELETE", path: "/api/delete", valid: () => ({ model: "not-stored" }) },
     { method: "POST", path: "/api/pull", valid: () => ({ model: "library/not-there", stream: false }), upstream: true },
+    { method: "POST", path: "/api/push", valid: () => ({ model: "alice/not-there", stream: false }) },
   ],
   b: [
     ...OPENAI_ROUTES,

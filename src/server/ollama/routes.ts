@@ -13,8 +13,10 @@ import { headBlob, uploadBlob } from "./blobs.ts";
 import { copyModel, deleteModel } from "./copy-delete.ts";
 import { create } from "./create.ts";
 import { pull } from "./pull.ts";
+import { push } from "./push.ts";
 import { show } from "./show.ts";
 import { tags } from "./tags.ts";
+import { systemOne } from "./systemone/systemone.ts";
 
 /** The Ollama release whose API profile a follows; clients gate features on it (0.17.1 loads lfm2moe). */
 export const OLLAMA_COMPATIBLE_VERSION = "0.17.1";
@@ -37,6 +39,8 @@ function routeTable(deps: ServerDeps): Route[] {
     { methods: ["POST"], path: "/api/chat", handler: chat(deps) },
     { methods: ["POST"], path: "/api/embed", handler: embed(deps) },
     { methods: ["POST"], path: "/api/embeddings", handler: embeddings(deps) },
+    // questions answered from token probabilities (ollama-js systemone())
+    { methods: ["POST"], path: "/v1/systemone", handler: systemOne(deps) },
     // loaded models
     { methods: ["GET"], path: "/api/ps", handler: runningModels(deps) },
     // the model store
@@ -48,6 +52,7 @@ function routeTable(deps: ServerDeps): Route[] {
     { methods: ["POST"], path: "/api/copy", handler: copyModel(deps) },
     { methods: ["DELETE"], path: "/api/delete", handler: deleteModel(deps) },
     { methods: ["POST"], path: "/api/pull", handler: pull(deps) },
+    { methods: ["POST"], path: "/api/push", handler: push(deps) },
   ];
 }
 

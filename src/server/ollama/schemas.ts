@@ -2,7 +2,7 @@
 // Ollama's default (noted per field); unknown fields are ignored with a warning.
 import { z } from "zod";
 
-const keepAlive = z.union([z.number(), z.string()]).nullable().optional()
+export const keepAlive = z.union([z.number(), z.string()]).nullable().optional()
   .describe('seconds, or a Go duration such as "5m"; negative keeps the model loaded, 0 unloads it after this request');
 
 const thinkLevels = ["high", "medium", "low", "max"] as const;

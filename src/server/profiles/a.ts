@@ -25,11 +25,12 @@ export const profileA: Profile = {
   notAnEmbeddingModel: () => new ApiError(501, OLLAMA_NO_EMBEDDINGS, { param: "model" }),
   modelList: "store",
   ownedBy: "library",
+  rerankActivation: false,
   transcriptions: true,
   openAiErrorBody: ollamaOpenAiError,
-  // Ollama's native /api/* routes answer {"error": "..."}; a full queue in Ollama's words (two spaces and all).
+  // Ollama's native /api/* routes (and /v1/systemone) answer {"error": "..."}; a full queue in Ollama's words (two spaces and all).
   errorBody(error, path) {
-    if (!path.startsWith("/api/")) return ollamaOpenAiError(error);
+    if (!path.startsWith("/api/") && path !== "/v1/systemone") return ollamaOpenAiError(error);
     return { error: error.status === 503 ? "server busy, please try again.  maximum pending requests exceeded" : error.message };
   },
   routes: (deps) => ollamaRoutes(deps),

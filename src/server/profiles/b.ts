@@ -22,6 +22,7 @@ export const profileB: Profile = {
   notAnEmbeddingModel: () => new ApiError(400, "The model does not support Embeddings API", { param: "model" }),
   modelList: "served",
   ownedBy: "vllm",
+  rerankActivation: true,
   transcriptions: true,
   openAiErrorBody: vllmOpenAiError,
   // vLLM's auth middleware (the only source of a 401) runs outside its OpenAI error handling.

@@ -25,6 +25,7 @@ export const profileC: Profile = {
   notAnEmbeddingModel: (model) => new ApiError(404, `Failed to load model "${model}". Error: Model is not embedding.`, { param: "model", code: "model_not_found" }),
   modelList: "served",
   ownedBy: "organization_owner",
+  rerankActivation: false,
   transcriptions: false,
   openAiErrorBody: lmStudioOpenAiError,
   // LM Studio's REST API v1 has its own error type words.

@@ -43,6 +43,8 @@ export interface Profile {
   modelList: "store" | "served";
   /** `owned_by` of a served model's card. */
   ownedBy: string;
+  /** Rerank and score routes pass scores through a sigmoid unless the request's use_activation is false (vLLM's default); otherwise raw logits. */
+  rerankActivation: boolean;
   /** POST /v1/audio/transcriptions exists (Ollama and vLLM serve it; LM Studio has none). */
   transcriptions: boolean;
 

@@ -8,6 +8,7 @@
 //   score   {model, text_1: string | string[], text_2: string | string[]}
 //        → {id, object: "list", created, model, data: [{index, object: "score", score}], usage}
 //          one text_1 scores against every text_2; lists of equal length pair one to one.
+// Both take vLLM's use_activation: scores through a sigmoid (profile b's default) or raw (score-activation.ts).
 import { newId } from "../../ids.ts";
 import type { Context } from "hono";
 import { z } from "zod";
@@ -16,6 +17,7 @@ import type { ServerDeps } from "../deps.ts";
 import { ttlField, ttlKeepAlive } from "../ttl.ts";
 import { readJsonBody, validate } from "../validation.ts";
 import { scorePairs } from "./rerank-core.ts";
+import { activateScores, useActivationField } from "./score-activation.ts";
 
 const documentSchema = z.union([z.string(), z.looseObject({ text: z.string() })]);
 
@@ -25,6 +27,7 @@ export const rerankSchema = z.object({
   documents: z.array(documentSchema).describe("texts, or objects with a text field"),
   top_n: z.number().int().min(0).nullable().optional().describe("keep the N best (0 or absent: all)"),
   return_documents: z.boolean().nullable().optional(),
+  use_activation: useActivationField,
   ttl: ttlField,
 });
 
@@ -33,6 +36,7 @@ export const scoreSchema = z.object({
   model: z.string().nullable().optional(),
   text_1: textsSchema,
   text_2: textsSchema,
+  use_activation: useActivationField,
   ttl: ttlField,
 });
 
@@ -42,7 +46,8 @@ export function rerank(deps: ServerDeps, { cohere = false } = {}) {
   return async function rerankHandler(c: Context) {
     const body = validate(rerankSchema, await readJsonBody(c));
     const texts = body.documents.map(documentText);
-    const { modelId, scores, tokens } = await scorePairs(deps, body.model ?? undefined, [body.query], texts, ttlKeepAlive(deps.profile, body.ttl));
+    const { modelId, scores: raw, tokens } = await scorePairs(deps, body.model ?? undefined, [body.query], texts, ttlKeepAlive(deps.profile, body.ttl));
+    const scores = activateScores(deps.profile, body.use_activation, raw);
     c.set("usage", { promptTokens: tokens, completionTokens: 0 });
     const withDocuments = body.return_documents ?? !cohere;
     const ranked = scores.map((score, index) => ({ index, score })).sort((a, b) => b.score - a.score || a.index - b.index);
@@ -70,7 +75,8 @@ export function score(deps: ServerDeps) {
     if (first.length !== 1 && first.length !== second.length) {
       throw badRequest(`"text_1" has ${first.length} texts and "text_2" ${second.length}: give one text_1, or as many as text_2`, "text_2");
     }
-    const { modelId, scores, tokens } = await scorePairs(deps, body.model ?? undefined, first, second, ttlKeepAlive(deps.profile, body.ttl), { query: "text_1", documents: "text_2" });
+    const { modelId, scores: raw, tokens } = await scorePairs(deps, body.model ?? undefined, first, second, ttlKeepAlive(deps.profile, body.ttl), { query: "text_1", documents: "text_2" });
+    const scores = activateScores(deps.profile, body.use_activation, raw);
     c.set("usage", { promptTokens: tokens, completionTokens: 0 });
     return c.json({
       id: newId("score"),

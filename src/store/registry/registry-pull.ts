@@ -9,6 +9,8 @@ import { checkModelLayer } from "../model-layer.ts";
 import { DEFAULT_HOST, type ModelName, formatModelName } from "../model-name.ts";
 import type { ModelStore } from "../model-store.ts";
 import type { PullOptions } from "../pull.ts";
+import { defaultRegistryKeyPath, loadRegistryKey } from "./registry-key.ts";
+import { parseChallenge, registryToken } from "./registry-token.ts";
 
 export const DEFAULT_REGISTRY = "https://registry.ollama.ai";
 
@@ -18,17 +20,16 @@ export function registryBaseUrl(name: ModelName, registry?: string): string {
   return `https://${name.host}`;
 }
 
-/** Docker's token flow: on 401, ask the realm the challenge names for an anonymous pull token. */
-async function bearerToken(challenge: string, registry: string, signal?: AbortSignal): Promise<string | undefined> {
-  const params = Object.fromEntries([...challenge.matchAll(/(\w+)="([^"]*)"/g)].map((m) => [m[1]!, m[2]!]));
-  if (!/^Bearer\b/i.test(challenge) || !params.realm) return undefined;
-  const realm = new URL(params.realm);
-  if (realm.host !== new URL(registry).host) return undefined; // Ollama refuses a realm on another host too
-  if (params.service) realm.searchParams.set("service", params.service);
-  if (params.scope) realm.searchParams.set("scope", params.scope);
-  const { response } = await fetchFollowingRedirects(realm.toString(), signal ? { signal } : {});
-  const body = (await response.json()) as { token?: string; access_token?: string };
-  return body.token ?? body.access_token;
+/** On 401, a token from the realm the challenge names, signed with the registry key when there is one. */
+async function bearerToken(challengeHeader: string, registry: string, signal?: AbortSignal): Promise<string | undefined> {
+  const challenge = parseChallenge(challengeHeader);
+  if (!challenge) return undefined;
+  try {
+    const key = loadRegistryKey(defaultRegistryKeyPath(), { create: false });
+    return await registryToken(challenge, new URL(registry).host, key, signal);
+  } catch {
+    return undefined;
+  }
 }
 
 async function fetchManifest(url: string, registry: string, signal?: AbortSignal): Promise<{ text: string; credentials: Record<string, string> }> {
