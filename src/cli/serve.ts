@@ -1,7 +1,7 @@
 // `llamux serve [MODEL]`: the HTTP server. One listener per profile (a: Ollama on 11434, b: vLLM on
 // 8000, c: LM Studio on 1234, all: the three at once), all sharing one model manager.
 import { parseArgs } from "node:util";
-import type { Server, WebSocketHandler } from "bun";
+import type { WebSocketHandler } from "bun";
 import { existsSync } from "node:fs";
 import { ModelManager } from "../engine/model-manager.ts";
 import { createApp } from "../server/app.ts";

@@ -11,7 +11,6 @@ import type { ConversationBackend, GenerationRequest } from "./conversation.ts";
 import { checkToolChoice } from "./tool-choice.ts";
 import { toolCallSyntaxOfTemplate } from "../generation/chat-output.ts";
 import type { LeapFunctionCall } from "./function-call-validation.ts";
-import type { GenerationOptions } from "./generation-options.ts";
 import type { LocalModel } from "./local-model.ts";
 import { Chunk, Complete, FunctionCalls, GenerationError, ReasoningChunk, type MessageResponse } from "./message-response.ts";
 

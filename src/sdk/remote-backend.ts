@@ -9,7 +9,7 @@ import { checkToolChoice } from "./tool-choice.ts";
 import type { LeapFunctionCall } from "./function-call-validation.ts";
 import type { GenerationOptions } from "./generation-options.ts";
 import { toWireNames } from "../options/wire-names.ts";
-import { Chunk, Complete, FunctionCalls, GenerationError, ReasoningChunk, type CompletionFinishReason, type MessageResponse } from "./message-response.ts";
+import { Chunk, Complete, FunctionCalls, ReasoningChunk, type CompletionFinishReason, type MessageResponse } from "./message-response.ts";
 
 type ContentPart = Exclude<Extract<ChatCompletionMessageParam, { role: "user" }>["content"], string>[number];
 

@@ -81,9 +81,9 @@ describe.skipIf(skipReason !== undefined)("a model split across network namespac
   const greedy = JSON.stringify({ model: "m", prompt: "The capital of France is", max_tokens: 24, temperature: 0 });
 
   test("greedy output over RPC equals a local run's", async () => {
-    const body = (port: number) => greedy.replace("\"m\"", JSON.stringify(model));
-    const split = await inServeNs(["json", url(SPLIT_PORT, "/v1/completions"), body(SPLIT_PORT)]);
-    const local = await inServeNs(["json", url(LOCAL_PORT, "/v1/completions"), body(LOCAL_PORT)]);
+    const body = greedy.replace("\"m\"", JSON.stringify(model));
+    const split = await inServeNs(["json", url(SPLIT_PORT, "/v1/completions"), body]);
+    const local = await inServeNs(["json", url(LOCAL_PORT, "/v1/completions"), body]);
     expect(split.status).toBe(200);
     expect(local.status).toBe(200);
     const text = (reply: Record<string, unknown>) => (reply.body as { choices: { text: string }[]; usage: { completion_tokens: number } });

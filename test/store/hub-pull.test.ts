@@ -6,7 +6,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { listHubFiles, searchHubModels } from "../../src/store/hub/hub-api.ts";
 import { chooseGgufFile, listQuantizations, quantizationOf } from "../../src/store/hub/quantization.ts";
-import { ModelStore, layerMediaType } from "../../src/store/model-store.ts";
+import { ModelStore } from "../../src/store/model-store.ts";
 import { type PullOptions, pullModel } from "../../src/store/pull.ts";
 import type { PullProgress } from "../../src/store/pull-progress.ts";
 import { type HubServer, startHubServer } from "../fixtures/hub-server.ts";

@@ -15,7 +15,6 @@ export interface ProgressOutput {
 
 export class ProgressView {
   private status: string | undefined;
-  private started = 0;
   private lastDraw = 0;
   private lastLine = "";
   private readonly samples: Array<{ at: number; completed: number }> = [];
@@ -27,7 +26,6 @@ export class ProgressView {
     if (event.status !== this.status) {
       this.endLine();
       this.status = event.status;
-      this.started = Date.now();
       this.samples.length = 0;
       if (!this.out.isTTY) this.out.write(`${event.status}\n`);
     }

@@ -7,7 +7,7 @@ import { badRequest } from "../api-error.ts";
 import type { ServerDeps } from "../deps.ts";
 import { toChatMessages } from "../openai/translate.ts";
 import { readJsonBody, validate } from "../validation.ts";
-import { tokenizeSchema, type TokenizeRequest } from "./schemas.ts";
+import { tokenizeSchema } from "./schemas.ts";
 
 /** Each token's own text (vLLM returns the tokenizer's raw pieces, e.g. "Ġthe"; llama.cpp gives the decoded text). */
 function tokenStrings(engine: EngineProcess, tokens: number[]): Promise<string[]> {
