@@ -73,6 +73,7 @@ export class EngineProcess extends EngineClient {
   }
 
   protected send(message: ParentMessage): void {
-    this.child.send(message);
+    // The child may have exited before its exit was handled: that handler fails what is in flight.
+    if (this.child.exitCode === null && this.child.signalCode === null) this.child.send(message);
   }
 }
