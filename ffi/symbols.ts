@@ -198,6 +198,7 @@ const mtmdShimSymbols = {
   llamux_mtmd_init: { args: [ptr, ptr, ptr], returns: ptr },
   llamux_mtmd_image_from_buf: { args: [ptr, ptr, usize], returns: ptr },
   llamux_mtmd_audio_from_buf: { args: [ptr, ptr, usize], returns: ptr },
+  llamux_audio_decoded_frames: { args: [ptr, usize, i32, ptr], returns: i32 },
   llamux_mtmd_layout_count: { args: [], returns: i32 },
   llamux_mtmd_layout_name: { args: [i32], returns: cstring },
   llamux_mtmd_layout_value: { args: [i32], returns: u64 },
