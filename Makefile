@@ -43,9 +43,10 @@ $(LIB)/libggml-rpc.so: scripts/rpc.mk $(LIB)/VARIANT
 	$(MAKE) --no-print-directory -f scripts/rpc.mk SRC=$(LLAMA_SRC) LIB=$(LIB) OBJ=$(NATIVE)/obj/rpc
 
 # The vision shim links libmtmd, so only engines with a projector load either.
-$(LIB)/libllamux-mtmd.so: ffi/mtmd-shim.c $(LIB)/libmtmd.so
-	$(CC) -O2 -shared -fPIC -std=c11 -Wall -Werror -I$(LLAMA_SRC)/include -I$(LLAMA_SRC)/ggml/include -I$(LLAMA_SRC)/tools/mtmd \
-	  ffi/mtmd-shim.c -o $@ -L$(LIB) -lmtmd -Wl,-rpath,'$$ORIGIN'
+# It also holds miniaudio's length query (ffi/audio-length.c), asked before libmtmd decodes audio.
+$(LIB)/libllamux-mtmd.so: ffi/mtmd-shim.c ffi/audio-length.c $(LIB)/libmtmd.so
+	$(CC) -O2 -shared -fPIC -std=c11 -Wall -Werror -I$(LLAMA_SRC)/include -I$(LLAMA_SRC)/ggml/include -I$(LLAMA_SRC)/tools/mtmd -I$(LLAMA_SRC)/vendor \
+	  ffi/mtmd-shim.c ffi/audio-length.c -o $@ -L$(LIB) -lmtmd -lm -lpthread -Wl,-rpath,'$$ORIGIN'
 
 # llama.cpp compiled here from the pinned source bundle for this CPU (GGML_NATIVE; CUDA/Vulkan with
 # LLAMUX_GPU=cuda|vulkan), replacing the prebuilt libraries in $(LIB) (those move to $(NATIVE)/lib-prebuilt);

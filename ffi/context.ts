@@ -104,6 +104,11 @@ export class LlamaContext extends NativeHandle {
     return this.handle;
   }
 
+  /** Threads for the next decodes: single-token (decode) batches and prompt batches alike. */
+  setThreads(threads: number): void {
+    this.n.llama.llama_set_n_threads(this.handle, threads, threads);
+  }
+
   /** Runs the model over the batch. Returns 0 on success, 1 when the cache has no room, other values on errors. */
   decode(batch: TokenBatch): number {
     return this.n.shim.llamux_decode(this.handle, batch.pointer);

@@ -102,6 +102,17 @@ export class MtmdContext extends NativeHandle {
     return new MtmdBitmap(this.n, result);
   }
 
+  /**
+   * How many samples audioFromFile would allocate for an audio file, as miniaudio (its decoder) reads
+   * the length from the file's header, without decoding the samples; undefined when no decoder reads it.
+   */
+  audioDecodedFrames(bytes: Uint8Array): number | undefined {
+    if (bytes.length === 0 || !this.supportsAudio) return undefined;
+    const out = new BigUint64Array(1);
+    const ok = this.n.shim.llamux_audio_decoded_frames(ptr(bytes), bytes.length, this.audioSampleRate, ptr(out));
+    return ok ? Number(out[0]!) : undefined;
+  }
+
   /** M-RoPE models place an image's tokens on a grid: it takes fewer positions than tokens. */
   get usesMrope(): boolean {
     return this.n.mtmd.mtmd_decode_use_mrope(this.handle);

@@ -34,16 +34,21 @@ export function rpcAvailable(): boolean {
  * contributes no device and is an error.
  */
 export function addRpcServers(endpoints: readonly string[]): void {
-  if (endpoints.length === 0) return;
+  const fresh = endpoints.filter((endpoint) => !joined.has(endpoint));
+  if (fresh.length === 0) return;
   const n = loadNative();
   const addServer = CFunction({ ptr: procAddress("ggml_backend_rpc_add_server"), args: ["ptr"], returns: "ptr" });
-  for (const endpoint of endpoints) {
+  for (const endpoint of fresh) {
     // The back end asks the server for its devices now: no answer, no registry.
     const reg = asPointer(addServer(cstr(endpoint)));
     if (!reg) throw new Error(`Cannot use RPC server "${endpoint}": it did not answer (is "llamux rpc-server" running there, and the port reachable?)`);
     n.ggml.ggml_backend_register(reg);
+    joined.add(endpoint);
   }
 }
+
+/** Servers whose devices are registered already: registering one twice would list its devices twice. */
+const joined = new Set<string>();
 
 /** Whether a registered device belongs to the RPC back end. */
 export function isRpcDevice(device: Pointer): boolean {

@@ -4,7 +4,8 @@
 // Also times the executable's start-up to a listening server (dist/llamux, built first when missing or stale),
 // the decode rate at vLLM's sampling defaults against top-k 40 (sampling), and the whole server against
 // llama-server (server: throughput, TTFT, inter-token latency, cold start, constrained decoding, the engine
-// limit). `--only engine,sampling,server,startup` picks parts. Writes <out>/<date>.md and .json and prints them.
+// limit), and one client's decode rate on a busy machine (busy: a CPU hog on one core, each server at its
+// default threads). `--only engine,sampling,server,startup,busy` picks parts. Writes <out>/<date>.md and .json and prints them.
 import { basename, relative } from "node:path";
 import { parseArgs } from "node:util";
 import { ensureModel } from "./gen-models.ts";
@@ -20,6 +21,7 @@ import { measureStartup, startupSummary } from "./bench/startup.ts";
 import { type BenchReport, type Metric, SampleBook, TOOL_SOURCE, buildRows, markdownTable, writeReport } from "./bench/report.ts";
 import { CASES, withBaselines, llamaServerAvailable, measureCase, serverArgs, speculativeTable, type SpeculativeBenchModel, type SpeculativeSample, type CaseName } from "./bench/speculative.ts";
 import { runServerScenario } from "./bench/server-scenario.ts";
+import { runBusyMachine } from "./bench/busy-machine.ts";
 import { LLAMA_SERVER, defaultLlamuxCommand } from "./bench/server.ts";
 import { readGgufHeaderSync, type GgufArray } from "../src/store/gguf.ts";
 import { summarize } from "./bench/stats.ts";
@@ -64,6 +66,8 @@ const help = `Usage: bun scripts/bench.ts [options]     (make bench)
                           startup   the executable's start-up to a listening server (no model)
                           speculative  speculative decoding: plain, draft model, target as its own draft, n-gram,
                                     n-gram on a copying prompt; 1 and 4 streams; llamux and llama-server
+                          busy      one client's decode rate with a CPU hog on one core, each server at its
+                                    default threads (llamux, llamux with fixed threads, llama-server)
   --spec-tiny           speculative decoding on the tiny test models instead (a quick check that it runs)
   --spec-cases LIST     speculative cases to run, comma-separated (default all: plain, draft, self-draft,
                         ngram, plain-copy, ngram-copy; a case's baseline is added when left out)
@@ -71,7 +75,7 @@ const help = `Usage: bun scripts/bench.ts [options]     (make bench)
   --server-binary PATH  llamux executable for the server part (default: bun src/main.ts)
   --server-requests N   streaming requests per client in the server part (default 2)`;
 
-const PARTS = ["engine", "sampling", "server", "startup", "speculative"] as const;
+const PARTS = ["engine", "sampling", "server", "startup", "speculative", "busy"] as const;
 type Part = (typeof PARTS)[number];
 
 interface Options {
@@ -467,6 +471,16 @@ async function main(): Promise<void> {
     } catch (error) {
       m.notes.push(`speculative decoding not measured: ${(error as Error).message}`);
     }
+  }
+
+  if (parts.has("busy")) {
+    const busySections: string[] = [];
+    for (const [model, path] of models) {
+      const result = await runBusyMachine(path, { runs: options.runs, tokens: BATCHED.generate, llamux: defaultLlamuxCommand(options.serverBinary), log: (line) => console.error(`${model}: ${line}`) });
+      busySections.push(`${model}\n\n${result.markdown}`);
+      m.serverJson[`${model} busy machine`] = result.json;
+    }
+    sections.push(`## A busy machine\n\n${busySections.join("\n\n")}`);
   }
 
   if (parts.has("startup")) {

@@ -33,7 +33,8 @@ export type SamplerChainName = keyof typeof SAMPLER_CHAINS;
 
 export interface ServerSpec {
   model: string;
-  threads: number;
+  /** "default": each server picks its own (the busy-machine part compares the defaults). */
+  threads: number | "default";
   parallel: number;
   /** llamux: the command that starts it (bun src/main.ts, or an executable). */
   llamux: string[];
@@ -59,10 +60,10 @@ export function serverArgv(kind: ServerKind, spec: ServerSpec, port: number): st
   const context = spec.contextPerSequence;
   if (kind === "llama-server") {
     // -c is the total over the slots (one KV stream per slot without -kvu)
-    return [LLAMA_SERVER, "-m", spec.model, "--host", "127.0.0.1", "--port", String(port), "-t", String(spec.threads), "-np", String(spec.parallel), "--no-webui",
+    return [LLAMA_SERVER, "-m", spec.model, "--host", "127.0.0.1", "--port", String(port), ...(spec.threads === "default" ? [] : ["-t", String(spec.threads)]), "-np", String(spec.parallel), "--no-webui",
       ...(context ? ["-c", String(context * spec.parallel)] : [])];
   }
-  return [...spec.llamux, "serve", spec.model, "--profile", "b", "--host", "127.0.0.1", "--port", String(port), "--threads", String(spec.threads), "--parallel", String(spec.parallel),
+  return [...spec.llamux, "serve", spec.model, "--profile", "b", "--host", "127.0.0.1", "--port", String(port), ...(spec.threads === "default" ? [] : ["--threads", String(spec.threads)]), "--parallel", String(spec.parallel),
     ...(context ? ["--max-model-len", String(context)] : [])];
 }
 

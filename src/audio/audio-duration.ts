@@ -1,39 +1,35 @@
-// The length of an audio file in seconds, read from its header without decoding it: WAV (the fmt
-// chunk's byte rate and the data chunk's size) and FLAC (STREAMINFO's sample rate and sample count).
-// MP3 has no such header field: undefined.
-import { sniffAudioFormat } from "./audio-source.ts";
+// The length of an audio file in seconds as its header states it, read without decoding: libmtmd's
+// decoder (miniaudio) allocates room for that many samples before it decodes any, so a header that
+// claims hours must be refused before the file reaches it (checkAudioLength). The engine asks
+// miniaudio itself as well, just before decoding (src/engine/image-prompt.ts).
+import { sniffAudioFormat } from "./audio-format.ts";
+import { AudioInputError } from "./audio-input-error.ts";
+import { MAX_AUDIO_SECONDS } from "./audio-limits.ts";
+import { flacLength } from "./flac-header.ts";
+import type { HeaderLength } from "./header-length.ts";
+import { mp3Length } from "./mp3-frames.ts";
+import { wavLength } from "./wav-header.ts";
 
-function wavSeconds(bytes: Uint8Array): number | undefined {
-  const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
-  let byteRate: number | undefined;
-  for (let offset = 12; offset + 8 <= bytes.length;) {
-    const id = String.fromCharCode(...bytes.subarray(offset, offset + 4));
-    const size = view.getUint32(offset + 4, true);
-    if (id === "fmt " && offset + 20 <= bytes.length) byteRate = view.getUint32(offset + 16, true);
-    if (id === "data") {
-      if (!byteRate) return undefined;
-      // a streamed WAV may say 0 or 0xFFFFFFFF: count what is there
-      const dataBytes = size === 0 || size === 0xffffffff ? bytes.length - offset - 8 : Math.min(size, bytes.length - offset - 8);
-      return dataBytes / byteRate;
-    }
-    offset += 8 + size + (size % 2);
-  }
-  return undefined;
-}
-
-function flacSeconds(bytes: Uint8Array): number | undefined {
-  // "fLaC", then a metadata block header (4 bytes) whose first block is STREAMINFO (34 bytes)
-  if (bytes.length < 8 + 18 || (bytes[4]! & 0x7f) !== 0) return undefined;
-  const info = bytes.subarray(8);
-  const sampleRate = (info[10]! << 12) | (info[11]! << 4) | (info[12]! >> 4);
-  const samples = (info[13]! & 0x0f) * 2 ** 32 + ((info[14]! << 24) >>> 0) + (info[15]! << 16) + (info[16]! << 8) + info[17]!;
-  if (!sampleRate || !samples) return undefined;
-  return samples / sampleRate;
-}
-
-export function audioSeconds(bytes: Uint8Array): number | undefined {
+/** What the header says; an MP3's frames are counted only until they pass `stopAfterSeconds`. */
+export function audioHeaderLength(bytes: Uint8Array, stopAfterSeconds = MAX_AUDIO_SECONDS): HeaderLength {
   const format = sniffAudioFormat(bytes);
-  if (format === "wav") return wavSeconds(bytes);
-  if (format === "flac") return flacSeconds(bytes);
-  return undefined;
+  if (format === "wav") return wavLength(bytes);
+  if (format === "flac") return flacLength(bytes);
+  if (format === "mp3") return mp3Length(bytes, stopAfterSeconds);
+  return { problem: "the data is not a WAV, MP3 or FLAC file" };
+}
+
+/** Seconds of audio in the file by its header (MP3: up to a little past the limit); undefined when unreadable. */
+export function audioSeconds(bytes: Uint8Array): number | undefined {
+  const length = audioHeaderLength(bytes);
+  return "seconds" in length ? length.seconds : undefined;
+}
+
+/** Refuses audio whose header is unreadable or states more than MAX_AUDIO_SECONDS. */
+export function checkAudioLength(bytes: Uint8Array, what = "audio"): void {
+  const length = audioHeaderLength(bytes);
+  if ("problem" in length) throw new AudioInputError(`Cannot use ${what}: ${length.problem}`);
+  if (length.seconds > MAX_AUDIO_SECONDS) {
+    throw new AudioInputError(`Cannot use ${what}: its header says ${length.seconds.toPrecision(4)} seconds, longer than the ${MAX_AUDIO_SECONDS} allowed`);
+  }
 }

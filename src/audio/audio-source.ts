@@ -1,23 +1,15 @@
 // Where a request's audio comes from, in one place for every profile, the SDK and the CLI: base64 text
 // (OpenAI input_audio parts), an uploaded file (transcriptions) or a file on disk (`llamux run`). Bytes
-// are checked here (size, a WAV, MP3 or FLAC signature); libmtmd decodes them in the engine, which
-// checks their length in seconds.
+// are checked here (size, a WAV, MP3 or FLAC signature, the length its header states); libmtmd decodes
+// them in the engine, which checks their length again before and after decoding.
 import { readFile } from "node:fs/promises";
 import { AudioInputError } from "./audio-input-error.ts";
 import { MAX_AUDIO_BYTES } from "./audio-limits.ts";
+import { checkAudioLength } from "./audio-duration.ts";
+import { sniffAudioFormat, type AudioFormat } from "./audio-format.ts";
 
 export { AudioInputError } from "./audio-input-error.ts";
-
-export type AudioFormat = "wav" | "mp3" | "flac";
-
-/** Formats by their file signature, as libmtmd's miniaudio decoder recognises them. */
-export function sniffAudioFormat(bytes: Uint8Array): AudioFormat | undefined {
-  const ascii = (from: number, to: number) => String.fromCharCode(...bytes.subarray(from, to));
-  if (bytes.length >= 12 && ascii(0, 4) === "RIFF" && ascii(8, 12) === "WAVE") return "wav";
-  if (bytes.length >= 4 && ascii(0, 4) === "fLaC") return "flac";
-  if (bytes.length >= 3 && (ascii(0, 3) === "ID3" || (bytes[0] === 0xff && (bytes[1]! & 0xe0) === 0xe0))) return "mp3";
-  return undefined;
-}
+export { sniffAudioFormat, type AudioFormat } from "./audio-format.ts";
 
 /** The format names OpenAI's input_audio.format takes that llamux decodes. */
 const FORMAT_NAMES: Record<string, AudioFormat> = { wav: "wav", wave: "wav", mp3: "mp3", mpeg: "mp3", flac: "flac" };
@@ -31,6 +23,7 @@ export function checkedAudio(bytes: Uint8Array, what = "audio", declared?: strin
   if (bytes.length > MAX_AUDIO_BYTES) throw new AudioInputError(`Cannot use ${what}: ${bytes.length} bytes is more than the ${MAX_AUDIO_BYTES} allowed`);
   const format = sniffAudioFormat(bytes);
   if (!format) throw new AudioInputError(`Cannot use ${what}: the data is not a WAV, MP3 or FLAC file`);
+  checkAudioLength(bytes, what);
   return bytes;
 }
 

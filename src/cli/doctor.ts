@@ -95,7 +95,7 @@ export async function doctorCommand(args: string[]): Promise<number> {
   const findings: Finding[] = [
     { label: "llamux", value: `${llamuxVersion} (llama.cpp ${llamaCppRelease})` },
     ...libraryFindings(),
-    { label: "CPU", value: `${cpu}, ${physicalCoreCount()} physical cores (decode threads default to that)` },
+    { label: "CPU", value: `${cpu}, ${physicalCoreCount()} physical cores (decode threads: up to that many, fewer while other work holds cores)` },
     ...(await engineFindings()),
     { label: "memory", value: `${gib(freemem())} free of ${gib(totalmem())}` },
     ...storeFindings(),

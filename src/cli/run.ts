@@ -34,7 +34,8 @@ Options:
       --seed N           sampling seed (default random)
       --stop TEXT        stop at TEXT (may be repeated)
       --ctx-size N       context size in tokens (num_ctx; default 4096)
-      --threads N        decode threads (default: physical cores)
+      --threads N        decode threads, fixed (default: up to the physical cores, fewer while other
+                         work holds cores)
   -h, --help             show this help`;
 
 async function readStdin(): Promise<string> {

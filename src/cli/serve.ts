@@ -52,7 +52,8 @@ Options:
       --parallel N              sequences decoded together per model (default 4; OLLAMA_NUM_PARALLEL on
                                 profile a)
       --max-num-seqs N          vLLM's name for --parallel
-      --threads N               decode threads (default: physical cores)
+      --threads N               decode threads, fixed (default: up to the physical cores, measured:
+                                fewer while other work holds cores)
       --max-queue N             requests that may wait per model before more get 503 (default 512;
                                 OLLAMA_MAX_QUEUE on profile a)
       --seed N                  accepted for vLLM compatibility (requests carry their own seeds)

@@ -6,6 +6,7 @@ import { EngineError, type EmbedResult, type EngineEvent, type EngineOptions, ty
 import type { EventSink } from "./sequence.ts";
 import type { EngineHandle, TokenizeOptions } from "./engine-handle.ts";
 import { checkRequestTokenIds, checkTokenIds } from "./token-ids.ts";
+import { isRpcAbort, rpcAbortNote } from "./rpc-failure.ts";
 
 let nextRequestId = 0;
 
@@ -186,13 +187,18 @@ export abstract class EngineClient implements EngineHandle {
     this.noteBusy();
   }
 
-  /** The host is gone: every request and call in flight ends with an error. */
+  /**
+   * The host is gone: every request and call in flight ends with an error. An engine that uses RPC
+   * servers and aborted most likely lost one of them: a 502 that names them.
+   */
   protected handleExit(reason: string): void {
     this.exited = true;
-    const message = `Engine for "${this.options.modelPath}" stopped (${reason}) while the request was running`;
-    for (const [id, sink] of this.sinks) sink({ type: "error", id, code: "engine_exited", message });
+    const lostRpc = isRpcAbort(this.options.rpcServers, reason);
+    const code = lostRpc ? "rpc_failure" : "engine_exited";
+    const message = `Engine for "${this.options.modelPath}" stopped (${reason}) while the request was running${lostRpc ? `: ${rpcAbortNote(this.options.rpcServers!)}` : ""}`;
+    for (const [id, sink] of this.sinks) sink({ type: "error", id, code, message });
     this.sinks.clear();
-    for (const call of this.calls.values()) call.reject(new EngineError("engine_exited", message));
+    for (const call of this.calls.values()) call.reject(new EngineError(code, message));
     this.calls.clear();
     this.noteBusy();
   }

@@ -2,7 +2,9 @@
 // (child-main.ts, Bun IPC) or the SDK's Worker (engine-worker.ts, postMessage). It loads one Engine,
 // answers calls and sends each step's events together.
 import { Engine } from "./engine.ts";
-import { EngineError, type EngineEvent, type ModelInfo, type VisionInfo } from "./types.ts";
+import { EngineError, type EngineEvent, type EngineOptions, type ModelInfo, type VisionInfo } from "./types.ts";
+import { probeRpcServers } from "./rpc-probe.ts";
+import { addRpcServers } from "../../ffi/rpc.ts";
 import type { ChildMessage, ParentMessage } from "./protocol.ts";
 import { logger } from "../log.ts";
 
@@ -27,16 +29,33 @@ export function engineMessageHandler(send: (message: ChildMessage) => void, exit
     outbox.push(event);
   };
 
+  /**
+   * Loads the engine. With RPC servers, each is probed first (rpc-probe.ts); the back end then joins
+   * them between "rpc_joining" and "rpc_joined", which the parent times (it cannot block there forever).
+   */
+  async function load(options: EngineOptions): Promise<Engine> {
+    if (options.rpcServers?.length) {
+      await probeRpcServers(options.rpcServers);
+      send({ type: "rpc_joining" });
+      // let the message leave before this thread blocks in the back end
+      await new Promise((resolve) => setImmediate(resolve));
+      addRpcServers(options.rpcServers);
+      send({ type: "rpc_joined" });
+    }
+    return Engine.load(options);
+  }
+
   return function handleParentMessage(message: ParentMessage): void {
     switch (message.type) {
       case "load":
-        try {
-          engine = Engine.load(message.options);
+        // the parent sends nothing else until it hears "loaded" or "load_failed"
+        void load(message.options).then((loaded) => {
+          engine = loaded;
           log.info(`loaded ${engine.info.architecture} model "${message.options.modelPath}": ${engine.info.sequences} sequences of up to ${engine.info.contextPerSequence} tokens of context sharing ${engine.info.sharedContext} (trained ${engine.info.trainedContextLength}; ${CONTEXT_HINT}), ${engine.info.threads} threads, ${engine.info.compute}${engine.info.vision ? `, ${projectorKind(engine.info.vision)} projector "${engine.info.vision.projectorPath}"` : ""}${speculationNote(engine.info)}`);
           send({ type: "loaded", info: engine.info });
-        } catch (error) {
+        }, (error: unknown) => {
           send({ type: "load_failed", message: (error as Error).message, ...(error instanceof EngineError ? { code: error.code } : {}) });
-        }
+        });
         break;
       case "submit":
         try {

@@ -6,6 +6,7 @@ import type { Subprocess } from "bun";
 import type { ChildMessage, ParentMessage } from "./protocol.ts";
 import { EngineError, type EngineOptions } from "./types.ts";
 import { EngineClient } from "./engine-client.ts";
+import { isRpcAbort, RPC_JOIN_TIMEOUT_MS, rpcAbortNote, rpcServerNames } from "./rpc-failure.ts";
 
 /** The command that re-invokes this program as an engine child. */
 function childCommand(): string[] {
@@ -33,23 +34,39 @@ export class EngineProcess extends EngineClient {
         ipc: (message: ChildMessage) => {
           if (message.type === "loaded") {
             loaded = true;
+            clearTimeout(rpcJoin);
             engine.info = message.info;
             resolve(engine);
           } else if (message.type === "load_failed") {
+            clearTimeout(rpcJoin);
             reject(new EngineError(message.code ?? "engine_failure", message.message));
             engine.stopping = true;
             engine.kill();
+          } else if (message.type === "rpc_joining") {
+            rpcJoin = setTimeout(() => {
+              reject(new EngineError("rpc_unavailable", `Cannot load model "${options.modelPath}": llama.cpp's RPC back end did not finish joining ${rpcServerNames(options.rpcServers ?? [])} within ${RPC_JOIN_TIMEOUT_MS / 1000} s`));
+              engine.stopping = true;
+              engine.kill();
+            }, RPC_JOIN_TIMEOUT_MS);
+          } else if (message.type === "rpc_joined") {
+            clearTimeout(rpcJoin);
           } else {
             engine.receive(message);
           }
         },
         onExit: (_proc, exitCode, signalCode) => {
+          clearTimeout(rpcJoin);
           const reason = signalCode ? `killed by ${signalCode}` : `exit code ${exitCode}`;
           engine.handleExit(reason);
-          if (!loaded) reject(new EngineError("engine_failure", `Cannot load model "${options.modelPath}": engine process ended (${reason})`));
+          if (!loaded) {
+            reject(isRpcAbort(options.rpcServers, reason)
+              ? new EngineError("rpc_failure", `Cannot load model "${options.modelPath}": engine process ended (${reason}): ${rpcAbortNote(options.rpcServers!)}`)
+              : new EngineError("engine_failure", `Cannot load model "${options.modelPath}": engine process ended (${reason})`));
+          }
           onExit?.(engine, reason, engine.stopping);
         },
       });
+      let rpcJoin: ReturnType<typeof setTimeout> | undefined;
       engine.post({ type: "load", options });
     });
   }
@@ -73,6 +90,7 @@ export class EngineProcess extends EngineClient {
   }
 
   protected send(message: ParentMessage): void {
-    this.child.send(message);
+    // The child may have exited before its exit was handled: that handler fails what is in flight.
+    if (this.child.exitCode === null && this.child.signalCode === null) this.child.send(message);
   }
 }

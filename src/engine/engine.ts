@@ -17,6 +17,7 @@ import { layersOnRpcServers } from "./rpc-split.ts";
 import { checkTokenIds } from "./token-ids.ts";
 import type { EventSink } from "./sequence.ts";
 import { EngineError, type EmbedResult, type EngineOptions, type EngineStats, type GenerateRequest, type ModelInfo, type RankResult } from "./types.ts";
+import { ThreadGovernor } from "./thread-governor.ts";
 
 // llama.cpp's own log lines go through llamux's logger in every process that runs an engine.
 setNativeLog({ write: writeLog, debug: logEnabled("debug") });
@@ -109,9 +110,12 @@ export class Engine {
     private readonly images?: ImageEncoder,
     private readonly speculation?: Speculation,
   ) {
+    // threads the user did not choose follow what the machine has free (thread-governor.ts)
+    const governed = options.threads === undefined && runsOnCpu(gpuLayers) && threads > 1;
     this.scheduler = new Scheduler(model, context, {
       queueLimit: options.queueLimit ?? DEFAULT_QUEUE_LIMIT, images, speculation, contextPerSequence,
       ...(runsOnCpu(gpuLayers) ? { promptFlushTokens: CPU_PROMPT_FLUSH_TOKENS } : {}),
+      ...(governed ? { threadGovernor: new ThreadGovernor({ maxThreads: threads, apply: (n) => context.setThreads(n) }) } : {}),
     });
     const chatTemplate = options.chatTemplate ?? model.chatTemplate();
     this.info = {

@@ -6,6 +6,7 @@ import type { MtmdBitmap, MtmdChunk, MtmdContext } from "../../ffi/mtmd.ts";
 import { EngineError, type EngineImage } from "./types.ts";
 import { MAX_IMAGE_PIXELS } from "../vision/image-size.ts";
 import { MAX_AUDIO_SECONDS } from "../audio/audio-limits.ts";
+import { audioHeaderLength } from "../audio/audio-duration.ts";
 
 export interface ImageSpan {
   /** Prompt index of the image's first position. */
@@ -73,8 +74,23 @@ function checkFileSize(mtmd: MtmdContext, bytes: Uint8Array, index: number): voi
   }
 }
 
+/**
+ * The decoder allocates for the length a file's header states before it decodes a sample: the header
+ * (as the request's edge read it) and then miniaudio itself must both state at most the limit.
+ */
+function checkAudioHeader(mtmd: MtmdContext, bytes: Uint8Array): void {
+  const header = audioHeaderLength(bytes);
+  if ("problem" in header) throw new Error(header.problem);
+  if (header.seconds > MAX_AUDIO_SECONDS) throw new Error(`its header says ${header.seconds.toPrecision(4)} seconds, longer than the ${MAX_AUDIO_SECONDS} allowed`);
+  const frames = mtmd.audioDecodedFrames(bytes);
+  if (frames === undefined) throw new Error("it is not a WAV, MP3 or FLAC file the decoder reads");
+  const seconds = frames / mtmd.audioSampleRate;
+  if (seconds > MAX_AUDIO_SECONDS) throw new Error(`the decoder would read ${seconds.toPrecision(4)} seconds from it, longer than the ${MAX_AUDIO_SECONDS} allowed`);
+}
+
 function audioBitmap(mtmd: MtmdContext, bytes: Uint8Array): MtmdBitmap {
   if (!mtmd.supportsAudio) throw new Error(`projector "${mtmd.path}" has no audio encoder`);
+  checkAudioHeader(mtmd, bytes);
   const bitmap = mtmd.audioFromFile(bytes);
   const seconds = bitmap.width / mtmd.audioSampleRate;
   if (seconds > MAX_AUDIO_SECONDS) {

@@ -3,8 +3,10 @@
 // many are loaded by stopping the least recently used idle one. Loads happen one at a time, so the cap
 // holds however many requests arrive together; a load that finds every engine busy waits for one to
 // finish. With one instance per model (Ollama's rule), a request with other load options reloads the
-// model once its requests end, unless the loaded instance already has as much context.
+// model once its requests end, unless the loaded instance already has as much context. An engine held
+// by a request's lease scope (engine-leases.ts) is never stopped until that request has ended.
 import { EngineProcess } from "./engine-process.ts";
+import { EngineLeases } from "./engine-leases.ts";
 import { EngineError, type EngineOptions } from "./types.ts";
 import { logger } from "../log.ts";
 
@@ -14,8 +16,8 @@ export const DEFAULT_MAX_LOADED_MODELS = 3;
 /** How often idle engines are checked against their keep-alive. */
 const SWEEP_INTERVAL_MS = 1000;
 /**
- * An engine handed to a request counts as in use this long even before the request submits anything
- * (it renders its prompt first), so that it is not stopped under that request.
+ * An engine handed out outside any lease scope (a caller that is not a request) counts as in use this
+ * long even before anything is submitted to it, so that it is not stopped under that caller.
  */
 const HANDOUT_GRACE_MS = 1000;
 
@@ -62,8 +64,10 @@ interface Entry {
   lastUsed: number;
   /** Order of last use (ties of lastUsed, within one millisecond, still order). */
   useOrder: number;
-  /** When a request was last given the engine, or when it finished loading (for HANDOUT_GRACE_MS). */
+  /** When the engine was last handed out outside a lease scope (for HANDOUT_GRACE_MS). */
   handedOutAt: number;
+  /** The lease scopes (requests) that hold the engine now: it is not stopped while any does. */
+  holders: Set<EngineLeases>;
   /** Being unloaded (for a reload or for room): no new request is given it. */
   retiring?: boolean;
   /** Set once it is being taken out of service: resolves when it has stopped. */
@@ -104,6 +108,8 @@ export class ModelManager {
   private loadQueue: Promise<unknown> = Promise.resolve();
   private stopped = false;
   private uses = 0;
+  /** Woken whenever a lease scope lets go of an engine. */
+  private releaseWaiters: Array<() => void> = [];
 
   constructor(private readonly maxLoaded = DEFAULT_MAX_LOADED_MODELS) {}
 
@@ -116,46 +122,78 @@ export class ModelManager {
   async engine(
     options: EngineOptions, keepAliveMs: KeepAlive = Infinity, policy: KeepAlivePolicy = "longest", instances: InstancePolicy = "per-options",
   ): Promise<EngineProcess> {
-    const loaded = this.take(options, keepAliveMs, policy, instances);
+    const scope = EngineLeases.current();
+    const loaded = this.take(options, keepAliveMs, policy, instances, scope);
     if (loaded) return loaded;
     return this.oneLoadAtATime(async () => {
       // what the loads before this one left may serve it
-      const now = this.take(options, keepAliveMs, policy, instances);
+      const now = this.take(options, keepAliveMs, policy, instances, scope);
       if (now) return now;
       if (this.stopped) throw new EngineError("engine_exited", `Cannot load model "${options.modelPath}": the server is stopping`);
-      if (instances === "one") await this.unloadOtherInstances(options);
-      await this.makeRoom();
-      return this.start(options, keepAliveMs, instances);
+      if (instances === "one") await this.unloadOtherInstances(options, scope);
+      await this.makeRoom(scope);
+      return this.start(options, keepAliveMs, instances, scope);
     });
   }
 
-  /** A loaded engine that may serve these options now (none that is starting or being unloaded). */
-  private take(options: EngineOptions, keepAliveMs: KeepAlive, policy: KeepAlivePolicy, instances: InstancePolicy): EngineProcess | undefined {
-    const usable = (entry: Entry | undefined): entry is Entry => entry?.engine?.alive === true && !entry.retiring;
+  /**
+   * A loaded engine that may serve these options now: none that is starting or being unloaded, except
+   * one the asking scope holds already (a request that asks twice must not wait for itself).
+   */
+  private take(
+    options: EngineOptions, keepAliveMs: KeepAlive, policy: KeepAlivePolicy, instances: InstancePolicy, scope: EngineLeases | undefined,
+  ): EngineProcess | undefined {
+    const usable = (entry: Entry | undefined): entry is Entry =>
+      entry?.engine?.alive === true && (!entry.retiring || (scope !== undefined && entry.holders.has(scope)));
     const exact = this.entries.get(engineKey(options));
-    if (usable(exact)) return this.handOut(exact, keepAliveMs, policy);
+    if (usable(exact)) return this.handOut(exact, keepAliveMs, policy, scope);
     if (instances !== "one") return undefined;
     // the model's one instance, when only its context differs and it has at least as much
     const wanted = withoutContext(options);
     for (const entry of this.entries.values()) {
       if (!usable(entry) || withoutContext(entry.options) !== wanted) continue;
       const context = entry.engine!.info.contextPerSequence;
-      if (options.contextPerSequence !== undefined && context >= options.contextPerSequence) return this.handOut(entry, keepAliveMs, policy);
+      if (options.contextPerSequence !== undefined && context >= options.contextPerSequence) return this.handOut(entry, keepAliveMs, policy, scope);
     }
     return undefined;
   }
 
-  private handOut(entry: Entry, keepAliveMs: KeepAlive, policy: KeepAlivePolicy): EngineProcess {
-    entry.lastUsed = entry.handedOutAt = Date.now();
+  private handOut(entry: Entry, keepAliveMs: KeepAlive, policy: KeepAlivePolicy, scope: EngineLeases | undefined): EngineProcess {
+    entry.lastUsed = Date.now();
     entry.useOrder = ++this.uses;
     entry.keepAliveMs = combineKeepAlive(entry.keepAliveMs, keepAliveMs, policy);
+    this.hold(entry, scope);
     return entry.engine!;
   }
 
-  private async start(options: EngineOptions, keepAliveMs: KeepAlive, instances: InstancePolicy): Promise<EngineProcess> {
+  /** The scope holds the entry until it ends; without a scope (or after it ended) the handout grace applies. */
+  private hold(entry: Entry, scope: EngineLeases | undefined): void {
+    if (scope && entry.holders.has(scope)) return;
+    const held = scope?.hold(() => {
+      entry.holders.delete(scope);
+      for (const wake of this.releaseWaiters.splice(0)) wake();
+    });
+    if (held) entry.holders.add(scope!);
+    else entry.handedOutAt = Date.now();
+  }
+
+  /** Resolves when the next lease scope lets go of an engine. */
+  private nextRelease(): Promise<void> {
+    return new Promise((resolve) => this.releaseWaiters.push(resolve));
+  }
+
+  /** Whether a scope other than `self` (the one asking for a load) holds the entry. */
+  private heldByOthers(entry: Entry, self: EngineLeases | undefined): boolean {
+    for (const holder of entry.holders) if (holder !== self) return true;
+    return false;
+  }
+
+  private async start(options: EngineOptions, keepAliveMs: KeepAlive, instances: InstancePolicy, scope: EngineLeases | undefined): Promise<EngineProcess> {
     const key = engineKey(options);
     const now = Date.now();
-    const entry: Entry = { key, options, keepAliveMs, instances, lastUsed: now, useOrder: ++this.uses, handedOutAt: now, starting: undefined as never };
+    const entry: Entry = {
+      key, options, keepAliveMs, instances, lastUsed: now, useOrder: ++this.uses, handedOutAt: now, holders: new Set(), starting: undefined as never,
+    };
     entry.starting = EngineProcess.start(options, (engine, reason, expected) => {
       if (!expected) log.warn(`engine for "${options.modelPath}" (pid ${engine.pid}) exited: ${reason}`);
       if (this.entries.get(key) === entry) this.entries.delete(key);
@@ -164,7 +202,7 @@ export class ModelManager {
     this.startSweeper();
     try {
       entry.engine = await entry.starting;
-      entry.handedOutAt = Date.now();
+      this.hold(entry, scope);
       return entry.engine;
     } catch (error) {
       if (this.entries.get(key) === entry) this.entries.delete(key);
@@ -183,24 +221,34 @@ export class ModelManager {
    * Unloads the model's other instances loaded under the one-instance rule, each once its requests have
    * ended (an instance another profile loaded with its own options stays: `--profile all`).
    */
-  private async unloadOtherInstances(options: EngineOptions): Promise<void> {
+  private async unloadOtherInstances(options: EngineOptions, scope: EngineLeases | undefined): Promise<void> {
     const model = instanceKey(options);
     const others = [...this.entries.values()].filter((entry) => entry.engine?.alive && entry.instances === "one" && instanceKey(entry.options) === model);
     for (const entry of others) {
       entry.retiring = true;
       log.info(`reloading "${options.modelPath}" with other load options (context ${entry.engine!.info.contextPerSequence} → ${options.contextPerSequence ?? "default"}): waiting for its requests to end`);
     }
-    await Promise.all(others.map((entry) => this.stopWhenIdle(entry)));
+    await Promise.all(others.map((entry) => this.stopWhenIdle(entry, scope)));
   }
 
-  /** Waits until nothing runs on the entry's engine (handed-out engines included), then stops it. */
-  private async stopWhenIdle(entry: Entry): Promise<void> {
+  /**
+   * Waits until nothing runs on the entry's engine and no request holds it (but `self`, the scope asking
+   * for the stop), then stops it.
+   */
+  private async stopWhenIdle(entry: Entry, self: EngineLeases | undefined): Promise<void> {
     const engine = entry.engine!;
-    for (;;) {
-      await engine.whenIdle();
+    while (engine.alive) {
+      if (engine.busy) {
+        await engine.whenIdle();
+        continue;
+      }
+      if (this.heldByOthers(entry, self)) {
+        await this.nextRelease();
+        continue;
+      }
       const grace = entry.handedOutAt + HANDOUT_GRACE_MS - Date.now();
-      if (grace <= 0 && !engine.busy) break;
-      await sleep(Math.max(grace, 10));
+      if (grace <= 0) break;
+      await sleep(grace);
     }
     if (this.entries.get(entry.key) === entry) this.entries.delete(entry.key);
     await engine.stop();
@@ -214,7 +262,8 @@ export class ModelManager {
     const entry = [...this.entries.values()].find((e) => e.engine === engine);
     if (!entry) return;
     entry.retiring = true;
-    entry.retired ??= this.stopWhenIdle(entry);
+    // The request asking for the retirement (a context that grows) holds the engine itself: it does not wait for itself.
+    entry.retired ??= this.stopWhenIdle(entry, EngineLeases.current());
     await entry.retired;
   }
 
@@ -231,8 +280,8 @@ export class ModelManager {
     for (const entry of this.entries.values()) {
       const engine = entry.engine;
       if (!engine?.alive) continue;
-      // A busy engine's idle time has not started: it expires a keep-alive after now at the earliest.
-      const idleSince = engine.inFlight > 0 ? now : Math.max(entry.lastUsed, engine.idleSince);
+      // A busy or held engine's idle time has not started: it expires a keep-alive after now at the earliest.
+      const idleSince = engine.inFlight > 0 || entry.holders.size > 0 ? now : Math.max(entry.lastUsed, engine.idleSince);
       loaded.push({ engine, keepAliveMs: entry.keepAliveMs, expiresAt: idleSince + entry.keepAliveMs, lastUsed: entry.lastUsed });
     }
     return loaded;
@@ -246,7 +295,7 @@ export class ModelManager {
     const entry = [...this.entries.values()].find((e) => e.engine === engine);
     if (!entry) return;
     entry.keepAliveMs = 0;
-    if (engine.inFlight > 0) return;
+    if (engine.inFlight > 0 || this.heldByOthers(entry, EngineLeases.current())) return;
     log.info(`unloading "${engine.options.modelPath}" as asked`);
     this.entries.delete(entry.key);
     await engine.stop();
@@ -274,24 +323,26 @@ export class ModelManager {
   }
 
   /**
-   * At the cap, stops the least recently used engine with nothing in flight; when every engine is busy,
-   * waits until one is not (busy ones are never stopped for room).
+   * At the cap, stops the least recently used engine that has nothing in flight and that no request
+   * holds; when there is none, waits until there is (busy or held ones are never stopped for room).
    */
-  private async makeRoom(): Promise<void> {
+  private async makeRoom(scope: EngineLeases | undefined): Promise<void> {
     let waitingSaid = false;
     for (;;) {
       const loaded = [...this.entries.values()].filter((e) => e.engine?.alive);
       if (loaded.length < this.maxLoaded) return;
-      const victim = loaded.filter((e) => !e.engine!.busy).sort((a, b) => a.useOrder - b.useOrder)[0];
+      const free = (e: Entry) => !e.engine!.busy && !this.heldByOthers(e, scope);
+      const victim = loaded.filter(free).sort((a, b) => a.useOrder - b.useOrder)[0];
       if (victim) {
         log.info(`unloading "${victim.engine!.options.modelPath}" to stay within ${this.maxLoaded} loaded models`);
         victim.retiring = true;
-        await this.stopWhenIdle(victim);
+        await this.stopWhenIdle(victim, scope);
         continue;
       }
-      if (!waitingSaid) log.info(`${loaded.length} models are loaded and busy (the cap is ${this.maxLoaded}): waiting for one to finish before loading another`);
+      if (!waitingSaid) log.info(`${loaded.length} models are loaded and in use (the cap is ${this.maxLoaded}): waiting for one to finish before loading another`);
       waitingSaid = true;
-      await Promise.race(loaded.map((e) => e.engine!.whenIdle()));
+      const busy = loaded.filter((e) => e.engine!.busy);
+      await Promise.race([this.nextRelease(), ...busy.map((e) => e.engine!.whenIdle())]);
     }
   }
 
@@ -305,7 +356,7 @@ export class ModelManager {
     const now = Date.now();
     for (const entry of this.entries.values()) {
       const engine = entry.engine;
-      if (!engine?.alive || engine.inFlight > 0 || !Number.isFinite(entry.keepAliveMs)) continue;
+      if (!engine?.alive || engine.busy || entry.holders.size > 0 || !Number.isFinite(entry.keepAliveMs)) continue;
       const idleSince = Math.max(entry.lastUsed, engine.idleSince);
       if (now - idleSince < entry.keepAliveMs) continue;
       log.info(`unloading "${engine.options.modelPath}": idle for ${Math.round((now - idleSince) / 1000)} s`);

@@ -18,4 +18,7 @@ export type ChildMessage =
   | { type: "load_failed"; message: string; code?: EngineErrorCode }
   // Events of one step travel together: one IPC message per step, not per token.
   | { type: "events"; events: EngineEvent[] }
-  | { type: "reply"; callId: number; result?: unknown; error?: string; code?: EngineErrorCode };
+  | { type: "reply"; callId: number; result?: unknown; error?: string; code?: EngineErrorCode }
+  /** The RPC servers answered the probe and llama.cpp's back end is joining them (the parent times this). */
+  | { type: "rpc_joining" }
+  | { type: "rpc_joined" };

@@ -14,6 +14,7 @@
 import { DecodeStatus, LlamaContext, TokenBatch, SamplerChain, amxKernelsLoaded, defaultSamplerSettings, type LlamaModel } from "../../ffi/llama.ts";
 import { InvalidGrammarError, NO_TOKEN } from "../../ffi/sampler.ts";
 import { ActiveRequest, SequenceSlot, type EventSink } from "./sequence.ts";
+import type { ThreadGovernor } from "./thread-governor.ts";
 import { planReuse } from "./prefix-reuse.ts";
 import { EngineError, type EngineStats, type GenerateRequest, type TokenLogprobs } from "./types.ts";
 import { computeLogprobs } from "./logprobs.ts";
@@ -43,9 +44,12 @@ export interface SchedulerOptions {
    * cache the sequences share the context's cells, which may be fewer than this × sequences.
    */
   contextPerSequence?: number;
+  /** Told the time and size of each decode step, to pick the thread count (when the user did not). */
+  threadGovernor?: ThreadGovernor;
 }
 
 export class Scheduler {
+  private readonly threadGovernor: ThreadGovernor | undefined;
   private readonly slots: SequenceSlot[];
   private readonly queue: ActiveRequest[] = [];
   private readonly byId = new Map<string, ActiveRequest>();
@@ -71,6 +75,7 @@ export class Scheduler {
     this.speculation = options.speculation;
     this.promptFlushTokens = options.promptFlushTokens ?? Infinity;
     this.limit = Math.min(options.contextPerSequence ?? context.contextPerSequence, context.contextPerSequence);
+    this.threadGovernor = options.threadGovernor;
     this.slots = Array.from({ length: context.sequences }, (_, seq) => new SequenceSlot(seq));
     this.batch = new TokenBatch(context.batchSize);
     this.canRollBack = !model.isRecurrentOrHybrid;
@@ -257,9 +262,11 @@ export class Scheduler {
     }
     if (this.batch.count === 0) return true;
 
+    const decodeStarted = performance.now();
     let status = this.context.decode(this.batch);
     // the cells may lie scattered: with every idle cache dropped, a second try finds room
     if (status === DecodeStatus.noSpace && this.makeRoom(Infinity) > 0) status = this.context.decode(this.batch);
+    this.threadGovernor?.record(performance.now() - decodeStarted, this.batch.count);
     this.decodeSteps++;
     this.decodedTokens += this.batch.count;
     if (status !== DecodeStatus.ok) {

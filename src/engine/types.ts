@@ -83,7 +83,12 @@ export interface RequestUsage {
   acceptedDraftTokens?: number;
 }
 
-export type EngineErrorCode = "busy" | "invalid_request" | "context_overflow" | "engine_failure" | "engine_exited";
+export type EngineErrorCode =
+  | "busy" | "invalid_request" | "context_overflow" | "engine_failure" | "engine_exited"
+  /** an RPC server cannot be reached or does not answer in time (503) */
+  | "rpc_unavailable"
+  /** an RPC server answered out of protocol, or the engine using it ended (502) */
+  | "rpc_failure";
 
 export type EngineEvent =
   | { type: "token"; id: string; token: number; text: string; logprobs?: TokenLogprobs }

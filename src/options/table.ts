@@ -185,7 +185,7 @@ export const OPTIONS = {
   useMmap: { kind: "bool", ollama: "use_mmap", typeOnlyInOllama: true, engine: { accepted: true }, description: "accepted; models are always memory-mapped" },
   threads: {
     kind: "int", ollama: "num_thread", ollamaDefault: 0, typeOnlyInOllama: true, engine: { load: "threads" },
-    description: "decode threads; 0 is the physical core count",
+    description: "decode threads, fixed; 0 (or unset) lets llamux pick up to the physical cores, fewer while other work holds them",
   },
 } as const satisfies Record<string, OptionRow>;
 

@@ -25,11 +25,14 @@ export class ApiError extends Error {
 export const badRequest = (message: string, param?: string) => new ApiError(400, message, { param: param ?? null });
 export const notFound = (message: string, param?: string) => new ApiError(404, message, { param: param ?? null });
 
-/** Engine failures as HTTP errors: a full queue is 503, a request that cannot fit is 400. */
+/** Engine failures as HTTP errors: a full queue or an unreachable RPC server is 503, a misbehaving RPC server 502, a request that cannot fit 400. */
 export function fromEngineError(error: EngineError): ApiError {
   switch (error.code) {
     case "busy":
+    case "rpc_unavailable":
       return new ApiError(503, error.message, { cause: error });
+    case "rpc_failure":
+      return new ApiError(502, error.message, { cause: error });
     case "invalid_request":
     case "context_overflow":
       return new ApiError(400, error.message, { cause: error });

@@ -8,7 +8,9 @@ import type { EngineProcess } from "../engine/engine-process.ts";
 import type { EngineOptions } from "../engine/types.ts";
 import { readGgufHeaderSync, ggufNumber, ggufString, ggufArchKey } from "../store/gguf.ts";
 import type { ModelStore, ResolvedModel, StoredModel } from "../store/model-store.ts";
-import { ApiError, notFound } from "./api-error.ts";
+import { ApiError, badRequest, notFound } from "./api-error.ts";
+import { GgufReadError } from "../store/gguf-reader.ts";
+import { kindAt } from "../store/regular-file.ts";
 import { projectorModalities, siblingProjector } from "../vision/projector-file.ts";
 import { logger } from "../log.ts";
 import { grownContext, grownContextSize, type GrownContext } from "./context-growth.ts";
@@ -169,12 +171,49 @@ export class ModelService {
       if (!first) throw notFound("No model is being served; name one in the request", "model");
       return first;
     }
+    const found = this.findNamed(name, "model");
+    if (found) return found;
+    throw notFound((this.options.modelNotFound ?? vllmModelNotFound)(name), "model");
+  }
+
+  /**
+   * A request's draft model (`draft_model`): only a model the name finds, never a fallback (a model
+   * drafting for itself gains nothing).
+   */
+  resolveDraft(name: string): ServedModel {
+    const found = this.findNamed(name, "draft_model");
+    if (found) return found;
+    throw notFound((this.options.modelNotFound ?? vllmModelNotFound)(name), "draft_model");
+  }
+
+  /** A served model, a GGUF path, or a store name; undefined when the name finds nothing. `param` names the field in errors. */
+  protected findNamed(name: string, param: string): ServedModel | undefined {
     const served = this.served.find((m) => m.id === name || m.path === name || basename(m.path) === name);
     if (served) return served;
-    if (name.endsWith(".gguf") && existsSync(name)) return withProjector({ id: name, path: name, created: Math.floor(statSync(name).mtimeMs / 1000), pinned: false });
-    const stored = this.resolveStored(name);
-    if (stored) return stored;
-    throw notFound((this.options.modelNotFound ?? vllmModelNotFound)(name), "model");
+    if (name.endsWith(".gguf")) {
+      const byPath = this.modelAtPath(name, param);
+      if (byPath) return byPath;
+    }
+    return this.resolveStored(name);
+  }
+
+  /**
+   * A GGUF file a request names by path, undefined when nothing is there. What is there must be a
+   * regular file (a FIFO would block whatever opened it, on the thread that serves every request) whose
+   * GGUF header reads: anything else is the request's fault, a 400.
+   */
+  private modelAtPath(path: string, param: string): ServedModel | undefined {
+    const at = kindAt(path);
+    if (!at) return undefined;
+    if (!at.regular) throw badRequest(`Cannot load model "${path}": it is ${at.kind}, not a GGUF file`, param);
+    const model = withProjector({ id: path, path, created: Math.floor(statSync(path).mtimeMs / 1000), pinned: false });
+    try {
+      this.facts(model);
+    } catch (error) {
+      if (error instanceof GgufReadError) throw badRequest(`Cannot load model "${path}": ${error.reason === "bad magic" ? "file is not GGUF" : error.reason}`, param);
+      throw error;
+    }
+    return model;
   }
 
   /** The model store, when this server has one (for /api/tags, /api/pull and the like). */

@@ -1,5 +1,6 @@
 // Reads the header of a GGUF file (metadata and tensor infos) without touching tensor data.
-import { closeSync, fstatSync, openSync, readSync } from "node:fs";
+import { closeSync, fstatSync, readSync } from "node:fs";
+import { NotRegularFileError, openRegularFileSync } from "./regular-file.ts";
 import {
   GGUF_DEFAULT_ALIGNMENT,
   GGUF_MAGIC,
@@ -348,8 +349,9 @@ function parseHeader(source: ByteSource, label: string, options: ReadGgufOptions
 export function readGgufHeaderSync(path: string, options: ReadGgufOptions = {}): GgufHeader {
   let fd: number;
   try {
-    fd = openSync(path, "r");
+    fd = openRegularFileSync(path);
   } catch (error) {
+    if (error instanceof NotRegularFileError) throw new GgufReadError(path, `it is ${error.kind}, not a regular file`);
     throw new GgufReadError(path, (error as NodeJS.ErrnoException).code === "ENOENT" ? "no such file" : String(error));
   }
   try {
@@ -371,7 +373,7 @@ export function parseGgufHeader(bytes: Uint8Array, label = "<memory>", options: 
 
 /** Reads the raw bytes of one tensor. */
 export function readGgufTensorBytes(path: string, tensor: GgufTensorInfo): Uint8Array {
-  const fd = openSync(path, "r");
+  const fd = openRegularFileSync(path);
   try {
     const bytes = new Uint8Array(tensor.byteSize);
     let done = 0;

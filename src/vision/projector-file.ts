@@ -4,6 +4,7 @@
 import { readdirSync } from "node:fs";
 import { basename, dirname, join } from "node:path";
 import { ggufBool, readGgufHeaderSync } from "../store/gguf.ts";
+import { kindAt } from "../store/regular-file.ts";
 
 function sharedPrefix(a: string, b: string): number {
   let i = 0;
@@ -22,7 +23,8 @@ export function siblingProjector(modelPath: string): string | undefined {
     return undefined;
   }
   const stem = name.replace(/\.gguf$/i, "").toLowerCase();
-  const candidates = entries.filter((entry) => /^mmproj[-_].*\.gguf$/i.test(entry));
+  // only regular files: a FIFO named mmproj-*.gguf would block whatever opened it
+  const candidates = entries.filter((entry) => /^mmproj[-_].*\.gguf$/i.test(entry) && kindAt(join(dirname(modelPath), entry))?.regular === true);
   if (candidates.length === 0) return undefined;
   const score = (entry: string) => sharedPrefix(entry.replace(/^mmproj[-_]/i, "").toLowerCase(), stem);
   const best = candidates.sort((a, b) => score(b) - score(a) || a.localeCompare(b))[0]!;

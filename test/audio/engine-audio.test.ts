@@ -5,6 +5,7 @@ import { Engine } from "../../src/engine/engine.ts";
 import { ensureModel } from "../../scripts/gen-models.ts";
 import { runRequest as run } from "../fixtures/engine-run.ts";
 import { AUDIO_TOKENS_PER_CHUNK, speechFlac, speechWav, toneWav } from "./audio-fixtures.ts";
+import { flacClaimingHugeLength, mp3ClaimingHugeLength, mp3WithFramesPastJunk, wavAt100Hz, wavAt1Hz } from "./hostile-audio.ts";
 
 const greedy = { temperature: 0 };
 
@@ -54,6 +55,20 @@ describe("llama model with the tiny audio projector", () => {
     const long = await run(engine, { prompt: `${marker}x`, images: [{ kind: "audio", bytes: toneWav(301) }], maxTokens: 2 });
     expect(long.error?.message).toContain("longer than the 300 allowed");
     const fine = await run(engine, { prompt: "still here", maxTokens: 2, sampling: greedy, ignoreEos: true });
+    expect(fine.done?.finishReason).toBe("length");
+  });
+
+  test("audio whose header promises hours is refused before the decoder allocates for it; the engine keeps serving", async () => {
+    // the decoder would allocate 64 GB, 640 MB, 550 GB and 6 GB of samples for these
+    for (const bytes of [wavAt1Hz(), wavAt100Hz(), flacClaimingHugeLength(), mp3ClaimingHugeLength()]) {
+      const refused = await run(engine, { prompt: `${marker}x`, images: [{ kind: "audio", bytes }], maxTokens: 2 });
+      expect(refused.error?.code).toBe("invalid_request");
+      expect(refused.error?.message).toMatch(/^Cannot use audio 1: its header says [\d.e+]+ seconds, longer than the 300 allowed$/);
+    }
+    // frames past a stretch of junk the server's reader gives up on: miniaudio's own count finds them
+    const pastJunk = await run(engine, { prompt: `${marker}x`, images: [{ kind: "audio", bytes: mp3WithFramesPastJunk() }], maxTokens: 2 });
+    expect(pastJunk.error?.message).toBe("Cannot use audio 1: the decoder would read 401.0 seconds from it, longer than the 300 allowed");
+    const fine = await run(engine, { prompt: `${marker}What was said?`, images: [{ kind: "audio", bytes: speechWav() }], maxTokens: 2, sampling: greedy, ignoreEos: true });
     expect(fine.done?.finishReason).toBe("length");
   });
 });

@@ -2,13 +2,14 @@
 // mmproj-*.gguf, answered by the local engine and by a running `llamux serve` (profile a, through
 // /api/chat's `audio` extension), with --verbose showing that the prompt counts the audio's tokens.
 import { afterAll, beforeAll, expect, test } from "bun:test";
-import { mkdtempSync, rmSync, symlinkSync } from "node:fs";
+import { mkdtempSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { ensureModel } from "../../scripts/gen-models.ts";
 import { llamux } from "../cli/cli-fixture.ts";
 import { startServer, type RunningServer } from "../server/serve-fixture.ts";
 import { AUDIO_TOKENS_PER_CHUNK, speechWavPath } from "./audio-fixtures.ts";
+import { wavAt1Hz } from "./hostile-audio.ts";
 
 let dir: string;
 let model: string;
@@ -45,4 +46,17 @@ test("a typed WAV path through a running server", async () => {
   const result = await llamux(["run", model, `Transcribe ${speechWavPath()}`, "--verbose", "-n", "2"], { ...env(), LLAMUX_HOST: `127.0.0.1:${server.port}` });
   expect(result.exitCode).toBe(0);
   expect(promptCount(result.stderr)).toBeGreaterThan(AUDIO_TOKENS_PER_CHUNK);
+}, 120_000);
+
+test("a typed WAV whose header promises 1,000,000 seconds is refused, locally and through a server", async () => {
+  const path = join(dir, "lying.wav");
+  writeFileSync(path, wavAt1Hz());
+  for (const extra of [{}, { LLAMUX_HOST: `127.0.0.1:${server.port}` }] as Record<string, string>[]) {
+    const result = await llamux(["run", model, `What is in ${path}?`, "-n", "2", "--ctx-size", "2048"], { ...env(), ...extra });
+    expect(result.exitCode).not.toBe(0);
+    expect(result.stderr).toContain("its header says 1.000e+6 seconds, longer than the 300 allowed");
+  }
+  // the server's engine is still serving
+  const fine = await llamux(["run", model, `Transcribe ${speechWavPath()}`, "-n", "2"], { ...env(), LLAMUX_HOST: `127.0.0.1:${server.port}` });
+  expect(fine.exitCode).toBe(0);
 }, 120_000);

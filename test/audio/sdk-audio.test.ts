@@ -6,6 +6,7 @@ import { ChatMessage, ChatMessageContent, GenerationError, ModelRunner } from "l
 import { ensureModel } from "../../scripts/gen-models.ts";
 import { collect, promptTokens } from "../sdk/tool-flow.ts";
 import { AUDIO_TOKENS_PER_CHUNK, speechWav } from "./audio-fixtures.ts";
+import { flacClaimingHugeLength, mp3ClaimingHugeLength, wavAt1Hz } from "./hostile-audio.ts";
 
 let runner: ModelRunner;
 let wav: Uint8Array;
@@ -47,6 +48,16 @@ test("audio in an assistant message, undecodable audio, and an image for an audi
   const image = await collect(runner.createConversation().generateResponse({ role: "user", content: [ChatMessageContent.image(new Uint8Array([0xff, 0xd8, 0xff, 0xe0]))] }));
   expect((image[0] as GenerationError).message).toContain("has no vision projector");
   // still serving
+  expect(promptTokens(await collect(runner.createConversation().generateResponse("hi", { maxTokens: 1 })))).toBeGreaterThan(0);
+});
+
+test("AudioContent whose header promises hours is refused before the decoder allocates for it; the runner keeps serving", async () => {
+  // the engine runs in a Worker of this process: a decoder that allocated 64 GB would abort the process
+  for (const bytes of [wavAt1Hz(), flacClaimingHugeLength(), mp3ClaimingHugeLength()]) {
+    const refused = await collect(runner.createConversation().generateResponse({ role: "user", content: [ChatMessageContent.audio(bytes), new ChatMessageContent.Text("x")] }));
+    expect(refused.at(-1)).toBeInstanceOf(GenerationError);
+    expect((refused.at(-1) as GenerationError).message).toMatch(/^Cannot use audio 1: its header says [\d.e+]+ seconds, longer than the 300 allowed$/);
+  }
   expect(promptTokens(await collect(runner.createConversation().generateResponse("hi", { maxTokens: 1 })))).toBeGreaterThan(0);
 });
 

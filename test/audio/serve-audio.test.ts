@@ -8,6 +8,7 @@ import type { ProfileName } from "../../src/server/profiles/profile.ts";
 import { startProfileApps, type ProfileApps } from "../fixtures/profile-apps.ts";
 import { MAX_AUDIO_BYTES } from "../../src/audio/audio-limits.ts";
 import { AUDIO_TOKENS_PER_CHUNK, speechFlac, speechWav, toneWav } from "./audio-fixtures.ts";
+import { flacClaimingHugeLength, mp3ClaimingHugeLength, mp3WithFramesPastJunk, wavAt100Hz, wavAt1Hz } from "./hostile-audio.ts";
 
 const AUDIO_MODEL = "tiny-audio";
 const TEXT_MODEL = "tiny-text";
@@ -82,7 +83,7 @@ describe("input_audio parts on /v1/chat/completions", () => {
     const garbage = new Uint8Array(4096).fill(9);
     garbage.set(new TextEncoder().encode("RIFF"), 0);
     garbage.set(new TextEncoder().encode("WAVE"), 8);
-    expect(await refused("c", AUDIO_MODEL, [audioPart(garbage), { type: "text", text: "x" }])).toContain("Cannot use audio 1");
+    expect(await refused("c", AUDIO_MODEL, [audioPart(garbage), { type: "text", text: "x" }])).toContain("Cannot use audio: its WAV header has no data chunk");
     expect(await refused("b", AUDIO_MODEL, [audioPart(toneWav(301)), { type: "text", text: "x" }])).toContain("longer than the 300 allowed");
     const fine = await openai("b").chat.completions.create({ model: AUDIO_MODEL, messages: [{ role: "user", content: [audioPart(speechWav()), { type: "text", text: "ok?" }] }], max_tokens: 1 });
     expect(fine.choices[0]!.finish_reason).toBe("length");
@@ -133,6 +134,48 @@ describe("POST /v1/audio/transcriptions", () => {
   test("not on profile c (LM Studio has none)", async () => {
     const response = await fetch(`${base.c}/v1/audio/transcriptions`, { method: "POST", body: new FormData() });
     expect(response.status).toBe(404);
+  });
+});
+
+describe("audio whose header promises hours (the decoder would allocate gigabytes for it)", () => {
+  const hostile = { "WAV at 1 Hz": wavAt1Hz, "WAV at 100 Hz": wavAt100Hz, "FLAC of 2^36 samples": flacClaimingHugeLength, "MP3 with a Xing count": mp3ClaimingHugeLength };
+  const headerSays = /its header says [\d.e+]+ seconds, longer than the 300 allowed/;
+
+  for (const [name, make] of Object.entries(hostile)) {
+    test(`${name}: a 400 in each API's shape on every route that takes audio; the model keeps serving`, async () => {
+      const bytes = make();
+      for (const profile of ["a", "b", "c"] as const) {
+        const error = await openai(profile).chat.completions.create({ model: AUDIO_MODEL, messages: [{ role: "user", content: [audioPart(bytes), { type: "text", text: "x" }] }], max_tokens: 1 }).catch((e) => e);
+        expect((error as InstanceType<typeof OpenAI.APIError>).status).toBe(400);
+        expect((error as InstanceType<typeof OpenAI.APIError>).message).toMatch(headerSays);
+      }
+      const responses = await openai("b").responses.create({
+        model: AUDIO_MODEL, max_output_tokens: 1,
+        input: [{ role: "user", content: [{ type: "input_audio", input_audio: { data: b64(bytes), format: "wav" } }] }],
+      } as never).catch((e) => e);
+      expect((responses as { status: number }).status).toBe(400);
+      const ollamaChat = await fetch(`${base.a}/api/chat`, { method: "POST", body: JSON.stringify({ model: AUDIO_MODEL, stream: false, messages: [{ role: "user", content: "x", audio: [b64(bytes)] }] }) });
+      expect(ollamaChat.status).toBe(400);
+      expect(((await ollamaChat.json()) as { error: string }).error).toMatch(headerSays);
+      for (const profile of ["a", "b"] as const) {
+        const form = new FormData();
+        form.append("model", AUDIO_MODEL);
+        form.append("file", new Blob([bytes]), "clip");
+        const transcription = await fetch(`${base[profile]}/v1/audio/transcriptions`, { method: "POST", body: form });
+        expect(transcription.status).toBe(400);
+        expect(((await transcription.json()) as { error: { message: string } }).error.message).toMatch(headerSays);
+      }
+      const fine = await openai("a").chat.completions.create({ model: AUDIO_MODEL, messages: [{ role: "user", content: [audioPart(speechWav()), { type: "text", text: "ok?" }] }], max_tokens: 1 });
+      expect(fine.choices[0]!.finish_reason).toBe("length");
+    }, 60_000);
+  }
+
+  test("MP3 frames past junk the server's reader gives up on: the engine asks the decoder itself, a 400 too", async () => {
+    const error = await openai("b").chat.completions.create({ model: AUDIO_MODEL, messages: [{ role: "user", content: [audioPart(mp3WithFramesPastJunk(), "mp3"), { type: "text", text: "x" }] }], max_tokens: 1 }).catch((e) => e);
+    expect((error as InstanceType<typeof OpenAI.APIError>).status).toBe(400);
+    expect((error as InstanceType<typeof OpenAI.APIError>).message).toContain("the decoder would read 401.0 seconds from it, longer than the 300 allowed");
+    const fine = await openai("b").chat.completions.create({ model: AUDIO_MODEL, messages: [{ role: "user", content: [audioPart(speechWav()), { type: "text", text: "ok?" }] }], max_tokens: 1 });
+    expect(fine.choices[0]!.finish_reason).toBe("length");
   });
 });
 

@@ -3,6 +3,7 @@
 // concurrent loads), never stopped while busy, and one instance per model when asked (Ollama's rule).
 import { afterEach, beforeAll, expect, test } from "bun:test";
 import { ModelManager } from "../../src/engine/model-manager.ts";
+import { EngineLeases } from "../../src/engine/engine-leases.ts";
 import type { EngineProcess } from "../../src/engine/engine-process.ts";
 import { ensureModel } from "../../scripts/gen-models.ts";
 import { engineProcesses } from "../fixtures/child-processes.ts";
@@ -143,6 +144,68 @@ test("one instance per model: a reload waits for the loaded instance's requests 
   expect(first.alive).toBe(false);
   expect((await sameAsFirst).pid).toBe(second!.pid);
   expect(childEngines()).toBe(1);
+});
+
+/**
+ * What a request does with its engine between being handed it and its answer's end: tokenize, generate,
+ * tokenize again (Ollama's reply context), with the engine idle in between, for longer than the grace
+ * the manager gives callers outside a lease scope (1 s). Every step must find the engine running.
+ */
+async function useLikeARequest(engine: EngineProcess, forMs = 2500): Promise<number> {
+  const until = performance.now() + forMs;
+  let steps = 0;
+  while (performance.now() < until) {
+    await engine.tokenize("Hello there");
+    for await (const event of engine.generate({ prompt: "Hi", maxTokens: 2 })) {
+      if (event.type === "error") throw new Error(event.message);
+    }
+    steps++;
+  }
+  return steps;
+}
+
+test("a reload under the one-instance rule waits for the request that holds the loaded instance", async () => {
+  const m = manager(2);
+  const request = new EngineLeases();
+  const first = await request.run(() => m.engine({ modelPath: llama, parallel: 1, contextPerSequence: 512 }, Infinity, "longest", "one"));
+  let second: EngineProcess | undefined;
+  const reloading = m.engine({ modelPath: llama, parallel: 1, contextPerSequence: 1024 }, Infinity, "longest", "one").then((e) => (second = e));
+  expect(await request.run(() => useLikeARequest(first))).toBeGreaterThan(0);
+  expect(first.alive).toBe(true);
+  expect(second).toBeUndefined();
+  // asking again within the same request hands it the instance it holds, retiring or not
+  expect((await request.run(() => m.engine({ modelPath: llama, parallel: 1, contextPerSequence: 512 }, Infinity, "longest", "one"))).pid).toBe(first.pid);
+  request.end();
+  await reloading;
+  expect(first.alive).toBe(false);
+  expect(second!.info.contextPerSequence).toBe(1024);
+});
+
+test("at the cap, an engine a request holds is not stopped for room: the load waits for the request's end", async () => {
+  const m = manager(1);
+  const request = new EngineLeases();
+  const held = await request.run(() => m.engine({ modelPath: llama, parallel: 1, contextPerSequence: 256 }));
+  let other: EngineProcess | undefined;
+  const loading = m.engine({ modelPath: lfm2, parallel: 1, contextPerSequence: 256 }).then((engine) => (other = engine));
+  await request.run(() => useLikeARequest(held));
+  expect(held.alive).toBe(true);
+  expect(other).toBeUndefined();
+  expect(childEngines()).toBe(1);
+  request.end();
+  await loading;
+  expect(held.alive).toBe(false);
+  expect(other!.alive).toBe(true);
+});
+
+test("an engine a request holds is not unloaded for idleness or by an unload from elsewhere until the request ends", async () => {
+  const m = manager();
+  const request = new EngineLeases();
+  const held = await request.run(() => m.engine({ modelPath: llama, parallel: 1, contextPerSequence: 256 }, 0));
+  await m.unload(held);
+  await request.run(() => useLikeARequest(held));
+  expect(held.alive).toBe(true);
+  request.end();
+  expect(await waitFor(() => !held.alive, 5000)).toBe(true);
 });
 
 test("a context beyond the trained one is clamped to it, never wrapped", async () => {

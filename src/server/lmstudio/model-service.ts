@@ -45,12 +45,9 @@ export class LmStudioModelService extends ModelService {
   }
 
   /** The model `name` means (served, a GGUF path, a store name or LM Studio's `org/repo[@quant]`), without falling back to a loaded one. */
-  find(name: string): ServedModel | undefined {
-    try {
-      return super.resolve(name);
-    } catch (error) {
-      if (!(error instanceof ApiError) || error.status !== 404) throw error;
-    }
+  find(name: string, param = "model"): ServedModel | undefined {
+    const found = this.findNamed(name, param);
+    if (found) return found;
     for (const storeName of lmStudioStoreNames(name, () => this.listStored())) {
       const stored = this.resolveStored(storeName);
       if (stored) return stored;
@@ -65,6 +62,13 @@ export class LmStudioModelService extends ModelService {
     } catch {
       return undefined;
     }
+  }
+
+  /** A draft model must be one the name finds: LM Studio refuses an unknown one rather than guessing. */
+  override resolveDraft(name: string): ServedModel {
+    const found = this.find(name, "draft_model");
+    if (found) return found;
+    throw this.noModel(name, "draft_model");
   }
 
   override resolve(name: string | undefined): ServedModel {
@@ -178,15 +182,16 @@ export class LmStudioModelService extends ModelService {
 
   private readonly instanceIds = new WeakMap<EngineProcess, string>();
 
-  private noModel(name: string | undefined): ApiError {
+  private noModel(name: string | undefined, param = "model"): ApiError {
     const ids = this.list().map((m) => m.id);
     if (ids.length === 0) {
-      return new ApiError(400, "No models loaded. Please load a model in the developer page or use the 'lms load' command.", { param: "model", code: "model_not_found" });
+      return new ApiError(400, "No models loaded. Please load a model in the developer page or use the 'lms load' command.", { param, code: "model_not_found" });
     }
+    const what = param === "draft_model" ? "draft model" : "model";
     return new ApiError(
       400,
-      `Invalid model identifier "${name ?? ""}". Please specify a valid downloaded model (e.g., ${ids.join(", ")}).`,
-      { param: "model", code: "model_not_found" },
+      `Invalid ${what} identifier "${name ?? ""}". Please specify a valid downloaded model (e.g., ${ids.join(", ")}).`,
+      { param, code: "model_not_found" },
     );
   }
 }

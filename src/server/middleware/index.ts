@@ -5,7 +5,8 @@
 //   CORS          answers preflights (which carry no key) and adds its headers to every later
 //                 answer, 401s included, so a browser client can read why it was refused;
 //   API key       before the body is read: an unauthenticated upload is never buffered;
-//   body limit    last, just before validation and the routes.
+//   body limit    just before validation and the routes;
+//   engine leases innermost: the engines a route is handed stay loaded until its answer has been sent.
 import type { Hono } from "hono";
 import type { Profile } from "../profiles/profile.ts";
 import type { ApiError } from "../api-error.ts";
@@ -13,6 +14,7 @@ import type { ServerOptions } from "../server-options.ts";
 import { apiKey, PUBLIC_PATHS } from "./api-key.ts";
 import { bodyLimit } from "./body-limit.ts";
 import { cors } from "./cors.ts";
+import { engineLeases } from "./engine-leases.ts";
 import type { RenderError } from "./error-response.ts";
 import { hostCheck } from "./host-check.ts";
 import { securityHeaders } from "./security-headers.ts";
@@ -45,4 +47,5 @@ export function installMiddleware(app: Hono, setup: MiddlewareSetup): void {
     app.use(apiKey({ keys: options.apiKeys, publicPaths, renderError }));
   }
   app.use(bodyLimit({ maxBytes: options.bodyLimitBytes, renderError }));
+  app.use(engineLeases());
 }

@@ -3,6 +3,7 @@
 // latency and the counts cover the whole generation.
 import type { MiddlewareHandler } from "hono";
 import { logger } from "../../log.ts";
+import { isStreamedAnswer, observeEnd, type StreamOutcome } from "./stream-end.ts";
 
 /** Token counts of one request (all choices), as a route reports them for the log. */
 export interface RequestTokenCounts {
@@ -16,8 +17,6 @@ declare module "hono" {
     usage: RequestTokenCounts;
   }
 }
-
-export type StreamOutcome = "completed" | "cancelled" | "failed";
 
 export interface RequestLogEntry {
   method: string;
@@ -36,8 +35,6 @@ export interface RequestLogOptions {
   record?: (entry: RequestLogEntry) => void;
 }
 
-const STREAM_TYPES = ["text/event-stream", "application/x-ndjson"];
-
 const streamNotes: Record<StreamOutcome, string> = {
   completed: " stream",
   cancelled: " stream cancelled by client",
@@ -50,37 +47,6 @@ export function formatRequestLine(entry: RequestLogEntry): string {
   if (entry.stream) line += streamNotes[entry.stream];
   if (entry.usage) line += ` prompt_tokens=${entry.usage.promptTokens} completion_tokens=${entry.usage.completionTokens}`;
   return line;
-}
-
-/** The same bytes, plus a call to `ended` once the stream finishes, fails or the client goes away. */
-function observeEnd(body: ReadableStream<Uint8Array>, ended: (outcome: StreamOutcome) => void): ReadableStream<Uint8Array> {
-  const reader = body.getReader();
-  let reported = false;
-  const report = (outcome: StreamOutcome) => {
-    if (!reported) ended(outcome);
-    reported = true;
-  };
-  return new ReadableStream<Uint8Array>({
-    async pull(controller) {
-      try {
-        const { done, value } = await reader.read();
-        if (done) {
-          controller.close();
-          report("completed");
-        } else {
-          controller.enqueue(value);
-        }
-      } catch (error) {
-        controller.error(error);
-        report("failed");
-      }
-    },
-    // Passing the cancel on is what lets the route see the disconnect and stop generating.
-    async cancel(reason) {
-      report("cancelled");
-      await reader.cancel(reason);
-    },
-  });
 }
 
 export function requestLog(options: RequestLogOptions = {}): MiddlewareHandler {
@@ -101,8 +67,7 @@ export function requestLog(options: RequestLogOptions = {}): MiddlewareHandler {
         ...(usage ? { usage } : {}), ...(stream ? { stream } : {}),
       };
     };
-    const contentType = c.res.headers.get("content-type") ?? "";
-    if (c.res.body && STREAM_TYPES.some((type) => contentType.startsWith(type))) {
+    if (isStreamedAnswer(c.res)) {
       c.res = new Response(observeEnd(c.res.body, (outcome) => log(entry(outcome))), c.res);
       return;
     }

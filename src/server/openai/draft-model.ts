@@ -6,7 +6,7 @@ import type { ServerDeps } from "../deps.ts";
 
 export function draftModelOverrides(deps: ServerDeps, draftModel: string | null | undefined): Pick<EngineOptions, "speculative"> {
   if (!deps.profile.v1DraftModel || !draftModel) return {};
-  const draft = deps.models.resolve(draftModel);
+  const draft = deps.models.resolveDraft(draftModel);
   if (deps.models.embeds(draft)) throw badRequest(`Model "${draft.id}" is an embedding model and cannot be a draft model`, "draft_model");
   return { speculative: { method: "draft", draftModelPath: draft.path } };
 }

@@ -3,6 +3,7 @@
 // cancels). A malformed frame ends only the call it names, with rpcError/channelError, or earns a
 // communicationWarning when it names none; the socket and the server go on.
 import { ApiError } from "../../api-error.ts";
+import { EngineLeases } from "../../../engine/engine-leases.ts";
 import { logger } from "../../../log.ts";
 import { authFrameSchema, clientFrameSchema, describeIssue, serializeError, SOCKET_LIMITS, type ClientFrame, type ServerFrame } from "./frames.ts";
 
@@ -200,7 +201,7 @@ export class SdkSocketSession {
     if (this.openCalls() >= SOCKET_LIMITS.maxOpenCalls) return fail(new ApiError(429, `Too many open calls on one connection (at most ${SOCKET_LIMITS.maxOpenCalls})`));
     const controller = new AbortController();
     this.rpcs.set(callId, controller);
-    handler(parameter, { signal: controller.signal, clientIdentifier: this.identity! }).then(
+    withEngineLeases(() => handler(parameter, { signal: controller.signal, clientIdentifier: this.identity! })).then(
       (result) => {
         if (this.rpcs.get(callId) !== controller) return;
         this.rpcs.delete(callId);
@@ -234,7 +235,7 @@ export class SdkSocketSession {
       },
       onPacket: (listener) => channel.listeners.push(listener),
     };
-    handler(parameter, context).then(
+    withEngineLeases(() => handler(parameter, context)).then(
       () => {
         if (!current()) return;
         this.channels.delete(channelId);
@@ -264,6 +265,12 @@ export class SdkSocketSession {
   private write(value: unknown): void {
     if (!this.closed) this.io.send(JSON.stringify(value));
   }
+}
+
+/** Runs a call in its own lease scope: the engines it is handed stay loaded until it ends. */
+function withEngineLeases<T>(call: () => Promise<T>): Promise<T> {
+  const leases = new EngineLeases();
+  return leases.run(call).finally(() => leases.end());
 }
 
 function notServed(namespace: string, kind: "RPC" | "channel", endpoint: string): ApiError {

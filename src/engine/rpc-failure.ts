@@ -1,0 +1,18 @@
+// How an engine that uses RPC servers fails, in words that name the servers: llama.cpp's RPC back end
+// ends its process with GGML_ABORT (SIGABRT) when a server disconnects or answers out of protocol, and
+// has no time limit on joining the servers.
+
+/**
+ * Longest time the back end may take to join the RPC servers once they answered the probe
+ * (rpc-probe.ts): a server that answers the probe and then not the back end would hold the load forever.
+ */
+export const RPC_JOIN_TIMEOUT_MS = 15_000;
+
+/** `"host:port", "host:port"` */
+export const rpcServerNames = (servers: readonly string[]) => servers.map((s) => `"${s}"`).join(", ");
+
+/** Whether an exit of an engine with these RPC servers was most likely the back end giving up on one of them. */
+export const isRpcAbort = (servers: readonly string[] | undefined, reason: string) => (servers?.length ?? 0) > 0 && reason === "killed by SIGABRT";
+
+export const rpcAbortNote = (servers: readonly string[]) =>
+  `llama.cpp's RPC back end ends the engine when an RPC server it uses (${rpcServerNames(servers)}) disconnects or answers out of protocol`;
