@@ -100,7 +100,8 @@ describe("ollama.systemone()", () => {
     });
     const noul = answered.answers.noul as { noul: number };
     const choice = answered.answers.choice as { probabilities: Record<string, number> };
-    expect(noul.noul).toBeCloseTo(choice.probabilities.true!, 4);
+    // Equal up to batch-dependent rounding: the two questions decode in different batches.
+    expect(noul.noul).toBeCloseTo(choice.probabilities.true!, 3);
   });
 
   test("a longer state costs input tokens for every question, not output tokens", async () => {
