@@ -21,22 +21,41 @@ const post = (base: string, path: string, body: unknown) =>
 const ollamaError = async (response: Response) => ((await response.json()) as { error: string }).error;
 const openAiError = async (response: Response) => ((await response.json()) as { error: { message: string } }).error.message;
 
-/**
- * A completion that generates `tokens` tokens (EOS ignored) while the test sends hostile requests to the
- * same engine; resolves with the tokens it produced and how it finished.
- */
-function inFlight(tokens = 48): Promise<{ finish: string; completionTokens: number }> {
-  return post(server.baseUrl, "/v1/completions", {
-    model: MODEL, prompt: "Once upon a time", max_tokens: tokens, ignore_eos: true, temperature: 0,
-  }).then(async (response) => {
-    const body = (await response.json()) as { choices: Array<{ finish_reason: string }>; usage: { completion_tokens: number } };
-    return { finish: body.choices[0]!.finish_reason, completionTokens: body.usage.completion_tokens };
-  });
+interface InFlight extends Promise<{ finish: string; completionTokens: number }> {
+  /** Resolves once the engine has produced the completion's first token: it is decoding. */
+  started: Promise<void>;
 }
 
-/** Waits until the engine has taken the in-flight request (its first decode step ran). */
-async function engineBusy(): Promise<void> {
-  await Bun.sleep(300);
+/**
+ * A streamed completion that generates `tokens` tokens (EOS ignored) while the test sends hostile requests
+ * to the same engine; resolves with the tokens it produced and how it finished.
+ */
+function inFlight(tokens = 48): InFlight {
+  let markStarted!: () => void;
+  const started = new Promise<void>((resolve) => (markStarted = resolve));
+  const done = post(server.baseUrl, "/v1/completions", {
+    model: MODEL, prompt: "Once upon a time", max_tokens: tokens, ignore_eos: true, temperature: 0, stream: true, stream_options: { include_usage: true },
+  }).then(async (response) => {
+    let finish = "";
+    let completionTokens = 0;
+    const decoder = new TextDecoder();
+    let pending = "";
+    for await (const chunk of response.body!) {
+      pending += decoder.decode(chunk, { stream: true });
+      const lines = pending.split("\n");
+      pending = lines.pop()!;
+      for (const line of lines) {
+        if (!line.startsWith("data: {")) continue;
+        const event = JSON.parse(line.slice(6)) as { choices: Array<{ finish_reason: string | null }>; usage?: { completion_tokens: number } };
+        markStarted();
+        finish = event.choices[0]?.finish_reason ?? finish;
+        if (event.usage) completionTokens = event.usage.completion_tokens;
+      }
+    }
+    markStarted();
+    return { finish, completionTokens };
+  });
+  return Object.assign(done, { started });
 }
 
 beforeAll(async () => {
@@ -57,7 +76,7 @@ afterAll(async () => {
 describe("token ids outside the vocabulary", () => {
   test("/api/generate context and /v1/completions prompt are 400s naming the id; the generation in flight finishes", async () => {
     const running = inFlight();
-    await engineBusy();
+    await running.started;
     for (const context of [[999999999], [-5]]) {
       const response = await post(server.baseUrl, "/api/generate", { model: MODEL, prompt: "hi", context, options: { num_predict: 2 } });
       expect(response.status).toBe(400);
@@ -113,7 +132,7 @@ describe("Go templates", () => {
 describe("grammars", () => {
   test("a raw grammar nested 20,000 deep is a 400 before llama.cpp parses it; the generation in flight finishes", async () => {
     const running = inFlight();
-    await engineBusy();
+    await running.started;
     const grammar = `root ::= ${"(".repeat(20000)}"a"${")".repeat(20000)}`;
     const response = await post(server.baseUrl, "/v1/chat/completions", { model: MODEL, messages: [{ role: "user", content: "hi" }], grammar, max_tokens: 2 });
     expect(response.status).toBe(400);

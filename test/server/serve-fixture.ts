@@ -10,6 +10,8 @@ export interface RunningServer {
   /** The server process's id (to read its memory in /proc; its engines are its child processes). */
   pid: number;
   stderr: () => string;
+  /** Resolves once the server's log matches `pattern` (as each chunk arrives); rejects after `timeoutMs`. */
+  logged(pattern: RegExp, timeoutMs?: number): Promise<void>;
   stop(): Promise<void>;
 }
 
@@ -37,9 +39,27 @@ export async function startServer(args: string[], env: Record<string, string> = 
     stderr: "pipe",
   });
   let stderr = "";
+  const listeners = new Set<() => void>();
   void (async () => {
-    for await (const chunk of child.stderr) stderr += new TextDecoder().decode(chunk);
+    for await (const chunk of child.stderr) {
+      stderr += new TextDecoder().decode(chunk);
+      for (const listener of listeners) listener();
+    }
   })();
+  const logged = (pattern: RegExp, timeoutMs = 10_000) => new Promise<void>((resolve, reject) => {
+    const check = () => {
+      if (!pattern.test(stderr)) return;
+      listeners.delete(check);
+      clearTimeout(timer);
+      resolve();
+    };
+    const timer = setTimeout(() => {
+      listeners.delete(check);
+      reject(new Error(`the server's log did not show ${pattern} within ${timeoutMs} ms: ${stderr.slice(-2000)}`));
+    }, timeoutMs);
+    listeners.add(check);
+    check();
+  });
   const baseUrl = `http://127.0.0.1:${port}`;
   const deadline = Date.now() + 30_000;
   for (;;) {
@@ -56,6 +76,7 @@ export async function startServer(args: string[], env: Record<string, string> = 
     port,
     pid: child.pid,
     stderr: () => stderr,
+    logged,
     async stop() {
       child.kill("SIGTERM");
       await child.exited;
