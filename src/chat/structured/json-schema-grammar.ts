@@ -396,8 +396,9 @@ export class JsonSchemaGrammar {
 
   private defineBasics(): void {
     const python = this.options.literals === "python";
-    const define = (name: string, body: string) => {
-      if (!this.rules.has(name)) this.rules.define(name, body);
+    // Bodies are written only when the rule set lacks them: a tool list shares one set across hundreds of schemas.
+    const define = (name: string, body: string | (() => string)) => {
+      if (!this.rules.has(name)) this.rules.define(name, typeof body === "string" ? body : body());
     };
     define("space", '" "?');
     // llama.cpp decodes malformed UTF-8 (a 0xF8-0xFF lead byte) to surrogates or code points past
@@ -405,7 +406,7 @@ export class JsonSchemaGrammar {
     define("char", '[^"\\\\\\x00-\\x1f\\uD800-\\uDFFF\\U00110000-\\U003FFFFF] | "\\\\" (["\\\\bfnrt] | "u" [0-9a-fA-F]{4})');
     define("string", '"\\"" char* "\\"" space');
     define("number", `${ANY_NUMBER} space`);
-    define("integer", `${integerRange(undefined, undefined)} space`);
+    define("integer", () => `${integerRange(undefined, undefined)} space`);
     define("boolean", python ? '("True" | "False") space' : '("true" | "false") space');
     define("null", python ? '"None" space' : '"null" space');
     define("object", '"{" space (string ":" space value ("," space string ":" space value)*)? "}" space');
