@@ -59,6 +59,13 @@ describe("inputs that become grammars", () => {
     expect(refusal(() => constraintGrammar({ type: "json_schema", schema: { type: "string", maxLength: 1e9 } }))).toContain("expand to more than");
   });
 
+  test("an object of 50,000 properties is refused as too large a grammar, without a stack overflow; 2,000 required ones pass", () => {
+    const properties = (n: number) => Object.fromEntries(Array.from({ length: n }, (_, i) => [`p${i}`, { type: "integer" }]));
+    expect(refusal(() => constraintGrammar({ type: "json_schema", schema: { type: "object", properties: properties(50_000) } }))).toContain("characters long");
+    const required = Array.from({ length: 2_000 }, (_, i) => `p${i}`);
+    checkGrammarBounds(constraintGrammar({ type: "json_schema", schema: { type: "object", properties: properties(2_000), required } }));
+  });
+
   test("choices and enums are written as prefix trees that keep every option", () => {
     expect(choiceGrammar(["apple", "apricot", "banana", "", "ap"])).toBe('("" | "ap" ("" | "ple" | "ricot") | "banana")');
     expect(choiceGrammar(["yes", "yes"])).toBe('"yes"');
