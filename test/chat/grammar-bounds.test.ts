@@ -110,6 +110,14 @@ describe("forced tool calls among many tools", () => {
     expect(refusal(() => checkGrammarBounds(`root ::= ${names.map((name) => `"${name}("`).join(" | ")}`))).toContain("more than 128 alternatives");
   });
 
+  test("a tool whose parameters nest 10,000 deep is refused before the converter recurses", () => {
+    let parameters: Record<string, unknown> = { type: "string" };
+    for (let i = 0; i < 10_000; i++) parameters = { type: "object", properties: { a: parameters } };
+    for (const syntax of TOOL_CALL_SYNTAXES) {
+      expect(refusal(() => toolCallGrammar({ tools: [{ type: "function", function: { name: "f", parameters } }], syntax, choice: "required" }))).toContain("nests more than 128 levels deep");
+    }
+  });
+
   test("names that differ from their first character on, past 128 of them, are still refused as the request's error", () => {
     const wide = Array.from({ length: 300 }, (_, i) => tool(String.fromCodePoint(0x4e00 + i)));
     expect(refusal(() => toolCallGrammar({ tools: wide, syntax: "hermes", choice: "required" }))).toContain("more than 128 alternatives");

@@ -12,6 +12,7 @@ import { prefixTreeGrammar, type PrefixTreeEntry } from "./choice-grammar.ts";
 import { JsonSchemaGrammar } from "./json-schema-grammar.ts";
 import { StructuredOutputError } from "./errors.ts";
 import { checkGrammarBounds } from "./grammar-bounds.ts";
+import { checkSchemaDepth } from "./nesting.ts";
 
 export interface ToolCallGrammarRequest {
   tools: ToolDefinition[];
@@ -38,6 +39,8 @@ export function chosenTools(tools: ToolDefinition[], choice: ToolCallGrammarRequ
 /** A function's parameters as an object schema (a missing or non-object schema means no arguments). */
 function parametersOf(tool: ToolDefinition): Record<string, unknown> {
   const parameters = tool.function.parameters;
+  // Before the recursive converter, as jsonSchemaToGbnf does.
+  checkSchemaDepth(parameters);
   if (!isObject(parameters) || Object.keys(parameters).length === 0) return { type: "object", properties: {}, additionalProperties: false };
   return parameters;
 }
