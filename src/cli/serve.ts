@@ -245,7 +245,7 @@ export async function serveCommand(args: string[]): Promise<number | undefined> 
       // --profile all that waits for the first SDK listing or request: profile b already loads its own copy
       // at start (with its own context size), and two at once would double the memory at start-up.
       if (modelArg && profileName === "c") void (models as LmStudioModelService).loadServed();
-      if (sdkPort !== undefined && sdkPort !== listenPort) listenForSdkDiscovery(app.fetch, sdkPort, sdkWebSocket as WebSocketHandler<never>);
+      if (sdkPort !== undefined && sdkPort !== listenPort) listenForSdkDiscovery({ fetch: app.fetch, profile, port: sdkPort, websocket: sdkWebSocket as WebSocketHandler<never>, idleTimeoutSeconds: options.idleTimeoutSeconds });
     }
   }
   if (modelArg) log.info(`serving ${modelArg}${values["served-model-name"] ? ` as "${values["served-model-name"]}"` : ""}`);

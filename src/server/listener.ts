@@ -3,11 +3,16 @@
 // an idle keep-alive) is closed; once a request's body has arrived in full the timeout is off until its
 // answer ends, so a long generation (a non-streamed one sends nothing for minutes, a streamed one may
 // pause between tokens) is never cut. A request whose URL cannot be formed (HTTP/1.0 without a Host
-// header) gets a 400 in the profile's shape instead of Bun's 500.
+// header) gets a 400 in the profile's shape instead of Bun's 500, and an error that escapes the app is a
+// 500 in the profile's shape, never Bun's development error page (which shows paths and source lines).
+// Every socket the server opens for HTTP goes through `listen`.
 import type { Server, WebSocketHandler } from "bun";
 import { ApiError } from "./api-error.ts";
 import type { Profile } from "./profiles/profile.ts";
 import { DEFAULT_IDLE_TIMEOUT_SECONDS } from "./server-options.ts";
+import { logger } from "../log.ts";
+
+const log = logger("http");
 
 
 /** What the app gets besides the request (Hono's `c.env`): the server, e.g. to upgrade a WebSocket. */
@@ -86,7 +91,12 @@ export function listen(setup: ListenerSetup): Server<undefined> {
     port: setup.port,
     idleTimeout: idle,
     maxRequestBodySize: Number.MAX_SAFE_INTEGER,
+    development: false,
     fetch: boundedFetch(setup),
+    error(error: Error) {
+      log.error(`a request failed outside the app: ${error.message}`);
+      return Response.json(setup.profile.errorBody(new ApiError(500, "Internal server error"), "/"), { status: 500 });
+    },
     ...(setup.websocket ? { websocket: setup.websocket } : {}),
   } as Parameters<typeof Bun.serve>[0]);
 }

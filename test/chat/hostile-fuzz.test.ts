@@ -1,6 +1,7 @@
 // Property-based fuzzing (fast-check) of the parsers that take untrusted text: GBNF grammars (our bounds,
-// then llama.cpp's own parser on a real vocabulary), JSON schema → grammar, regex → grammar, Go templates
-// and Jinja chat templates. Inputs are built from each language's own pieces so that they reach deep
+// then llama.cpp's own parser on a real vocabulary), JSON schema → grammar, tool lists → call grammar,
+// regex → grammar, Go templates and Jinja chat templates, and the media headers the server reads before
+// anything decodes them (images, audio). Inputs are built from each language's own pieces so that they reach deep
 // into the parsers. Every run must end, quickly, in a result or in the parser's own error type: no
 // crash, no hang, no stray TypeError or stack overflow. Each property is bounded in time.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
@@ -8,7 +9,16 @@ import fc from "fast-check";
 import { LlamaModel, SamplerChain, defaultSamplerSettings } from "../../ffi/llama.ts";
 import { InvalidGrammarError } from "../../ffi/sampler.ts";
 import { checkGrammarBounds } from "../../src/chat/structured/grammar-bounds.ts";
-import { constraintGrammar, StructuredOutputError } from "../../src/chat/structured/index.ts";
+import { constraintGrammar, StructuredOutputError, toolCallGrammar } from "../../src/chat/structured/index.ts";
+import { TOOL_CALL_SYNTAXES } from "../../src/chat/tool-calls/formats.ts";
+import type { ToolDefinition } from "../../src/chat/types.ts";
+import { imageFromBase64, ImageInputError } from "../../src/vision/image-source.ts";
+import { sniffImageFormat } from "../../src/vision/image-format.ts";
+import { imageSize } from "../../src/vision/image-size.ts";
+import { AudioInputError, audioFromBase64 } from "../../src/audio/audio-source.ts";
+import { audioSeconds } from "../../src/audio/audio-duration.ts";
+import { HOSTILE_AUDIO, HOSTILE_SCHEMAS, hostileImages, schemaArbitrary } from "../fixtures/hostile-inputs.ts";
+import { join } from "node:path";
 import { renderOllamaPrompt, TemplateExecutionError, TemplateLimitError, TemplateSyntaxError } from "../../src/chat/go-template/index.ts";
 import { ChatTemplateError, renderChatTemplate } from "../../src/chat/template.ts";
 import { ensureModel } from "../../scripts/gen-models.ts";
@@ -71,44 +81,27 @@ describe("GBNF grammars", () => {
   }, 30_000);
 });
 
-const schemaArbitrary = fc.letrec<{ schema: unknown }>((tie) => ({
-  schema: fc.oneof(
-    { depthSize: "small", withCrossShrink: true },
-    fc.jsonValue({ maxDepth: 2 }),
-    fc.record({
-      type: fc.constantFrom("object", "array", "string", "integer", "number", "boolean", "null", ["string", "null"], "nonsense"),
-    }, { requiredKeys: [] }),
-    fc.record({
-      type: fc.constant("object"),
-      properties: fc.dictionary(fc.string({ maxLength: 4 }), tie("schema"), { maxKeys: 3 }),
-      required: fc.array(fc.string({ maxLength: 4 }), { maxLength: 3 }),
-      additionalProperties: fc.oneof(fc.boolean(), tie("schema")),
-    }, { requiredKeys: ["type"] }),
-    fc.record({
-      type: fc.constant("array"), items: tie("schema"),
-      minItems: fc.oneof(fc.nat(5), fc.integer()), maxItems: fc.oneof(fc.nat(8), fc.integer(), fc.constant(1e9)),
-    }, { requiredKeys: ["type"] }),
-    fc.record({
-      type: fc.constant("string"), minLength: fc.oneof(fc.nat(5), fc.double()), maxLength: fc.oneof(fc.nat(20), fc.constant(1e9)),
-      pattern: fc.string({ maxLength: 8 }), format: fc.constantFrom("date", "time", "date-time", "uuid", "email", "nonsense"),
-    }, { requiredKeys: [] }),
-    fc.record({
-      type: fc.constantFrom("integer", "number"), minimum: fc.oneof(fc.integer(), fc.double()), maximum: fc.oneof(fc.integer(), fc.double()),
-      exclusiveMinimum: fc.integer(), exclusiveMaximum: fc.integer(),
-    }, { requiredKeys: ["type"] }),
-    fc.record({ enum: fc.array(fc.jsonValue({ maxDepth: 1 }), { maxLength: 6 }) }),
-    fc.record({ const: fc.jsonValue({ maxDepth: 1 }) }),
-    fc.record({ anyOf: fc.array(tie("schema"), { maxLength: 3 }) }),
-    fc.record({ oneOf: fc.array(tie("schema"), { maxLength: 3 }) }),
-    fc.record({ $ref: fc.constantFrom("#", "#/$defs/a", "#/definitions/b", "#/nope", "http://x"), $defs: fc.record({ a: tie("schema") }) }, { requiredKeys: ["$ref"] }),
-  ),
-})).schema;
+/** Schema-shaped values of every kind, valid or not (the route fuzzing uses the same; the large ones there and in grammar-bounds.test.ts). */
+const schemas = fc.oneof(schemaArbitrary, fc.constantFrom(...HOSTILE_SCHEMAS.filter(({ large }) => !large).map(({ schema }) => schema)));
 
 describe("JSON schema and regex to grammar", () => {
   test("any schema-shaped value becomes a bounded grammar or a StructuredOutputError", () => {
-    fc.assert(fc.property(schemaArbitrary, (schema) => {
+    fc.assert(fc.property(schemas, (schema) => {
       endsWell(() => checkGrammarBounds(constraintGrammar({ type: "json_schema", schema })), [StructuredOutputError]);
     }), settings(3000));
+  }, 30_000);
+
+  test("any tool list (names and parameter schemas) becomes a bounded call grammar or a StructuredOutputError, in every syntax", () => {
+    const name = fc.oneof(fc.constantFrom("get", "get_all", "set", "a.b", "f-1", "x"), fc.string({ maxLength: 12 }));
+    const tools = fc.array(fc.record({ name, parameters: fc.oneof(schemas, fc.constant(undefined)) }), { minLength: 1, maxLength: 40 })
+      .map((list) => ({
+        tools: list.map(({ name: toolName, parameters }): ToolDefinition => ({ type: "function", function: { name: toolName, ...(parameters === undefined ? {} : { parameters: parameters as Record<string, unknown> }) } })),
+        // fast-check prints a failing value: a schema 10,000 deep would overflow its printer.
+        [fc.toStringMethod]: () => JSON.stringify(list).slice(0, 300),
+      }));
+    fc.assert(fc.property(tools, fc.constantFrom(...TOOL_CALL_SYNTAXES), fc.boolean(), ({ tools: list }, syntax, parallel) => {
+      endsWell(() => checkGrammarBounds(toolCallGrammar({ tools: list, syntax, choice: "required", parallel })), [StructuredOutputError]);
+    }), settings(2000));
   }, 30_000);
 
   const REGEX_PIECES = ["a", "b", ".", "*", "+", "?", "*?", "|", "(", ")", "(?:", "(?=", "[a-z]", "[^0-9]", "[", "]", "\\d", "\\w", "\\s", "\\", "{2}", "{1,3}", "{0,}", "{99999999}", "^", "$", "\\1", "-", "}", "{"];
@@ -151,5 +144,37 @@ describe("templates", () => {
     fc.assert(fc.property(piecesOf(JINJA_PIECES, 40), (template) => {
       endsWell(() => renderChatTemplate(template, data.messages, { bosToken: "<s>", eosToken: "</s>" }), [ChatTemplateError]);
     }), settings(8000));
+  }, 30_000);
+});
+
+describe("media headers", () => {
+  const images = hostileImages(join(import.meta.dir, "..", "fixtures", "images"));
+  /** A hostile file with a few bytes changed, cut or extended. */
+  const mutated = (files: Uint8Array[]) => fc.tuple(fc.constantFrom(...files), fc.array(fc.tuple(fc.nat(), fc.integer({ min: 0, max: 255 })), { maxLength: 8 }), fc.option(fc.nat()))
+    .map(([bytes, changes, cut]) => {
+      const copy = bytes.slice(0, cut === null ? bytes.length : cut % (bytes.length + 1));
+      for (const [at, value] of changes) if (copy.length) copy[at % copy.length] = value;
+      return copy;
+    });
+
+  test("images: the header reader gives a size or nothing, and reading from base64 a Uint8Array or an ImageInputError", () => {
+    fc.assert(fc.property(mutated(images.map((image) => image.bytes)), (bytes) => {
+      endsWell(() => {
+        const format = sniffImageFormat(bytes);
+        const size = format ? imageSize(bytes, format) : undefined;
+        if (size && !(Number.isFinite(size.width) && Number.isFinite(size.height))) throw new Error(`size ${JSON.stringify(size)}`);
+      }, []);
+      endsWell(() => imageFromBase64(Buffer.from(bytes).toString("base64")), [ImageInputError]);
+    }), settings(5000));
+  }, 30_000);
+
+  test("audio: the header reader gives a length or nothing, and reading from base64 a Uint8Array or an AudioInputError", () => {
+    fc.assert(fc.property(mutated(HOSTILE_AUDIO.map((clip) => clip.bytes)), fc.constantFrom("wav", "mp3", "flac", "ogg", undefined), (bytes, format) => {
+      endsWell(() => {
+        const seconds = audioSeconds(bytes);
+        if (seconds !== undefined && !(seconds >= 0)) throw new Error(`length ${seconds}`);
+      }, []);
+      endsWell(() => audioFromBase64(Buffer.from(bytes).toString("base64"), format), [AudioInputError]);
+    }), settings(5000));
   }, 30_000);
 });

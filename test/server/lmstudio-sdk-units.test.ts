@@ -60,12 +60,18 @@ describe("toChatMessages", () => {
 });
 
 describe("SdkSocketSession", () => {
+  const held: Array<(value: unknown) => void> = [];
   function session(authenticate = (_id: string, passkey: string) => (passkey === "ok" ? undefined : "bad passkey")) {
     const sent: any[] = []; // eslint-disable-line @typescript-eslint/no-explicit-any
     let closed: number | undefined;
     const namespace: Namespace = {
       name: "llm",
-      rpc: { echo: async (value) => value, fail: async () => Promise.reject(new Error("boom")) },
+      rpc: {
+        echo: async (value) => value,
+        fail: async () => Promise.reject(new Error("boom")),
+        // Answers when the test says so, to keep a call in flight.
+        held: () => new Promise((resolve) => held.push(resolve)),
+      },
       channels: { wait: (_v, channel) => new Promise<void>((resolve) => channel.onPacket(() => resolve())) },
     };
     const s = new SdkSocketSession(namespace, { send: (text) => sent.push(JSON.parse(text)), close: (code) => void (closed = code) }, authenticate, new ClientRegistry());
@@ -94,6 +100,22 @@ describe("SdkSocketSession", () => {
     expect(sent.find((f) => f.callId === 2)).toMatchObject({ type: "rpcError", error: { title: "boom" } });
     expect(sent.find((f) => f.channelId === 3)).toMatchObject({ type: "channelError", error: { title: expect.stringContaining("already in use") } });
     expect(sent.filter((f) => f.type === "communicationWarning")).toHaveLength(1);
+    s.ended();
+  });
+
+  test("an RPC reusing the id of a call in flight ends both with one rpcError, whatever it names", async () => {
+    const { s, sent } = session();
+    s.received(JSON.stringify({ authVersion: 1, clientIdentifier: "c", clientPasskey: "ok" }));
+    for (const endpoint of ["echo", "noSuchEndpoint"]) {
+      held.length = 0;
+      s.received(JSON.stringify({ type: "rpcCall", endpoint: "held", callId: 9 }));
+      s.received(JSON.stringify({ type: "rpcCall", endpoint, callId: 9, parameter: "second" }));
+      held[0]!("first's result");
+      await Bun.sleep(0);
+      const answers = sent.splice(1);
+      expect(answers).toHaveLength(1);
+      expect(answers[0]).toMatchObject({ type: "rpcError", callId: 9, error: { title: expect.stringContaining("already in use") } });
+    }
     s.ended();
   });
 });

@@ -306,6 +306,31 @@ describe("raw frames", () => {
     socket.close();
   });
 
+  test("an RPC reusing the id of a call in flight: one rpcError for that id, never the first call's result after it", async () => {
+    const socket = await authed();
+    const specifier = { type: "instanceReference", instanceReference: "served-chat" };
+    // A tokenize long enough to be in flight when the next frame arrives.
+    const inputString = "the quick brown fox jumps over the lazy dog ".repeat(40_000);
+    socket.send({ type: "rpcCall", endpoint: "tokenize", callId: 5, parameter: { specifier, inputString } });
+    socket.send({ type: "rpcCall", endpoint: "listLoaded", callId: 5 });
+    // The same work again under a new id: the engine answers in order, so once this one is answered,
+    // the first call has ended too.
+    socket.send({ type: "rpcCall", endpoint: "tokenize", callId: 6, parameter: { specifier, inputString } });
+    // `next` looks at the frames each time one arrives: a set keeps each once.
+    const answers = new Set<Json>();
+    const after = await socket.next((frame) => {
+      if (frame.callId === 5) answers.add(frame);
+      return frame.callId === 6;
+    }, 60_000);
+    expect(after.type).toBe("rpcResult");
+    expect([...answers]).toHaveLength(1);
+    expect([...answers][0]).toMatchObject({ type: "rpcError", callId: 5, error: { title: expect.stringContaining("already in use") } });
+    // The id is free again, and the socket goes on.
+    socket.send({ type: "rpcCall", endpoint: "listLoaded", callId: 5 });
+    expect(await socket.next((frame) => frame.callId === 5)).toMatchObject({ type: "rpcResult", callId: 5 });
+    socket.close();
+  }, 90_000);
+
   test("open calls per socket are bounded: the call past the limit is refused, the others go on", async () => {
     const socket = await authed("/system");
     for (let channelId = 0; channelId < 65; channelId++) socket.send({ type: "channelCreate", endpoint: "alive", channelId });

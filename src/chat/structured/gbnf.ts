@@ -1,5 +1,7 @@
 // Pieces for writing GBNF (llama.cpp's grammar format): quoted literals, character classes, and a rule
 // set that names rules once and reuses a rule whose body it has seen before.
+import { StructuredOutputError } from "./errors.ts";
+import { DEFAULT_GRAMMAR_LIMITS } from "./grammar-bounds.ts";
 
 function escapeChar(char: string, specials: string): string {
   const code = char.codePointAt(0)!;
@@ -51,12 +53,24 @@ export function alternatives(items: string[]): string {
 export class RuleSet {
   private readonly rules = new Map<string, string>();
   private readonly byBody = new Map<string, string>();
+  /** The next numeric suffix to try per name, so that thousands of rules of one hint are named in linear time. */
+  private readonly nextSuffix = new Map<string, number>();
+  /** Characters written so far: writing stops once the grammar could no longer pass the bounds. */
+  private chars = 0;
+
+  private count(name: string, body: string): void {
+    this.chars += name.length + body.length + 6;
+    if (this.chars > DEFAULT_GRAMMAR_LIMITS.maxChars) {
+      throw new StructuredOutputError(`Cannot use grammar: it is more than ${DEFAULT_GRAMMAR_LIMITS.maxChars} characters long`, "grammar");
+    }
+  }
 
   /** Adds a rule (or finds the rule with the same body) and returns its name. */
   add(nameHint: string, body: string): string {
     const existing = this.byBody.get(body);
     if (existing) return existing;
     const name = this.freeName(nameHint);
+    this.count(name, body);
     this.rules.set(name, body);
     this.byBody.set(body, name);
     return name;
@@ -70,6 +84,7 @@ export class RuleSet {
   }
 
   define(name: string, body: string): void {
+    this.count(name, body);
     this.rules.set(name, body);
   }
 
@@ -80,7 +95,9 @@ export class RuleSet {
   private freeName(hint: string): string {
     const base = hint.replace(/[^a-zA-Z0-9-]+/g, "-").replace(/^-+|-+$/g, "").toLowerCase() || "rule";
     let name = base;
-    for (let i = 2; this.rules.has(name) || name === "root"; i++) name = `${base}-${i}`;
+    let suffix = this.nextSuffix.get(base) ?? 2;
+    while (this.rules.has(name) || name === "root") name = `${base}-${suffix++}`;
+    this.nextSuffix.set(base, suffix);
     return name;
   }
 

@@ -189,9 +189,9 @@ export class JsonSchemaGrammar {
     // Counts past both bounds behave alike, so the count saturates there.
     const cap = Math.max(min, max === undefined ? 0 : max + 1);
     const cache = new Map<string, string | undefined>();
+    const keyOf = (index: number, needComma: boolean, count: number) => `${index}:${needComma}:${count}`;
+    /** The list from member `index` on, once the lists after it (taken, then skipped) are in the cache. */
     const from = (index: number, needComma: boolean, count: number): string | undefined => {
-      const key = `${index}:${needComma}:${count}`;
-      if (cache.has(key)) return cache.get(key);
       const comma = needComma ? `${separator} ` : "";
       let expression: string | undefined;
       if (max !== undefined && count > max) expression = undefined;
@@ -208,18 +208,36 @@ export class JsonSchemaGrammar {
         }
       } else {
         const member = members[index]!;
-        const rest = from(index + 1, true, Math.min(cap, count + 1));
+        const rest = cache.get(keyOf(index + 1, true, Math.min(cap, count + 1)));
         const taken = rest === undefined ? undefined : `${comma}${member.text}${rest ? ` ${rest}` : ""}`;
-        const skipped = member.required ? undefined : from(index + 1, needComma, count);
+        const skipped = member.required ? undefined : cache.get(keyOf(index + 1, needComma, count));
         if (taken === undefined) expression = skipped;
         else if (skipped === undefined) expression = taken;
         else expression = `(${taken}${skipped ? ` | ${skipped}` : ` | ""`})`;
       }
-      const result = expression === undefined || expression === "" ? expression : this.rule(`${path}-members`, expression);
-      cache.set(key, result);
-      return result;
+      return expression === undefined || expression === "" ? expression : this.rule(`${path}-members`, expression);
     };
-    return from(0, false, 0);
+    // Depth first without recursion (an object may have thousands of members): each list after its
+    // continuations, the one that takes the member first, so rules are named in a stable order.
+    const stack: Array<{ index: number; needComma: boolean; count: number; expanded: boolean }> = [{ index: 0, needComma: false, count: 0, expanded: false }];
+    while (stack.length > 0) {
+      const frame = stack[stack.length - 1]!;
+      const key = keyOf(frame.index, frame.needComma, frame.count);
+      if (cache.has(key)) {
+        stack.pop();
+        continue;
+      }
+      const inner = frame.index < members.length && !(max !== undefined && frame.count > max);
+      if (inner && !frame.expanded) {
+        frame.expanded = true;
+        if (!members[frame.index]!.required) stack.push({ index: frame.index + 1, needComma: frame.needComma, count: frame.count, expanded: false });
+        stack.push({ index: frame.index + 1, needComma: true, count: Math.min(cap, frame.count + 1), expanded: false });
+        continue;
+      }
+      stack.pop();
+      cache.set(key, from(frame.index, frame.needComma, frame.count));
+    }
+    return cache.get(keyOf(0, false, 0));
   }
 
   private array(schema: Record<string, unknown>, path: string): string {
@@ -396,8 +414,9 @@ export class JsonSchemaGrammar {
 
   private defineBasics(): void {
     const python = this.options.literals === "python";
-    const define = (name: string, body: string) => {
-      if (!this.rules.has(name)) this.rules.define(name, body);
+    // Bodies are written only when the rule set lacks them: a tool list shares one set across hundreds of schemas.
+    const define = (name: string, body: string | (() => string)) => {
+      if (!this.rules.has(name)) this.rules.define(name, typeof body === "string" ? body : body());
     };
     define("space", '" "?');
     // llama.cpp decodes malformed UTF-8 (a 0xF8-0xFF lead byte) to surrogates or code points past
@@ -405,7 +424,7 @@ export class JsonSchemaGrammar {
     define("char", '[^"\\\\\\x00-\\x1f\\uD800-\\uDFFF\\U00110000-\\U003FFFFF] | "\\\\" (["\\\\bfnrt] | "u" [0-9a-fA-F]{4})');
     define("string", '"\\"" char* "\\"" space');
     define("number", `${ANY_NUMBER} space`);
-    define("integer", `${integerRange(undefined, undefined)} space`);
+    define("integer", () => `${integerRange(undefined, undefined)} space`);
     define("boolean", python ? '("True" | "False") space' : '("true" | "false") space');
     define("null", python ? '"None" space' : '"null" space');
     define("object", '"{" space (string ":" space value ("," space string ":" space value)*)? "}" space');

@@ -18,6 +18,7 @@ import { readJsonBody, validate } from "../validation.ts";
 import { imageUrlReader, type ImageUrlReader } from "../request-images.ts";
 import { ttlField, ttlKeepAlive } from "../ttl.ts";
 import type { ChatThreads } from "./chat-threads.ts";
+import { keyOwner } from "../middleware/api-key.ts";
 import { readReply, type Reply } from "./v1-chat-reply.ts";
 import { lmStudioV1ErrorBody } from "./v1-error.ts";
 import type { LmStudioModelService } from "./model-service.ts";
@@ -56,10 +57,10 @@ async function userMessage(input: ChatRequest["input"], readImage: ImageUrlReade
   return { role: "user", content: texts.join("\n"), ...(images.length ? { images } : {}) };
 }
 
-function conversation(body: ChatRequest, threads: ChatThreads, user: ChatMessage): ChatMessage[] {
+function conversation(body: ChatRequest, threads: ChatThreads, owner: string, user: ChatMessage): ChatMessage[] {
   let history: ChatMessage[] = [];
   if (body.previous_response_id !== undefined) {
-    const previous = threads.get(body.previous_response_id);
+    const previous = threads.get(owner, body.previous_response_id);
     if (!previous) throw new ApiError(404, `No stored response "${body.previous_response_id}"`, { param: "previous_response_id" });
     history = previous;
   }
@@ -77,7 +78,7 @@ export function v1Chat(deps: ServerDeps, models: LmStudioModelService, threads: 
     const model = models.resolve(body.model);
     if (models.embeds(model)) throw badRequest(`Model "${model.id}" is an embedding model and does not support chat`, "model");
     // Images are read (and refused) before the model loads.
-    const messages = conversation(body, threads, await userMessage(body.input, imageUrlReader(deps, model)));
+    const messages = conversation(body, threads, keyOwner(c), await userMessage(body.input, imageUrlReader(deps, model)));
 
     const options = mergeOptionValues(deps.profile.openAiDefaults, modelOptions(model), readLmStudioRest(body));
     const wasLoaded = models.loadedOf(model).length > 0;
@@ -108,7 +109,7 @@ export function v1Chat(deps: ServerDeps, models: LmStudioModelService, threads: 
         ...(reply.reasoning ? [{ type: "reasoning", content: reply.reasoning }] : []),
         { type: "message", content: reply.content },
       ];
-      const responseId = body.store === false ? undefined : threads.save([...messages, { role: "assistant", content: reply.content }]);
+      const responseId = body.store === false ? undefined : threads.save(keyOwner(c), [...messages, { role: "assistant", content: reply.content }]);
       return {
         model_instance_id: instanceId,
         output,

@@ -1,7 +1,9 @@
 // Optional API key. With keys configured, every path but a few probes needs one, sent as
 // `Authorization: Bearer KEY` (OpenAI clients), a bare `Authorization: KEY` or `X-Api-Key: KEY`
 // (Anthropic-style clients; llama-server accepts all three). Without keys the factory is not used at
-// all, so any placeholder key a client sends passes, as the three anchors do.
+// all, so any placeholder key a client sends passes, as the three anchors do. The key that passed is
+// named on the context (`keyOwner(c)`), so what a request stores (a Responses conversation, an LM Studio
+// chat thread) belongs to its key and another key cannot read it.
 import { createHash, timingSafeEqual } from "node:crypto";
 import type { Context, MiddlewareHandler } from "hono";
 import { ApiError } from "../api-error.ts";
@@ -18,7 +20,22 @@ export interface ApiKeyOptions {
 /** Probes and greetings of the three anchors; `/metrics` joins them only with --public-metrics. */
 export const PUBLIC_PATHS = ["/", "/health", "/ping", "/version", "/api/version", "/lmstudio-greeting"];
 
+declare module "hono" {
+  interface ContextVariableMap {
+    /** Names the API key that authenticated the request (never the key itself); unset without keys. */
+    apiKeyOwner: string;
+  }
+}
+
 const sha256 = (text: string) => createHash("sha256").update(text).digest();
+
+/**
+ * Who owns what a request stores: the key that authenticated it, or "" on a server without keys (and
+ * on the public paths), where every client is the same anonymous owner.
+ */
+export function keyOwner(c: Context): string {
+  return c.get("apiKeyOwner") ?? "";
+}
 
 function checkKey(key: string): void {
   if (key.length === 0) throw new RangeError("Cannot use an empty API key");
@@ -38,31 +55,49 @@ function presentedKeys(c: Context): string[] {
   return found;
 }
 
-/** A constant-time test of a presented credential against the keys (shared with LM Studio's SDK socket handshake). */
-export function keyMatcher(keys: string[]): (candidate: string) => boolean {
+/**
+ * A constant-time lookup of a presented credential among the keys: the owner name of the key it
+ * matches (a digest prefix, stable across restarts and key order), or undefined.
+ */
+export function keyOwnerFinder(keys: string[]): (candidate: string) => string | undefined {
   if (keys.length === 0) throw new RangeError("Cannot require an API key: no keys given");
   keys.forEach(checkKey);
   // Digests have equal length whatever the key's length, which timingSafeEqual needs.
   const keyDigests = keys.map(sha256);
-  return (candidate: string): boolean => {
+  const owners = keyDigests.map((digest) => `key-${digest.subarray(0, 8).toString("hex")}`);
+  return (candidate: string): string | undefined => {
     const digest = sha256(candidate);
-    let match = false;
+    let match: string | undefined;
     // No early exit: the time taken does not tell which key (or whether any) matched.
-    for (const keyDigest of keyDigests) match = timingSafeEqual(keyDigest, digest) || match;
+    keyDigests.forEach((keyDigest, index) => {
+      if (timingSafeEqual(keyDigest, digest)) match ??= owners[index];
+    });
     return match;
   };
 }
 
+/** A constant-time test of a presented credential against the keys (shared with LM Studio's SDK socket handshake). */
+export function keyMatcher(keys: string[]): (candidate: string) => boolean {
+  const find = keyOwnerFinder(keys);
+  return (candidate: string): boolean => find(candidate) !== undefined;
+}
+
 export function apiKey(options: ApiKeyOptions): MiddlewareHandler {
   const opts = { publicPaths: PUBLIC_PATHS, ...options } satisfies Required<ApiKeyOptions>;
-  const accepted = keyMatcher(opts.keys);
+  const ownerOf = keyOwnerFinder(opts.keys);
   const publicPaths = new Set(opts.publicPaths);
 
   return async function apiKey(c, next) {
     // Preflights carry no credentials by design (vLLM exempts OPTIONS too).
     if (c.req.method === "OPTIONS" || publicPaths.has(c.req.path)) return next();
     const presented = presentedKeys(c);
-    if (presented.some(accepted)) return next();
+    // Every credential is looked up (no early exit), the first that matches names the owner.
+    const owners = presented.map(ownerOf);
+    const owner = owners.find((found) => found !== undefined);
+    if (owner !== undefined) {
+      c.set("apiKeyOwner", owner);
+      return next();
+    }
     const message = presented.length === 0
       ? "Missing API key: send it as \"Authorization: Bearer <key>\" or \"X-Api-Key: <key>\""
       : "Invalid API Key";

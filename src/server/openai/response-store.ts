@@ -1,6 +1,8 @@
 // The responses a listener keeps for `previous_response_id`: each one's conversation (without its
 // instructions, which OpenAI does not carry over) up to and including its reply. Bounded by count and
-// by size; the oldest go first. Held in memory only: a restart forgets them.
+// by size; the oldest go first. Held in memory only: a restart forgets them. Each response belongs to
+// the API key that made it (OpenAI scopes response ids to the project): another owner's id reads as
+// unknown, so it is the same 404.
 import type { ChatMessage } from "../../chat/types.ts";
 
 export interface ResponseStoreLimits {
@@ -23,7 +25,7 @@ function sizeOf(messages: ChatMessage[]): number {
 }
 
 export class ResponseStore {
-  private readonly entries = new Map<string, { messages: ChatMessage[]; bytes: number }>();
+  private readonly entries = new Map<string, { owner: string; messages: ChatMessage[]; bytes: number }>();
   private bytes = 0;
   private readonly limits: ResponseStoreLimits;
 
@@ -31,16 +33,18 @@ export class ResponseStore {
     this.limits = { ...DEFAULT_RESPONSE_STORE_LIMITS, ...limits };
   }
 
-  /** The conversation of a stored response, or undefined when it is unknown (never stored, or evicted). */
-  get(id: string): ChatMessage[] | undefined {
-    return this.entries.get(id)?.messages;
+  /** The conversation of a response `owner` stored, or undefined when it is unknown (never stored, evicted, or another's). */
+  get(owner: string, id: string): ChatMessage[] | undefined {
+    const entry = this.entries.get(id);
+    return entry?.owner === owner ? entry.messages : undefined;
   }
 
-  put(id: string, messages: ChatMessage[]): void {
+  /** Stores a response for `owner` (keyOwner of the request). */
+  put(owner: string, id: string, messages: ChatMessage[]): void {
     const bytes = sizeOf(messages);
     if (bytes > this.limits.maxBytes) return;
     this.delete(id);
-    this.entries.set(id, { messages, bytes });
+    this.entries.set(id, { owner, messages, bytes });
     this.bytes += bytes;
     for (const [oldest, entry] of this.entries) {
       if (this.entries.size <= this.limits.maxResponses && this.bytes <= this.limits.maxBytes) break;

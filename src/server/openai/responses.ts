@@ -11,6 +11,7 @@ import { runChat } from "../../generation/run-chat.ts";
 import type { ServerDeps } from "../deps.ts";
 import { namedEventStream } from "../named-sse.ts";
 import { agentContextErrors } from "../reply-limit.ts";
+import { keyOwner } from "../middleware/api-key.ts";
 import { imageUrlReader } from "../request-images.ts";
 import { audioReader } from "../request-audio.ts";
 import { readJsonBody, validate } from "../validation.ts";
@@ -51,7 +52,7 @@ export function responses(deps: ServerDeps, store: ResponseStore) {
     if (body.background) throw badRequest("background responses are not supported", "background");
     let history: ChatMessage[] = [];
     if (body.previous_response_id) {
-      const stored = store.get(body.previous_response_id);
+      const stored = store.get(keyOwner(c), body.previous_response_id);
       if (!stored) {
         throw new ApiError(404, `Previous response with id '${body.previous_response_id}' not found.`, { param: "previous_response_id", code: "previous_response_not_found" });
       }
@@ -85,7 +86,7 @@ export function responses(deps: ServerDeps, store: ResponseStore) {
       temperature: sampling.temperature ?? 1, topP: sampling.topP ?? 1,
     };
     const keep = (items: OutputItem[]) => {
-      if (body.store !== false) store.put(envelope.id, [...conversation, assistantTurn(items)]);
+      if (body.store !== false) store.put(keyOwner(c), envelope.id, [...conversation, assistantTurn(items)]);
     };
     const report = (usage: ChatResult["usage"]) => c.set("usage", { promptTokens: usage.promptTokens, completionTokens: usage.completionTokens });
 

@@ -3,14 +3,27 @@
 // that answers {"lmstudio": true}; it never tries 1234. So profile c also listens on 127.0.0.1:41343
 // (`--sdk-port` moves it, 0 turns it off), serving there only the greeting and the SDK sockets. A port
 // in use (LM Studio itself, another llamux) is skipped with a log line, not a failure.
-import type { Server, WebSocketHandler } from "bun";
+//
+// It is a listener like the main one and gets the same guards: the listener's connection bounds
+// (idle timeout, HTTP/1.0 without Host, no development error page), a loopback-only Host check (it is
+// always bound to loopback, whatever --host says), security headers, and errors in the profile's shape.
+// The SDK paths then go through the main app, with its own guards (CORS, body limit, request log).
+import { Hono } from "hono";
+import type { WebSocketHandler } from "bun";
 import { UsageError } from "../../../usage-error.ts";
 import { logger } from "../../../log.ts";
+import { ApiError, toApiError } from "../../api-error.ts";
+import { listen, type ListenerEnv, type ListenerSetup } from "../../listener.ts";
+import { hostCheck } from "../../middleware/host-check.ts";
+import { securityHeaders } from "../../middleware/security-headers.ts";
+import type { Profile } from "../../profiles/profile.ts";
 import { SDK_SOCKET_PATHS } from "./websocket.ts";
 
 const log = logger("lmstudio-sdk");
 
 export const SDK_DISCOVERY_PORT = 41343;
+/** Where the SDK looks: loopback only. */
+export const SDK_DISCOVERY_HOST = "127.0.0.1";
 
 const DISCOVERY_PATHS = new Set(["/lmstudio-greeting", ...SDK_SOCKET_PATHS]);
 
@@ -22,19 +35,40 @@ export function sdkDiscoveryPort(flag: string | undefined): number | undefined {
   return port === 0 ? undefined : port;
 }
 
-type AppFetch = (request: Request, env: { server: Server<undefined> }) => Response | Promise<Response>;
+export interface SdkDiscoverySetup {
+  /** The main app of profile c: the SDK paths are passed to it. */
+  fetch: ListenerSetup["fetch"];
+  profile: Profile;
+  port: number;
+  websocket: WebSocketHandler<never>;
+  idleTimeoutSeconds: number;
+}
 
-export function listenForSdkDiscovery(fetch: AppFetch, port: number, websocket: WebSocketHandler<never>): void {
-  const onlySdk = (request: Request, server: Server<undefined>) => {
-    const path = new URL(request.url).pathname;
-    if (DISCOVERY_PATHS.has(path)) return fetch(request, { server });
-    return Response.json({ error: `Only LM Studio's SDK protocol is served on port ${port}` }, { status: 404 });
-  };
+/** The discovery listener's app: its own guards around the SDK paths of the main app, a 404 elsewhere. */
+export function sdkDiscoveryApp(setup: Pick<SdkDiscoverySetup, "fetch" | "profile" | "port">): Hono<{ Bindings: ListenerEnv }> {
+  const app = new Hono<{ Bindings: ListenerEnv }>();
+  const renderError = (error: ApiError, c: { req: { path: string } }) => setup.profile.errorBody(error, c.req.path);
+  app.use(securityHeaders());
+  app.use(hostCheck({ bindHost: SDK_DISCOVERY_HOST, renderError }));
+  app.all("*", (c) => {
+    if (!DISCOVERY_PATHS.has(c.req.path)) throw new ApiError(404, `Only LM Studio's SDK protocol is served on port ${setup.port}`);
+    return setup.fetch(c.req.raw, c.env);
+  });
+  app.onError((error, c) => {
+    const apiError = toApiError(error);
+    if (apiError.status >= 500) log.error(`${c.req.method} ${c.req.path}: ${apiError.message}`);
+    return c.json(renderError(apiError, c), apiError.status as 400);
+  });
+  return app;
+}
+
+export function listenForSdkDiscovery(setup: SdkDiscoverySetup): void {
+  const app = sdkDiscoveryApp(setup);
   try {
-    Bun.serve({ hostname: "127.0.0.1", port, fetch: onlySdk, websocket, idleTimeout: 0 } as Parameters<typeof Bun.serve>[0]);
-    log.info(`LM Studio SDK discovery: listening on http://127.0.0.1:${port} (LMStudioClient() without baseUrl finds llamux there)`);
+    listen({ fetch: app.fetch, profile: setup.profile, hostname: SDK_DISCOVERY_HOST, port: setup.port, idleTimeoutSeconds: setup.idleTimeoutSeconds, websocket: setup.websocket });
+    log.info(`LM Studio SDK discovery: listening on http://${SDK_DISCOVERY_HOST}:${setup.port} (LMStudioClient() without baseUrl finds llamux there)`);
   } catch (error) {
     const inUse = (error as { code?: string }).code === "EADDRINUSE";
-    log.info(`LM Studio SDK discovery: not listening on 127.0.0.1:${port}: ${inUse ? "the port is in use" : (error as Error).message}; clients need baseUrl`);
+    log.info(`LM Studio SDK discovery: not listening on ${SDK_DISCOVERY_HOST}:${setup.port}: ${inUse ? "the port is in use" : (error as Error).message}; clients need baseUrl`);
   }
 }

@@ -195,9 +195,18 @@ export class SdkSocketSession {
 
   private startRpc(endpoint: string, callId: number, parameter: unknown): void {
     const fail = (error: unknown) => this.send({ type: "rpcError", callId, error: serializeError(error) });
+    // Checked first, whatever the new call names: the client now expects its newer call under this id,
+    // so the first call's answer would be read as the newer one's. Both end, with one rpcError, and the
+    // first call's own answer is dropped.
+    const inFlight = this.rpcs.get(callId);
+    if (inFlight) {
+      this.rpcs.delete(callId);
+      const error = new ApiError(400, `RPC call id ${callId} is already in use on this connection: both calls are cancelled`);
+      inFlight.abort(error);
+      return fail(error);
+    }
     const handler = Object.hasOwn(this.namespace.rpc, endpoint) ? this.namespace.rpc[endpoint] : undefined;
     if (!handler) return fail(notServed(this.namespace.name, "RPC", endpoint));
-    if (this.rpcs.has(callId)) return fail(new ApiError(400, `RPC call id ${callId} is already in use on this connection`));
     if (this.openCalls() >= SOCKET_LIMITS.maxOpenCalls) return fail(new ApiError(429, `Too many open calls on one connection (at most ${SOCKET_LIMITS.maxOpenCalls})`));
     const controller = new AbortController();
     this.rpcs.set(callId, controller);
