@@ -81,7 +81,8 @@ export class SamplerChain extends NativeHandle {
         const lastN = s.dryLastN < 0 ? trainedContext : s.dryLastN;
         add(l.llama_sampler_init_dry(vocab.pointer, s.dryMultiplier, s.dryBase, s.dryAllowedLength, lastN, ptr(table), breakers.length));
       }
-      if (s.temperature <= 0) {
+      // A temperature too small for a float (5e-324) is 0 to llama.cpp: greedy, as 0 is.
+      if (Math.fround(s.temperature) <= 0) {
         add(l.llama_sampler_init_greedy());
       } else if (s.mirostat === 1) {
         add(l.llama_sampler_init_temp(s.temperature));

@@ -49,6 +49,14 @@ function chiSquare(counts: number[], probabilities: number[], draws: number): nu
   return counts.reduce((sum, count, i) => sum + (count - draws * probabilities[i]!) ** 2 / (draws * probabilities[i]!), 0);
 }
 
+test("a temperature too small for a float is greedy, not a refused sampler", () => {
+  const logits = randomLogits(model.vocab.size, 7);
+  const best = logits.indexOf(Math.max(...logits));
+  for (const fullVocabularyDraw of [true, false]) {
+    expect(chain({ ...noTruncation, temperature: 5e-324 }, fullVocabularyDraw).sampleFrom(logits)).toBe(best);
+  }
+});
+
 describe("full-vocabulary draw", () => {
   let cached: Float32Array[] | undefined;
   const stepLogits = () => (cached ??= Array.from({ length: 20 }, (_, i) => randomLogits(model.vocab.size, i + 1, 4)));
