@@ -4,6 +4,7 @@
 import { promptOpensReasoning, ReasoningOutput } from "../chat/reasoning.ts";
 import { constraintGrammar, type OutputConstraint } from "../chat/structured/constraint.ts";
 import { StructuredOutputError } from "../chat/structured/errors.ts";
+import { checkSchemaDepth, MAX_SCHEMA_DEPTH } from "../chat/structured/nesting.ts";
 import { chosenTools, toolCallGrammar } from "../chat/structured/tool-call-grammar.ts";
 import { TOOL_CALL_FORMATS, TOOL_CALL_SYNTAXES, type ToolCallSyntax } from "../chat/tool-calls/formats.ts";
 import { ToolCallOutput } from "../chat/tool-calls/tool-call-output.ts";
@@ -84,6 +85,8 @@ export function parseToolChoice(value: unknown): ToolChoice | undefined {
 
 export function planChatOutput(request: ChatOutputRequest, template: string | undefined, parserName?: ToolCallParserName): ChatOutputPlan {
   const declared = request.tools ?? [];
+  // One bound for every tool, before anything walks it (the template, the special-text shield, a grammar).
+  declared.forEach((tool, index) => checkSchemaDepth(tool.function.parameters, MAX_SCHEMA_DEPTH, `Cannot use tools[${index}]: its parameters`));
   let choice = request.toolChoice ?? "auto";
   if (choice !== "auto" && choice !== "none" && declared.length === 0) throw new StructuredOutputError("When using `tool_choice`, `tools` must be set.");
   if (declared.length === 0) choice = "none";

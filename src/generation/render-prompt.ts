@@ -3,6 +3,7 @@
 // reply when the request carries them.
 import { tokenizerAddsBos } from "../chat/template.ts";
 import { checkTokenIds } from "../engine/token-ids.ts";
+import { checkSchemaDepth, MAX_SCHEMA_DEPTH } from "../chat/structured/nesting.ts";
 import type { RenderedPrompt } from "./chat.ts";
 import type { ChatOutputPlan } from "./chat-output.ts";
 import { ContextLimitError, type ConversationPrompt, type PromptSpec, type TextPrompt } from "./chat-spec.ts";
@@ -18,6 +19,10 @@ export interface PromptFitting {
 }
 
 function renderConversation(engine: EngineHandle, spec: ConversationPrompt, plan: ChatOutputPlan, fitting: PromptFitting): Promise<RenderedPrompt> {
+  // Tool calls in the history are walked (special-text shield, the template) like tools: the same bound.
+  spec.messages.forEach((message, index) => {
+    if (message.tool_calls?.length) checkSchemaDepth(message.tool_calls, MAX_SCHEMA_DEPTH, `Cannot use messages[${index}].tool_calls: their arguments`);
+  });
   const render = (messages: ConversationPrompt["messages"]) => renderModelPrompt(engine, spec.layers ?? {}, {
     messages,
     ...(plan.tools.length ? { tools: plan.tools } : {}),

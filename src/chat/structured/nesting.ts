@@ -8,14 +8,17 @@ export const MAX_SCHEMA_DEPTH = 128;
 /** Groups a regex may nest. */
 export const MAX_REGEX_DEPTH = 100;
 
-/** Throws StructuredOutputError when the JSON value nests deeper than `max` arrays and objects. */
-export function checkSchemaDepth(schema: unknown, max = MAX_SCHEMA_DEPTH): void {
+/**
+ * Throws StructuredOutputError when the JSON value nests deeper than `max` arrays and objects. `what`
+ * names the value in the message (default: the JSON schema a grammar is made from).
+ */
+export function checkSchemaDepth(schema: unknown, max = MAX_SCHEMA_DEPTH, what = "Cannot enforce JSON schema: it"): void {
   const stack: Array<[unknown, number]> = [[schema, 1]];
   const seen = new Set<unknown>();
   while (stack.length > 0) {
     const [value, depth] = stack.pop()!;
     if (value === null || typeof value !== "object" || seen.has(value)) continue;
-    if (depth > max) throw new StructuredOutputError(`Cannot enforce JSON schema: it nests more than ${max} levels deep`);
+    if (depth > max) throw new StructuredOutputError(`${what} nests more than ${max} levels deep`);
     seen.add(value);
     for (const child of Object.values(value)) stack.push([child, depth + 1]);
   }
