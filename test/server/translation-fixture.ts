@@ -59,3 +59,26 @@ export function toolCallEvents(index: number, id: string, name: string, args: Re
 
 export const done = (finishReason: Extract<ChatEvent, { type: "done" }>["finishReason"], fields: Partial<Extract<ChatEvent, { type: "done" }>> = {}): ChatEvent =>
   ({ type: "done", finishReason, usage: usage(), ...fields });
+
+/**
+ * A wire value as JSON, with each made-up id (a prefix and 32 hex digits: msg_…, fc_…, toolu_…) replaced
+ * by its prefix and its place among the ids of that prefix: msg_1, msg_2, fc_1…
+ */
+export function stableIds<T>(value: T): T {
+  const seen = new Map<string, string>();
+  const counts = new Map<string, number>();
+  const text = JSON.stringify(value, (_key, item: unknown) => {
+    if (typeof item !== "string") return item;
+    const match = /^([a-z-]+_|[a-z-]+-)([0-9a-f]{32})$/.exec(item);
+    if (!match) return item;
+    let stable = seen.get(item);
+    if (!stable) {
+      const count = (counts.get(match[1]!) ?? 0) + 1;
+      counts.set(match[1]!, count);
+      stable = `${match[1]}${count}`;
+      seen.set(item, stable);
+    }
+    return stable;
+  });
+  return JSON.parse(text) as T;
+}

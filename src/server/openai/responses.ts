@@ -4,11 +4,14 @@
 import type { Context } from "hono";
 import type { ChatMessage } from "../../chat/types.ts";
 import type { ChatResult } from "../../generation/chat.ts";
+import type { ChatSpec } from "../../generation/chat-spec.ts";
+import type { OptionValues } from "../../options/values.ts";
 import type { EngineHandle } from "../../engine/engine-handle.ts";
 import { ApiError, badRequest } from "../api-error.ts";
 import { refuseEmbeddingModel, serverRun, servedModel } from "../chat-request.ts";
 import { runChat } from "../../generation/run-chat.ts";
 import type { ServerDeps } from "../deps.ts";
+import type { ServedModel } from "../model-service.ts";
 import { namedEventStream } from "../named-sse.ts";
 import { agentContextErrors } from "../reply-limit.ts";
 import { keyOwner } from "../middleware/api-key.ts";
@@ -23,7 +26,7 @@ import { responsesSchema, type ResponsesRequest } from "./responses-schema.ts";
 import { ResponseEventWriter } from "./responses-stream.ts";
 
 /** The assistant turn an output adds to the stored conversation. */
-function assistantTurn(items: OutputItem[]): ChatMessage {
+export function assistantTurn(items: OutputItem[]): ChatMessage {
   const text = (type: string, part: string) => items.filter((i) => i.type === type)
     .flatMap((i) => (i.content as Array<Record<string, string>>).filter((p) => p.type === part).map((p) => p.text)).join("");
   const calls = items.filter((i) => i.type === "function_call").map((i) => ({
@@ -44,6 +47,30 @@ async function countTokens(engine: EngineHandle, text: string): Promise<number> 
   return text ? (await engine.tokenize(text, { addSpecial: false, parseSpecial: false })).length : 0;
 }
 
+/**
+ * The chat spec of a body: `instructions` before the conversation (its input after any stored history,
+ * images read already), function tools, tool_choice, text.format, reasoning.effort and max_output_tokens;
+ * `options` from requestOptions. The reply is clamped to the context's room.
+ */
+export function responsesSpec(model: ServedModel, body: ResponsesRequest, conversation: ChatMessage[], options: OptionValues): ChatSpec {
+  const system: ChatMessage[] = body.instructions ? [{ role: "system", content: body.instructions }] : [];
+  const toolChoice = responsesToolChoice(body.tool_choice);
+  const constraint = textFormatConstraint(body.text);
+  const templateVariables = reasoningVariables(body);
+  return {
+    prompt: {
+      kind: "conversation", messages: withOneSystemMessage([...system, ...conversation]),
+      ...(model.stored ? { layers: model.stored } : {}), ...(templateVariables ? { templateVariables } : {}),
+    },
+    output: {
+      tools: toolDefinitions(body.tools), parallelToolCalls: body.parallel_tool_calls ?? true,
+      ...(toolChoice ? { toolChoice } : {}), ...(constraint ? { constraint } : {}),
+    },
+    options,
+    limit: { ...(body.max_output_tokens != null ? { maxTokens: body.max_output_tokens } : {}), overflow: "clamp" },
+  };
+}
+
 export function responses(deps: ServerDeps, store: ResponseStore) {
   return async function responsesHandler(c: Context) {
     const arrived = performance.now();
@@ -62,23 +89,8 @@ export function responses(deps: ServerDeps, store: ResponseStore) {
     const options = requestOptions(deps.profile, model, body);
     refuseEmbeddingModel(deps, model);
     const conversation = await inputMessages(body, imageUrlReader(deps, model), audioReader(deps, model), history);
-    const system: ChatMessage[] = body.instructions ? [{ role: "system", content: body.instructions }] : [];
-    const toolChoice = responsesToolChoice(body.tool_choice);
-    const constraint = textFormatConstraint(body.text);
-    const templateVariables = reasoningVariables(body);
-
-    const { engine, choices, settings } = await runChat(servedModel(deps, model), {
-      prompt: {
-        kind: "conversation", messages: withOneSystemMessage([...system, ...conversation]),
-        ...(model.stored ? { layers: model.stored } : {}), ...(templateVariables ? { templateVariables } : {}),
-      },
-      output: {
-        tools: toolDefinitions(body.tools), parallelToolCalls: body.parallel_tool_calls ?? true,
-        ...(toolChoice ? { toolChoice } : {}), ...(constraint ? { constraint } : {}),
-      },
-      options,
-      limit: { ...(body.max_output_tokens != null ? { maxTokens: body.max_output_tokens } : {}), overflow: "clamp" },
-    }, serverRun(deps, model, c.req.raw.signal, arrived)).catch(agentContextErrors(deps.profile));
+    const { engine, choices, settings } = await runChat(servedModel(deps, model), responsesSpec(model, body, conversation, options),
+      serverRun(deps, model, c.req.raw.signal, arrived)).catch(agentContextErrors(deps.profile));
     const sampling = settings.sampling;
     const choice = choices[0]!;
     const envelope: ResponseEnvelope = {
