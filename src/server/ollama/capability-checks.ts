@@ -14,8 +14,8 @@ export interface NeededCapabilities {
   suffix?: boolean;
 }
 
-export function checkCapabilities(model: ServedModel, needs: NeededCapabilities): Capability[] {
-  const capabilities = capabilitiesOf(model);
+/** The model's capabilities (read from its file unless given), after refusing a request that needs one it lacks. */
+export function checkCapabilities(model: ServedModel, needs: NeededCapabilities, capabilities = capabilitiesOf(model)): Capability[] {
   if (needs.tools && !capabilities.includes("tools")) throw doesNotSupport(model, "tools");
   if (needs.suffix && !capabilities.includes("insert")) throw doesNotSupport(model, "insert");
   const thinkOn = needs.think !== undefined && needs.think !== null && needs.think !== false;
