@@ -57,7 +57,9 @@ export function toolCallEvents(index: number, id: string, name: string, args: Re
   ];
 }
 
-export const done = (finishReason: Extract<ChatEvent, { type: "done" }>["finishReason"], fields: Partial<Extract<ChatEvent, { type: "done" }>> = {}): ChatEvent =>
+type DoneEvent = Extract<ChatEvent, { type: "done" }>;
+
+export const done = (finishReason: DoneEvent["finishReason"], fields: Partial<DoneEvent> = {}): DoneEvent =>
   ({ type: "done", finishReason, usage: usage(), ...fields });
 
 /**

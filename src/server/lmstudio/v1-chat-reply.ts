@@ -15,7 +15,7 @@ export interface Reply {
 const noUsage: RequestUsage = { promptTokens: 0, cachedPromptTokens: 0, completionTokens: 0, timeToFirstTokenMs: 0, promptMs: 0, decodeMs: 0, queueMs: 0 };
 
 /** Reads a choice to its end, telling `emit` each piece as LM Studio's streaming events. */
-export async function readReply(choice: ChatChoice, emit: (event: string, data: Record<string, unknown>) => Promise<void>): Promise<Reply> {
+export async function readReply(choice: Pick<ChatChoice, "events">, emit: (event: string, data: Record<string, unknown>) => Promise<void>): Promise<Reply> {
   let reasoning = "";
   let content = "";
   let open: "reasoning" | "message" | undefined;
@@ -43,4 +43,38 @@ export async function readReply(choice: ChatChoice, emit: (event: string, data: 
     }
   }
   return { reasoning, content, usage: noUsage, error: new ApiError(500, "Generation ended without a result") };
+}
+
+/** What the result's stats need beside the reply. */
+export interface ReplyFacts {
+  /** The loaded instance that answered. */
+  instanceId: string;
+  /** The reasoning's length in tokens (at most the completion's). */
+  reasoningTokens: number;
+  /** Set when this request loaded the model. */
+  loadSeconds?: number | undefined;
+  /** The stored conversation's id (none when `store` is false). */
+  responseId?: string | undefined;
+}
+
+/** A reply as LM Studio's result: reasoning and message output items, its stats and the stored conversation's id. */
+export function replyResult(reply: Reply, facts: ReplyFacts) {
+  const decodeSeconds = reply.usage.decodeMs / 1000;
+  const output = [
+    ...(reply.reasoning ? [{ type: "reasoning", content: reply.reasoning }] : []),
+    { type: "message", content: reply.content },
+  ];
+  return {
+    model_instance_id: facts.instanceId,
+    output,
+    stats: {
+      input_tokens: reply.usage.promptTokens,
+      total_output_tokens: reply.usage.completionTokens,
+      reasoning_output_tokens: Math.min(facts.reasoningTokens, reply.usage.completionTokens),
+      tokens_per_second: decodeSeconds > 0 ? reply.usage.completionTokens / decodeSeconds : 0,
+      time_to_first_token_seconds: reply.usage.timeToFirstTokenMs / 1000,
+      ...(facts.loadSeconds !== undefined ? { model_load_time_seconds: facts.loadSeconds } : {}),
+    },
+    ...(facts.responseId ? { response_id: facts.responseId } : {}),
+  };
 }

@@ -7,19 +7,21 @@ import type { Context } from "hono";
 import { streamSSE } from "hono/streaming";
 import { z } from "zod";
 import type { ChatMessage } from "../../chat/types.ts";
-import type { ModelHandle } from "../../generation/chat-spec.ts";
+import type { ChatSpec, ModelHandle } from "../../generation/chat-spec.ts";
 import { runChat } from "../../generation/run-chat.ts";
 import { lmStudioRestFields, readLmStudioRest } from "../../options/lmstudio-names.ts";
 import { mergeOptionValues } from "../../options/values.ts";
 import { modelOptions, serverRun } from "../chat-request.ts";
 import { ApiError, badRequest } from "../api-error.ts";
 import type { ServerDeps } from "../deps.ts";
+import type { ServedModel } from "../model-service.ts";
+import type { Profile } from "../profiles/profile.ts";
 import { readJsonBody, validate } from "../validation.ts";
 import { imageUrlReader, type ImageUrlReader } from "../request-images.ts";
 import { ttlField, ttlKeepAlive } from "../ttl.ts";
 import type { ChatThreads } from "./chat-threads.ts";
 import { keyOwner } from "../middleware/api-key.ts";
-import { readReply, type Reply } from "./v1-chat-reply.ts";
+import { readReply, replyResult, type Reply } from "./v1-chat-reply.ts";
 import { lmStudioV1ErrorBody } from "./v1-error.ts";
 import type { LmStudioModelService } from "./model-service.ts";
 
@@ -28,7 +30,7 @@ const inputItem = z.union([
   z.object({ type: z.literal("image"), data_url: z.string() }),
 ]);
 
-const chatSchema = z.object({
+export const chatSchema = z.object({
   model: z.string().min(1),
   input: z.union([z.string(), z.array(inputItem).min(1)]).describe("the user's message, or message and image items"),
   system_prompt: z.string().optional(),
@@ -43,10 +45,10 @@ const chatSchema = z.object({
   ttl: ttlField,
 });
 
-type ChatRequest = z.infer<typeof chatSchema>;
+export type ChatRequest = z.infer<typeof chatSchema>;
 
 /** The user's message: text items joined, image items read (a model without vision refuses them). */
-async function userMessage(input: ChatRequest["input"], readImage: ImageUrlReader): Promise<ChatMessage> {
+export async function userMessage(input: ChatRequest["input"], readImage: ImageUrlReader): Promise<ChatMessage> {
   if (typeof input === "string") return { role: "user", content: input };
   const texts: string[] = [];
   const images: Uint8Array[] = [];
@@ -57,7 +59,8 @@ async function userMessage(input: ChatRequest["input"], readImage: ImageUrlReade
   return { role: "user", content: texts.join("\n"), ...(images.length ? { images } : {}) };
 }
 
-function conversation(body: ChatRequest, threads: ChatThreads, owner: string, user: ChatMessage): ChatMessage[] {
+/** The conversation a request continues: the stored one (its system prompt replaced by a new one), then the user's message. */
+export function conversation(body: ChatRequest, threads: ChatThreads, owner: string, user: ChatMessage): ChatMessage[] {
   let history: ChatMessage[] = [];
   if (body.previous_response_id !== undefined) {
     const previous = threads.get(owner, body.previous_response_id);
@@ -70,6 +73,20 @@ function conversation(body: ChatRequest, threads: ChatThreads, owner: string, us
   return [...system, ...kept, user];
 }
 
+/**
+ * A /api/v1/chat body as a chat spec, its conversation read already: the profile's defaults < the model's
+ * parameters < the body's fields; `reasoning` switches the template's thinking and the reasoning split.
+ */
+export function v1ChatSpec(profile: Profile, model: ServedModel, body: ChatRequest, messages: ChatMessage[]): ChatSpec {
+  const thinking = body.reasoning !== "off";
+  return {
+    prompt: { kind: "conversation", messages, ...(model.stored ? { layers: model.stored } : {}), ...(body.reasoning !== undefined ? { templateVariables: { enable_thinking: thinking } } : {}) },
+    output: { reasoning: thinking },
+    options: mergeOptionValues(profile.openAiDefaults, modelOptions(model), readLmStudioRest(body)),
+    limit: { overflow: profile.replyOverflow },
+  };
+}
+
 export function v1Chat(deps: ServerDeps, models: LmStudioModelService, threads: ChatThreads) {
   return async function v1ChatHandler(c: Context) {
     const arrived = performance.now();
@@ -80,7 +97,7 @@ export function v1Chat(deps: ServerDeps, models: LmStudioModelService, threads: 
     // Images are read (and refused) before the model loads.
     const messages = conversation(body, threads, keyOwner(c), await userMessage(body.input, imageUrlReader(deps, model)));
 
-    const options = mergeOptionValues(deps.profile.openAiDefaults, modelOptions(model), readLmStudioRest(body));
+    const spec = v1ChatSpec(deps.profile, model, body, messages);
     const wasLoaded = models.loadedOf(model).length > 0;
     let loadSeconds: number | undefined;
     const handle: ModelHandle = {
@@ -91,38 +108,15 @@ export function v1Chat(deps: ServerDeps, models: LmStudioModelService, threads: 
         return engine;
       },
     };
-    const thinking = body.reasoning !== "off";
-    const { engine, choices: [choice] } = await runChat(handle, {
-      prompt: { kind: "conversation", messages, ...(model.stored ? { layers: model.stored } : {}), ...(body.reasoning !== undefined ? { templateVariables: { enable_thinking: thinking } } : {}) },
-      output: { reasoning: thinking },
-      options,
-      limit: { overflow: deps.profile.replyOverflow },
-    }, serverRun(deps, model, c.req.raw.signal, arrived));
+    const { engine, choices: [choice] } = await runChat(handle, spec, serverRun(deps, model, c.req.raw.signal, arrived));
     const loaded = models.loaded().find((l) => l.engine === engine);
     const instanceId = loaded ? models.instanceId(loaded) : model.id;
 
     const result = async (reply: Reply) => {
       c.set("usage", { promptTokens: reply.usage.promptTokens, completionTokens: reply.usage.completionTokens });
-      const decodeSeconds = reply.usage.decodeMs / 1000;
       const reasoningTokens = reply.reasoning ? (await engine.tokenize(reply.reasoning, { addSpecial: false, parseSpecial: false })).length : 0;
-      const output = [
-        ...(reply.reasoning ? [{ type: "reasoning", content: reply.reasoning }] : []),
-        { type: "message", content: reply.content },
-      ];
       const responseId = body.store === false ? undefined : threads.save(keyOwner(c), [...messages, { role: "assistant", content: reply.content }]);
-      return {
-        model_instance_id: instanceId,
-        output,
-        stats: {
-          input_tokens: reply.usage.promptTokens,
-          total_output_tokens: reply.usage.completionTokens,
-          reasoning_output_tokens: Math.min(reasoningTokens, reply.usage.completionTokens),
-          tokens_per_second: decodeSeconds > 0 ? reply.usage.completionTokens / decodeSeconds : 0,
-          time_to_first_token_seconds: reply.usage.timeToFirstTokenMs / 1000,
-          ...(loadSeconds !== undefined ? { model_load_time_seconds: loadSeconds } : {}),
-        },
-        ...(responseId ? { response_id: responseId } : {}),
-      };
+      return replyResult(reply, { instanceId, reasoningTokens, loadSeconds, responseId });
     };
 
     if (!body.stream) {
