@@ -14,8 +14,11 @@ export const XTC = { xtc_probability: 1, xtc_threshold: 0 } as const;
 export const SEEDED = { temperature: 0.7, seed: 42 } as const;
 /** Greedy decoding rewarding tokens already out (repeat_penalty below 1): the reply loops. */
 export const LOOPING = { temperature: 0, repeat_penalty: 0.5 } as const;
-/** DRY strong enough to break any repeat of one token or more. */
-export const DRY = { dry_multiplier: 3, dry_base: 1.75, dry_allowed_length: 1, dry_penalty_last_n: -1 } as const;
+/**
+ * DRY strong enough to break any repeat of one token or more, over the whole reply; the one sequence
+ * breaker is a character the replies do not contain, so that no newline or colon lets a repeat through.
+ */
+export const DRY = { dry_multiplier: 3, dry_base: 1.75, dry_allowed_length: 1, dry_penalty_last_n: -1, dry_sequence_breakers: ["¶"] } as const;
 /** Values each surface must refuse, by field. */
 export const BAD_VALUES = [
   { field: "xtc_probability", value: 2 },
