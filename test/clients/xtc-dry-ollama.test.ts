@@ -84,8 +84,11 @@ describe("a Modelfile's PARAMETER lines", () => {
     if (created.exitCode !== 0) throw new Error(`llamux create ${name} failed: ${created.stderr}`);
   }
 
-  test("XTC set by the model gives the reply XTC set by the request gives", async () => {
+  beforeAll(async () => {
     await create("tiny-plain", []);
+  }, SLOW);
+
+  test("XTC set by the model gives the reply XTC set by the request gives", async () => {
     await create("tiny-xtc", ["xtc_probability 1", "xtc_threshold 0"]);
     const plain = await ollamaReply("tiny-plain")(SEEDED);
     const byModel = await ollamaReply("tiny-xtc")(SEEDED);
@@ -103,6 +106,23 @@ describe("a Modelfile's PARAMETER lines", () => {
     expectDryBrokeTheLoop(plain, byModel);
     expect(await ollamaReply("tiny-plain")({ ...LOOPING, ...DRY, dry_sequence_breakers: ["\n", ":"] })).toBe(byModel);
   }, SLOW);
+
+  test("a bad value is refused by llamux create (naming the line and parameter) and by /api/create (a 400 naming it)", async () => {
+    const file = join(modelfileDir, "Modelfile.bad");
+    writeFileSync(file, "FROM ./tiny.gguf\nPARAMETER dry_base 0.5\n");
+    const refused = await llamux(["create", "tiny-bad", "-f", file], { LLAMUX_HOST: `127.0.0.1:${server.port}` });
+    expect(refused.exitCode).toBe(1);
+    expect(refused.stderr).toContain('line 2: invalid value "0.5" for parameter "dry_base"');
+    for (const { field, value } of BAD_VALUES) {
+      const error = await ollama.create({ model: "tiny-bad", from: "tiny-plain", parameters: { [field]: value } as Record<string, unknown> }).then(
+        () => undefined,
+        (e: unknown) => e as { status_code?: number; error?: string },
+      );
+      expect(error?.status_code).toBe(400);
+      expect(error?.error).toContain(field);
+    }
+    expect((await ollama.list()).models.map((m) => m.name)).not.toContain("tiny-bad:latest");
+  });
 });
 
 describe("the openai client on /v1 (extra body)", () => {
