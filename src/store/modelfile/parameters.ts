@@ -68,7 +68,8 @@ const TYPE_WORDS = { int: "int", float: "float", bool: "bool", strings: "array o
 
 /**
  * Checks a parameters object (a params layer, an API request) against the table: each known name with
- * a value of its type. Returns the problems, empty when all is well.
+ * a value of its type, and in its range where the table checks one on Ollama's surface (XTC, DRY), as a
+ * request's options are checked. Returns the problems, empty when all is well.
  */
 export function parameterProblems(parameters: Record<string, unknown>): string[] {
   const problems: string[] = [];
@@ -78,6 +79,14 @@ export function parameterProblems(parameters: Record<string, unknown>): string[]
     if (key === undefined || kind === undefined) problems.push(`unknown parameter "${name}"`);
     // A stored integer is a whole number (a request's may carry a fraction, which Ollama drops).
     else if (kind === "int" ? !Number.isSafeInteger(value) : !checkKind(key, value)) problems.push(`parameter "${name}" must be of type ${TYPE_WORDS[kind]}`);
+    else {
+      try {
+        checkOllamaOption(name, value, name);
+      } catch (error) {
+        if (!(error instanceof OptionError)) throw error;
+        problems.push(`parameter "${name}" must be ${error.rule}, got ${JSON.stringify(value)}`);
+      }
+    }
   }
   return problems;
 }
