@@ -64,7 +64,8 @@ export async function renderChatPrompt(engine: EngineHandle, prompt: ChatPrompt,
   const addSpecial = options.addSpecial ?? tokenizerAddsBos(text, info.bosText);
   const tokens: number[] = [];
   for (const [index, segment] of segments.entries()) {
-    tokens.push(...await engine.tokenize(withoutMediaMarkers(segment.text, info), { addSpecial: addSpecial && index === 0, parseSpecial: !segment.plain }));
+    // appended one by one: spreading a long prompt's tokens as arguments overflows the stack
+    for (const token of await engine.tokenize(withoutMediaMarkers(segment.text, info), { addSpecial: addSpecial && index === 0, parseSpecial: !segment.plain })) tokens.push(token);
   }
   return { text, tokens, ...(placed.images.length ? { images: placed.images } : {}) };
 }

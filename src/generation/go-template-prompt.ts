@@ -20,7 +20,8 @@ export async function renderGoTemplatePrompt(engine: EngineHandle, template: str
     const partText = withoutMediaMarkers(part.text, engine.info);
     if (!partText) continue;
     const addSpecial = first && tokenizerAddsBos(text, engine.info.bosText);
-    tokens.push(...(await engine.tokenize(partText, { addSpecial, parseSpecial: !part.fromData })));
+    // one by one: spreading a long prompt's tokens as arguments overflows the stack
+    for (const token of await engine.tokenize(partText, { addSpecial, parseSpecial: !part.fromData })) tokens.push(token);
     first = false;
   }
   return { text, tokens, ...(images.length ? { images } : {}) };
