@@ -126,6 +126,12 @@ describe("ollamaGenerateSpec", () => {
     expect(generateSpecOf({}, CHAT_ONLY, pathModel, images).prompt).toMatchObject({ messages: [{ role: "user", content: "Why?", images }] });
   });
 
+  test("max_tokens (the AI SDK completion model's limit) is read as num_predict; max_output_tokens and options win", () => {
+    expect(generateSpecOf({ max_tokens: 8 }).options.maxTokens).toBe(8);
+    expect(generateSpecOf({ max_tokens: 8, max_output_tokens: 5 }).options.maxTokens).toBe(5);
+    expect(generateSpecOf({ max_tokens: 8, options: { num_predict: 3 } }).options.maxTokens).toBe(3);
+  });
+
   test("an old context is the prefix, and the model's seed messages are left out", () => {
     const model = storeModel({ system: "Sys", messages: [{ role: "user", content: "seed" }] });
     expect(generateSpecOf({ context: [1, 2, 3] }, CHAT_ONLY, model).prompt).toEqual({
