@@ -45,6 +45,8 @@ export interface AgentRun {
   failures: string[];
   home: string;
   project: string;
+  /** What the server logged while the agent ran. */
+  serverLog: string;
 }
 
 export interface AgentRunOptions {
@@ -101,13 +103,16 @@ export async function runAgent(server: AgentServer, options: AgentRunOptions): P
   const child = Bun.spawn([command === "llamux" ? process.execPath : join(BIN, command!), ...(command === "llamux" ? [MAIN] : []), ...args], {
     cwd: project, env: { ...baseEnv(home), ...options.env }, stdin: "ignore", stdout: "pipe", stderr: "pipe",
   });
-  const timer = setTimeout(() => child.kill("SIGKILL"), RUN_TIMEOUT_MS);
+  // Killed before the test's own timeout: a timed-out test makes bun kill every process the file started,
+  // the shared server too, and every later test of the file would fail for that instead of its own reason.
+  const timer = setTimeout(() => child.kill("SIGKILL"), RUN_TIMEOUT_MS - 30_000);
   const [stdout, stderr, exitCode] = await Promise.all([new Response(child.stdout).text(), new Response(child.stderr).text(), child.exited]);
   clearTimeout(timer);
   const barrier = await logBarrier(server);
-  const requests = server.server.stderr().slice(logStart).split("\n").filter((line) => REQUEST_LINE.test(line) && !line.includes(barrier));
+  const serverLog = server.server.stderr().slice(logStart);
+  const requests = serverLog.split("\n").filter((line) => REQUEST_LINE.test(line) && !line.includes(barrier));
   const failures = requests.filter((line) => /^[45]/.test(REQUEST_LINE.exec(line)![2]!) || line.includes("stream failed"));
-  return { exitCode, stdout, stderr, requests, failures, home, project };
+  return { exitCode, stdout, stderr, requests, failures, home, project, serverLog };
 }
 
 /**
@@ -116,7 +121,11 @@ export async function runAgent(server: AgentServer, options: AgentRunOptions): P
  */
 async function logBarrier(server: AgentServer): Promise<string> {
   const marker = `/llamux-log-barrier-${crypto.randomUUID()}`;
-  await (await fetch(server.baseUrl + marker)).text();
+  try {
+    await (await fetch(server.baseUrl + marker)).text();
+  } catch (error) {
+    throw new Error(`the server stopped answering (${(error as Error).message}); its log ends: ${server.server.stderr().slice(-2000)}`);
+  }
   const deadline = Date.now() + 10_000;
   while (!server.server.stderr().includes(marker)) {
     if (Date.now() > deadline) throw new Error("the server's request log did not show the barrier request");
@@ -128,7 +137,7 @@ async function logBarrier(server: AgentServer): Promise<string> {
 /** Why a run failed, for the test's message: its exit code, the failed requests, the end of its output. */
 export function describeRun(run: AgentRun): string {
   return `exit ${run.exitCode}; failed requests: ${JSON.stringify(run.failures)}; requests: ${run.requests.length}\n` +
-    `stdout: ${run.stdout.slice(-1500)}\nstderr: ${run.stderr.slice(-1500)}`;
+    `stdout: ${run.stdout.slice(-1500)}\nstderr: ${run.stderr.slice(-1500)}\nserver log meanwhile: ${run.serverLog.slice(-1500)}`;
 }
 
 /** Throws unless the CLI exited 0, made at least one request, and no request failed. */
