@@ -8,7 +8,7 @@ LIB        := $(NATIVE)/lib
 LLAMA_SRC  := $(NATIVE)/llama.cpp
 CC         ?= cc
 
-.PHONY: all setup native companions run test test-requirements test-unit test-e2e binary release bench models clean llama-from-source llama-portable typecheck image
+.PHONY: all setup native companions run test test-requirements test-unit test-e2e binary release bench gpu-pack gpu-check models clean llama-from-source llama-portable typecheck image
 
 all: setup
 
@@ -112,6 +112,16 @@ image: node_modules/.installed
 
 bench: setup
 	$(BUN) scripts/bench.ts
+
+# The GPU check (scripts/gpu-check.sh): `make gpu-pack` here gathers what a GPU machine without network needs
+# (.gpu-check/, under 60 MiB with the checkout); `make gpu-check` there builds llama.cpp for its GPU, runs the
+# GPU-path tests and the benchmarks beside llama-server, and writes docs/benchmarks/gpu-<date>.md.
+# `make gpu-check GPU_CHECK_ARGS=--dry-run` does the same on the CPU. Neither needs `make setup`.
+gpu-pack:
+	bash scripts/gpu-check.sh pack
+
+gpu-check:
+	bash scripts/gpu-check.sh run $(GPU_CHECK_ARGS)
 
 models: setup
 	$(BUN) scripts/gen-models.ts

@@ -7,6 +7,10 @@
 #       the prebuilt ones; VARIANT becomes "<platform>-source-<gpu>". The prebuilt set that was there is
 #       kept in .native/lib-prebuilt so that `make bench` can compare both builds.
 #       The caller (make llama-from-source) then rebuilds libllamux-shim.so and libmtmd.so against it.
+#   scripts/build-llama-from-source.sh libs-and-tools [cpu|cuda|vulkan]
+#       as `libs`, and in the same build tree llama-server, llama-bench and llama-batched-bench linked to the
+#       very same shared libraries, installed beside them in the library dir (they find them through $ORIGIN).
+#       For the GPU check (scripts/gpu-check.sh): the CUDA kernels are compiled once, not once per build.
 #   scripts/build-llama-from-source.sh portable-libs
 #       the CPU libraries the way the prebuilt packages are laid out, but compiled here: GGML_NATIVE off,
 #       one libggml-cpu-<variant>.so per x86 generation (GGML_CPU_ALL_VARIANTS), ggml picking the best one
@@ -99,7 +103,7 @@ build_shared() {
 }
 
 build_libs() {
-  local gpu="$1" lib="${LIB:-$native/lib}"
+  local gpu="$1" lib="${LIB:-$native/lib}" with_tools="${2:-}"
   local build="$native/build-source-$gpu"
   local gpu_flags=()
   case "$gpu" in
@@ -114,10 +118,28 @@ build_libs() {
   # into libggml and registered at start-up; the engine's ggml_backend_load_all_from_path then finds nothing
   # more to load (and stays silent in a Release build). The prebuilt per-CPU libggml-cpu-*.so must not sit
   # beside these, or they would register a second CPU back end: the directory is replaced as a whole below.
-  build_shared "$build" "${native_flags[@]}" "${gpu_flags[@]}" -DGGML_BACKEND_DL=OFF
+  if [ -n "$with_tools" ]; then
+    build="$native/build-source-tools-$gpu"
+    # Appended last, so they override build_shared's "no tools" options.
+    CMAKE_EXTRA_FLAGS="-DLLAMA_BUILD_COMMON=ON -DLLAMA_BUILD_TOOLS=ON -DLLAMA_BUILD_SERVER=ON -DLLAMA_BUILD_UI=OFF -DLLAMA_USE_PREBUILT_UI=OFF ${CMAKE_EXTRA_FLAGS:-}" \
+      build_shared "$build" "${native_flags[@]}" "${gpu_flags[@]}" -DGGML_BACKEND_DL=OFF
+  else
+    build_shared "$build" "${native_flags[@]}" "${gpu_flags[@]}" -DGGML_BACKEND_DL=OFF
+  fi
 
   # The variant ends in the GPU name so that `make native`'s "-$(LLAMUX_GPU)$" check keeps this build.
   install_set "$build" "$lib" "$(platform)-source-$gpu"
+  if [ -n "$with_tools" ]; then
+    local tool
+    for tool in llama-server llama-bench llama-batched-bench; do
+      # installed with $ORIGIN as their library path; a tool without an install rule is taken from bin/
+      local built="$build/install/bin/$tool"
+      [ -x "$built" ] || built="$build/bin/$tool"
+      [ -x "$built" ] || die "no $tool built in $build"
+      cp "$built" "$lib/$tool"
+    done
+    echo "llama-server, llama-bench and llama-batched-bench on the same libraries in $lib" >&2
+  fi
 }
 
 # Copies the libraries a build installed into a library directory, replacing what was there. A prebuilt set
@@ -177,7 +199,8 @@ build_tools() {
 
 case "${1:-}" in
   libs) build_libs "${2:-cpu}" ;;
+  libs-and-tools) build_libs "${2:-cpu}" with-tools ;;
   portable-libs) build_portable_libs ;;
   tools) shift; build_tools "$@" ;;
-  *) echo "usage: $0 libs [cpu|cuda|vulkan] | portable-libs | tools [TOOL ...]" >&2; exit 2 ;;
+  *) echo "usage: $0 libs [cpu|cuda|vulkan] | libs-and-tools [cpu|cuda|vulkan] | portable-libs | tools [TOOL ...]" >&2; exit 2 ;;
 esac

@@ -3,7 +3,8 @@ import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { describeFailure, runCommand } from "./process.ts";
 
-export const TOOLS_DIR = join(import.meta.dir, "..", "..", ".native", "tools");
+// LLAMUX_TOOLS_DIR points elsewhere: the GPU check builds the tools beside its own libraries.
+export const TOOLS_DIR = process.env.LLAMUX_TOOLS_DIR || join(import.meta.dir, "..", "..", ".native", "tools");
 const LLAMA_BENCH = join(TOOLS_DIR, "llama-bench");
 const BATCHED_BENCH = join(TOOLS_DIR, "llama-batched-bench");
 const LLAMA_SERVER = join(TOOLS_DIR, "llama-server");
