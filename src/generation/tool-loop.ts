@@ -49,6 +49,8 @@ export interface ServerTool {
 export interface ServerCall {
   call: ParsedToolCall;
   tool: ServerTool;
+  /** The call's index in its generation (as its deltas carry it); unset for calls carried over. */
+  index?: number;
 }
 
 /** A call from an earlier response that waited for approval, now approved or denied. */
@@ -78,10 +80,10 @@ export type ToolLoopEvent =
   /** Part of a server call as it streams (as tool_call_delta). */
   | { type: "server_call_delta"; index: number; tool: ServerTool; arguments: string }
   /** A complete server call, about to run. */
-  | { type: "server_call"; call: ParsedToolCall; tool: ServerTool; approvalRequestId?: string }
-  | { type: "server_result"; call: ParsedToolCall; tool: ServerTool; outcome: ServerToolOutcome; approvalRequestId?: string }
+  | ({ type: "server_call"; approvalRequestId?: string } & ServerCall)
+  | ({ type: "server_result"; outcome: ServerToolOutcome; approvalRequestId?: string } & ServerCall)
   /** A complete server call that waits for the client's approval: the loop ends after this round. */
-  | { type: "approval_request"; call: ParsedToolCall; tool: ServerTool }
+  | ({ type: "approval_request" } & ServerCall)
   /** The end: the last generation's finish, usage summed over every generation. */
   | Extract<ChatEvent, { type: "done" }>;
 
@@ -207,7 +209,7 @@ export async function runToolLoop(model: ModelHandle, spec: ChatSpec, run: RunOp
       yield { type: "round", round };
       let content = "";
       let reasoning = "";
-      const calls: ParsedToolCall[] = [];
+      const calls: Array<{ call: ParsedToolCall; index: number }> = [];
       const serverOf = new Map<number, ServerTool | undefined>();
       let done: Extract<ChatEvent, { type: "done" }> | undefined;
       for await (const event of running.choices[0]!.events()) {
@@ -221,7 +223,7 @@ export async function runToolLoop(model: ModelHandle, spec: ChatSpec, run: RunOp
             continue;
           }
         } else if (event.type === "tool_call") {
-          calls.push(event.call);
+          calls.push({ call: event.call, index: event.index });
           if (tools.has(event.call.name)) continue;
         } else if (event.type === "done") {
           done = event;
@@ -238,10 +240,10 @@ export async function runToolLoop(model: ModelHandle, spec: ChatSpec, run: RunOp
       }
       usage = usage ? addUsage(usage, done.usage) : done.usage;
       usedTokens += done.usage.completionTokens;
-      const serverCalls = calls.flatMap((call) => (tools.has(call.name) ? [{ call, tool: tools.get(call.name)! }] : []));
+      const serverCalls: ServerCall[] = calls.flatMap(({ call, index }) => (tools.has(call.name) ? [{ call, tool: tools.get(call.name)!, index }] : []));
       const waiting = serverCalls.filter((c) => c.tool.requiresApproval);
       const runnable = serverCalls.filter((c) => !c.tool.requiresApproval);
-      const turnCalls = calls.filter((call) => !waiting.some((w) => w.call === call));
+      const turnCalls = calls.map(({ call }) => call).filter((call) => !waiting.some((w) => w.call === call));
       messages.push({
         role: "assistant", content,
         ...(turnCalls.length ? { tool_calls: turnCalls.map(toolCallOf) } : {}), ...(reasoning ? { reasoning_content: reasoning } : {}),

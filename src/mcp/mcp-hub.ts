@@ -7,9 +7,12 @@ import type { ServerTool, ServerToolOutcome, ToolOrigin } from "../generation/to
 import type { McpConfig, McpServerConfig } from "./mcp-config.ts";
 import { DEFAULT_MCP_LIMITS, type McpLimits } from "./mcp-limits.ts";
 import { checkMcpUrl, guardedFetch, McpUrlError } from "./guarded-fetch.ts";
+import { McpRequestError } from "./mcp-request-error.ts";
 import { McpSession, McpSessionError, type McpFailure, type McpToolInfo } from "./mcp-session.ts";
 
 const log = logger("mcp");
+
+export { McpRequestError };
 
 export interface McpPolicy {
   /** Requests may name servers by URL (`--allow-request-mcp`). Default: false. */
@@ -52,14 +55,6 @@ export interface McpToolset {
   close(): Promise<void>;
 }
 
-/** A request that names MCP servers it may not use; routes answer it with a 400. */
-export class McpRequestError extends Error {
-  constructor(message: string, readonly param: string) {
-    super(message);
-    this.name = "McpRequestError";
-  }
-}
-
 function matches(filter: ToolFilter | undefined, tool: McpToolInfo): boolean {
   if (!filter) return false;
   if (filter.names?.includes(tool.name)) return true;
@@ -99,7 +94,7 @@ export class McpHub {
         if (!this.config.servers.has(request.source.configured)) {
           const known = this.configuredNames;
           throw new McpRequestError(
-            `No MCP server "${request.source.configured}" is configured (${known.length ? `configured: ${known.join(", ")}` : "none is: add it to mcp.json"})`,
+            `No MCP server "${request.source.configured}" is configured (${known.length ? `configured: ${known.join(", ")}` : this.config.sources.length ? "none is: add it to mcp.json" : "this server runs none: start it with --mcp to read mcp.json, or --mcp-config FILE"})`,
             request.param,
           );
         }

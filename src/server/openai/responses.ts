@@ -1,13 +1,18 @@
 // POST /v1/responses: OpenAI's Responses API (what Codex speaks) as a thin translation onto the shared
-// chat path: input items become messages, the reply's chat events become output items or the streamed
-// event sequence, and a stored response's conversation continues under previous_response_id.
+// chat path: input items become messages, `mcp` tools become the tool loop's server tools, the loop's
+// events become output items or the streamed event sequence, and a stored response's conversation
+// (with the MCP calls it left waiting for approval) continues under previous_response_id.
 import type { Context } from "hono";
 import type { ChatMessage } from "../../chat/types.ts";
 import type { ChatResult } from "../../generation/chat.ts";
+import { runToolLoop } from "../../generation/tool-loop.ts";
+import { EngineError, type EngineErrorCode } from "../../engine/types.ts";
+import { reshapeId } from "../../ids.ts";
+import { openRequestServers } from "../request-mcp.ts";
+import { mcpServerRequests, mcpToolChoice, resumedCalls } from "./responses-mcp.ts";
 import type { EngineHandle } from "../../engine/engine-handle.ts";
 import { ApiError, badRequest } from "../api-error.ts";
 import { refuseEmbeddingModel, serverRun, servedModel } from "../chat-request.ts";
-import { runChat } from "../../generation/run-chat.ts";
 import type { ServerDeps } from "../deps.ts";
 import { namedEventStream } from "../named-sse.ts";
 import { agentContextErrors } from "../reply-limit.ts";
@@ -18,19 +23,17 @@ import { readJsonBody, validate } from "../validation.ts";
 import { requestOptions } from "../request-options.ts";
 import type { ResponseStore } from "./response-store.ts";
 import { inputMessages, responsesToolChoice, textFormatConstraint, toolDefinitions, withOneSystemMessage } from "./responses-input.ts";
-import { newItemId, outputItems, responseObject, responsesUsage, statusOf, type OutputItem, type ResponseEnvelope } from "./responses-output.ts";
+import { newItemId, responseObject, responsesUsage, statusOf, type ResponseEnvelope } from "./responses-output.ts";
 import { responsesSchema, type ResponsesRequest } from "./responses-schema.ts";
 import { ResponseEventWriter } from "./responses-stream.ts";
 
-/** The assistant turn an output adds to the stored conversation. */
-function assistantTurn(items: OutputItem[]): ChatMessage {
-  const text = (type: string, part: string) => items.filter((i) => i.type === type)
-    .flatMap((i) => (i.content as Array<Record<string, string>>).filter((p) => p.type === part).map((p) => p.text)).join("");
-  const calls = items.filter((i) => i.type === "function_call").map((i) => ({
-    id: i.call_id as string, type: "function" as const, function: { name: i.name as string, arguments: JSON.parse(i.arguments as string) as Record<string, unknown> },
+/** The turns a reply adds to the stored conversation, with call ids as this API writes them (call_…). */
+function storedTurns(added: ChatMessage[]): ChatMessage[] {
+  return added.map((message) => ({
+    ...message,
+    ...(message.tool_calls ? { tool_calls: message.tool_calls.map((call) => ({ ...call, ...(call.id ? { id: reshapeId(call.id, "callId") } : {}) })) } : {}),
+    ...(message.tool_call_id ? { tool_call_id: reshapeId(message.tool_call_id, "callId") } : {}),
   }));
-  const reasoning = text("reasoning", "reasoning_text");
-  return { role: "assistant", content: text("message", "output_text"), ...(calls.length ? { tool_calls: calls } : {}), ...(reasoning ? { reasoning_content: reasoning } : {}) };
 }
 
 /** reasoning.effort for the chat template: thinking on unless "none", and the level for templates that read one. */
@@ -51,8 +54,9 @@ export function responses(deps: ServerDeps, store: ResponseStore) {
     if (body.truncation === "auto") throw badRequest('truncation "auto" is not supported: llamux never drops part of a conversation; send "disabled"', "truncation");
     if (body.background) throw badRequest("background responses are not supported", "background");
     let history: ChatMessage[] = [];
+    const owner = keyOwner(c);
     if (body.previous_response_id) {
-      const stored = store.get(keyOwner(c), body.previous_response_id);
+      const stored = store.get(owner, body.previous_response_id);
       if (!stored) {
         throw new ApiError(404, `Previous response with id '${body.previous_response_id}' not found.`, { param: "previous_response_id", code: "previous_response_not_found" });
       }
@@ -63,52 +67,80 @@ export function responses(deps: ServerDeps, store: ResponseStore) {
     refuseEmbeddingModel(deps, model);
     const conversation = await inputMessages(body, imageUrlReader(deps, model), audioReader(deps, model), history);
     const system: ChatMessage[] = body.instructions ? [{ role: "system", content: body.instructions }] : [];
-    const toolChoice = responsesToolChoice(body.tool_choice);
+    const functionTools = toolDefinitions(body.tools);
     const constraint = textFormatConstraint(body.text);
     const templateVariables = reasoningVariables(body);
+    // MCP servers are listed before the reply starts: a server the request may not use is a 400.
+    const toolset = await openRequestServers(deps, mcpServerRequests(body.tools), functionTools.map((tool) => tool.function.name), c.req.raw.signal);
+    // The request's own MCP sessions end with its reply (a streamed one closes them when the stream ends).
+    let toolsetHandedOver = false;
+    try {
+      const pending = body.previous_response_id ? store.pendingApprovals(owner, body.previous_response_id) : [];
+      const resumed = resumedCalls(body.input, pending, toolset);
+      const toolChoice = mcpToolChoice(body.tool_choice, toolset) ?? responsesToolChoice(body.tool_choice);
+      const messages = withOneSystemMessage([...system, ...conversation]);
+      const loop = await runToolLoop(servedModel(deps, model), {
+        prompt: {
+          kind: "conversation", messages,
+          ...(model.stored ? { layers: model.stored } : {}), ...(templateVariables ? { templateVariables } : {}),
+        },
+        output: {
+          tools: functionTools, parallelToolCalls: body.parallel_tool_calls ?? true,
+          ...(toolChoice ? { toolChoice } : {}), ...(constraint ? { constraint } : {}),
+        },
+        options,
+        limit: { ...(body.max_output_tokens != null ? { maxTokens: body.max_output_tokens } : {}), overflow: "clamp" },
+      }, serverRun(deps, model, c.req.raw.signal, arrived), { tools: toolset?.tools ?? [], resumed }).catch(agentContextErrors(deps.profile));
+      const sampling = loop.settings.sampling;
+      const envelope: ResponseEnvelope = {
+        id: newItemId("resp"), model: model.id, createdAt: Math.floor(Date.now() / 1000), request: body,
+        temperature: sampling.temperature ?? 1, topP: sampling.topP ?? 1,
+      };
+      const keep = (writer: ResponseEventWriter) => {
+        const added = loop.messages.slice(messages.length);
+        if (body.store !== false) store.put(owner, envelope.id, [...conversation, ...storedTurns(added)], writer.pendingApprovals);
+      };
+      const report = (usage: ChatResult["usage"]) => c.set("usage", { promptTokens: usage.promptTokens, completionTokens: usage.completionTokens });
 
-    const { engine, choices, settings } = await runChat(servedModel(deps, model), {
-      prompt: {
-        kind: "conversation", messages: withOneSystemMessage([...system, ...conversation]),
-        ...(model.stored ? { layers: model.stored } : {}), ...(templateVariables ? { templateVariables } : {}),
-      },
-      output: {
-        tools: toolDefinitions(body.tools), parallelToolCalls: body.parallel_tool_calls ?? true,
-        ...(toolChoice ? { toolChoice } : {}), ...(constraint ? { constraint } : {}),
-      },
-      options,
-      limit: { ...(body.max_output_tokens != null ? { maxTokens: body.max_output_tokens } : {}), overflow: "clamp" },
-    }, serverRun(deps, model, c.req.raw.signal, arrived)).catch(agentContextErrors(deps.profile));
-    const sampling = settings.sampling;
-    const choice = choices[0]!;
-    const envelope: ResponseEnvelope = {
-      id: newItemId("resp"), model: model.id, createdAt: Math.floor(Date.now() / 1000), request: body,
-      temperature: sampling.temperature ?? 1, topP: sampling.topP ?? 1,
-    };
-    const keep = (items: OutputItem[]) => {
-      if (body.store !== false) store.put(keyOwner(c), envelope.id, [...conversation, assistantTurn(items)]);
-    };
-    const report = (usage: ChatResult["usage"]) => c.set("usage", { promptTokens: usage.promptTokens, completionTokens: usage.completionTokens });
-
-    if (!body.stream) {
-      const result = await choice.collect();
-      report(result.usage);
-      const output = outputItems(result);
-      keep(output);
-      const usage = responsesUsage(result.usage, await countTokens(engine, result.reasoning));
-      return c.json(responseObject(envelope, statusOf(result.finishReason), output, { usage }));
-    }
-    return namedEventStream(c, async (send) => {
-      const writer = new ResponseEventWriter(envelope, send);
-      await writer.start();
-      for await (const event of choice.events()) {
-        if (event.type !== "done") {
-          await writer.push(event);
-          continue;
+      // One writer for both: streamed, its events go out; otherwise only the items it ends with.
+      const run = async (writer: ResponseEventWriter, onError: (event: { type: "error"; code: EngineErrorCode; message: string }) => Promise<void>) => {
+        await writer.start();
+        await writer.listTools(toolset?.servers ?? []);
+        for await (const event of loop.events()) {
+          if (event.type === "error") return onError(event);
+          if (event.type !== "done") {
+            await writer.push(event);
+            continue;
+          }
+          report(event.usage);
+          const items = await writer.finish(event, await countTokens(loop.engine, writer.reasoning));
+          keep(writer);
+          return { event, items };
         }
-        report(event.usage);
-        keep(await writer.finish(event, await countTokens(engine, writer.reasoning)));
+        return undefined;
+      };
+
+      if (!body.stream) {
+        const writer = new ResponseEventWriter(envelope, async () => {});
+        const finished = await run(writer, async (event) => {
+          throw new EngineError(event.code, event.message);
+        });
+        if (!finished) throw new EngineError("engine_failure", "Generation ended without a result");
+        const usage = responsesUsage(finished.event.usage, await countTokens(loop.engine, writer.reasoning));
+        return c.json(responseObject(envelope, statusOf(finished.event.finishReason), finished.items, { usage }));
       }
-    });
+      const closing = toolset;
+      toolsetHandedOver = true;
+      return namedEventStream(c, async (send) => {
+        try {
+          const writer = new ResponseEventWriter(envelope, send);
+          await run(writer, (event) => writer.push(event));
+        } finally {
+          await closing?.close();
+        }
+      });
+    } finally {
+      if (!toolsetHandedOver) await toolset?.close();
+    }
   };
 }
