@@ -78,7 +78,9 @@ ${manifest.join("\n")}
 
 // The source map keeps stack traces pointing at the TypeScript sources. Compiled next to the entry and renamed into place, so a running dist/llamux is never half-written.
 const partial = join(buildDir, "llamux");
-const build = Bun.spawnSync([process.execPath, "build", "--compile", "--minify-syntax", "--minify-whitespace", "--sourcemap", entryPath, "--outfile", partial], {
+// Worker threads are entrypoints of their own; they are found by their path from the repository's root.
+const workers = [join(root, "src", "chat", "off-thread", "worker.ts")];
+const build = Bun.spawnSync([process.execPath, "build", "--compile", "--minify-syntax", "--minify-whitespace", "--sourcemap", entryPath, ...workers, "--outfile", partial], {
   cwd: root,
   stdio: ["ignore", "inherit", "inherit"],
 });

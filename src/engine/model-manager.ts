@@ -110,6 +110,8 @@ export class ModelManager {
   private uses = 0;
   /** Woken whenever a lease scope lets go of an engine. */
   private releaseWaiters: Array<() => void> = [];
+  /** Told, with the reason in words, each time a load starts waiting for another engine to finish. */
+  private loadWaitListeners: Array<(reason: string) => void> = [];
 
   constructor(private readonly maxLoaded = DEFAULT_MAX_LOADED_MODELS) {}
 
@@ -221,12 +223,22 @@ export class ModelManager {
    * Unloads the model's other instances loaded under the one-instance rule, each once its requests have
    * ended (an instance another profile loaded with its own options stays: `--profile all`).
    */
+  /** Resolves with the reason the next time a load starts waiting for a busy or held engine. */
+  nextLoadWait(): Promise<string> {
+    return new Promise((resolve) => this.loadWaitListeners.push(resolve));
+  }
+
+  private loadWaits(reason: string): void {
+    log.info(reason);
+    for (const listener of this.loadWaitListeners.splice(0)) listener(reason);
+  }
+
   private async unloadOtherInstances(options: EngineOptions, scope: EngineLeases | undefined): Promise<void> {
     const model = instanceKey(options);
     const others = [...this.entries.values()].filter((entry) => entry.engine?.alive && entry.instances === "one" && instanceKey(entry.options) === model);
     for (const entry of others) {
       entry.retiring = true;
-      log.info(`reloading "${options.modelPath}" with other load options (context ${entry.engine!.info.contextPerSequence} → ${options.contextPerSequence ?? "default"}): waiting for its requests to end`);
+      this.loadWaits(`reloading "${options.modelPath}" with other load options (context ${entry.engine!.info.contextPerSequence} → ${options.contextPerSequence ?? "default"}): waiting for its requests to end`);
     }
     await Promise.all(others.map((entry) => this.stopWhenIdle(entry, scope)));
   }
@@ -339,7 +351,7 @@ export class ModelManager {
         await this.stopWhenIdle(victim, scope);
         continue;
       }
-      if (!waitingSaid) log.info(`${loaded.length} models are loaded and in use (the cap is ${this.maxLoaded}): waiting for one to finish before loading another`);
+      if (!waitingSaid) this.loadWaits(`${loaded.length} models are loaded and in use (the cap is ${this.maxLoaded}): waiting for one to finish before loading another`);
       waitingSaid = true;
       const busy = loaded.filter((e) => e.engine!.busy);
       await Promise.race([this.nextRelease(), ...busy.map((e) => e.engine!.whenIdle())]);

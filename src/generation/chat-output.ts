@@ -2,11 +2,13 @@
 // tools the template sees, which call syntax the reply is read in, the grammar that tool_choice or a
 // structured-output request imposes, and the parser chain (reasoning first, then tool calls).
 import { promptOpensReasoning, ReasoningOutput } from "../chat/reasoning.ts";
-import { constraintGrammar, type OutputConstraint } from "../chat/structured/constraint.ts";
+import type { OutputConstraint } from "../chat/structured/constraint.ts";
+import { runOffThread } from "../chat/off-thread/pool.ts";
 import { StructuredOutputError } from "../chat/structured/errors.ts";
 import { checkSchemaDepth, MAX_SCHEMA_DEPTH } from "../chat/structured/nesting.ts";
-import { chosenTools, toolCallGrammar } from "../chat/structured/tool-call-grammar.ts";
+import { chosenTools } from "../chat/structured/tool-call-grammar.ts";
 import { TOOL_CALL_FORMATS, TOOL_CALL_SYNTAXES, type ToolCallSyntax } from "../chat/tool-calls/formats.ts";
+import { toolCallSyntax } from "../chat/tool-calls/template-syntax.ts";
 import { ToolCallOutput } from "../chat/tool-calls/tool-call-output.ts";
 import type { ToolDefinition } from "../chat/types.ts";
 import { ChainedOutput, PlainTextOutput, type OutputParser } from "../chat/output-parser.ts";
@@ -47,26 +49,6 @@ export interface ChatOutputPlan {
 }
 
 /**
- * The call syntax a chat template teaches its model, when it shows one. LFM2's templates are recognised
- * as llama.cpp does: the original ones list tools between `<|tool_list_start|>` and `<|tool_list_end|>`
- * and never write `<|tool_call_start|>`; LFM2.5's write `List of tools: [` without those tokens.
- */
-export function toolCallSyntaxOfTemplate(template: string | undefined): ToolCallSyntax | undefined {
-  if (!template) return undefined;
-  if (template.includes("<|tool_call_start|>")) return "lfm2";
-  if (template.includes("<|tool_list_start|>") && template.includes("<|tool_list_end|>")) return "lfm2";
-  if (template.includes("List of tools: [")) return "lfm2";
-  if (template.includes("<tool_call>")) return "hermes";
-  return undefined;
-}
-
-/** The server's --tool-call-parser wins; then the template's syntax; Hermes is the common default. */
-export function toolCallSyntax(template: string | undefined, parser: ToolCallParserName | undefined): ToolCallSyntax | undefined {
-  if (parser === "none") return undefined;
-  return parser ?? toolCallSyntaxOfTemplate(template) ?? "hermes";
-}
-
-/**
  * Reads a wire tool_choice: "auto", "none", "required", Chat Completions' {"type": "function", "function":
  * {"name"}} or the flat {"type": "function", "name"} (the Responses API's shape, which the AI SDK's Ollama
  * provider sends).
@@ -83,7 +65,11 @@ export function parseToolChoice(value: unknown): ToolChoice | undefined {
   throw new StructuredOutputError('tool_choice must be "auto", "none", "required", {"type": "function", "function": {"name": ...}} or {"type": "function", "name": ...}');
 }
 
-export function planChatOutput(request: ChatOutputRequest, template: string | undefined, parserName?: ToolCallParserName): ChatOutputPlan {
+/**
+ * How the reply is read and constrained. The grammar, when there is one, is built off the serving thread
+ * (a long tool list or a large schema takes a while).
+ */
+export async function planChatOutput(request: ChatOutputRequest, template: string | undefined, parserName?: ToolCallParserName): Promise<ChatOutputPlan> {
   const declared = request.tools ?? [];
   // One bound for every tool, before anything walks it (the template, the special-text shield, a grammar).
   declared.forEach((tool, index) => checkSchemaDepth(tool.function.parameters, MAX_SCHEMA_DEPTH, `Cannot use tools[${index}]: its parameters`));
@@ -98,8 +84,8 @@ export function planChatOutput(request: ChatOutputRequest, template: string | un
   if (typeof choice === "object") chosenTools(tools, choice);
   const parallel = request.parallelToolCalls ?? true;
   let grammar: string | undefined;
-  if (forced) grammar = toolCallGrammar({ tools, syntax: syntax!, choice: choice as "required" | { name: string }, parallel });
-  else if (request.constraint) grammar = constraintGrammar(request.constraint);
+  if (forced) grammar = await runOffThread("grammar", { kind: "tools", request: { tools, syntax: syntax!, choice: choice as "required" | { name: string }, parallel } });
+  else if (request.constraint) grammar = await runOffThread("grammar", { kind: "constraint", constraint: request.constraint });
   const readSyntax = request.readCallsAs === "none" ? undefined : tools.length ? request.readCallsAs ?? syntax : undefined;
   const readsToolCalls = readSyntax !== undefined;
   const single = !parallel || typeof choice === "object";

@@ -1,12 +1,9 @@
 // The one path of a chat request, shared by every profile and the SDK: render the model's chat
 // template, tokenize, run n choices, and read each choice's text into ChatEvents.
-import { ChatTemplateError, renderChatTemplate, templateRendersToolCalls, tokenizerAddsBos, CHATML_TEMPLATE } from "../chat/template.ts";
-import { TOOL_CALL_FORMATS, type ToolCallSyntax } from "../chat/tool-calls/formats.ts";
-import { nativeCallText } from "../chat/tool-calls/native-text.ts";
-import { toolCallSyntax } from "./chat-output.ts";
+import { tokenizerAddsBos, CHATML_TEMPLATE } from "../chat/template.ts";
+import type { ToolCallSyntax } from "../chat/tool-calls/formats.ts";
 import type { ChatMessage, ToolDefinition } from "../chat/types.ts";
-import { SpecialTextShield } from "../chat/special-text.ts";
-import { placeSystemMessages } from "../chat/system-messages.ts";
+import { runOffThread } from "../chat/off-thread/pool.ts";
 import { EngineError, type EngineImage, type GenerateRequest, type TokenLogprobs } from "../engine/types.ts";
 import { ChoiceStream, doneFields, startChoices, type DoneEvent } from "./choices.ts";
 import { PlainTextOutput, type OutputParser, type ParsedToolCall } from "../chat/output-parser.ts";
@@ -29,21 +26,6 @@ export interface ChatPrompt {
   toolCallSyntax?: ToolCallSyntax;
 }
 
-/**
- * For a template that ignores an assistant message's `tool_calls`, the calls go into its content in the
- * model's own syntax, so the model still sees what it called.
- */
-function withNativeCallText(messages: ChatMessage[], template: string, syntax: ToolCallSyntax | undefined): ChatMessage[] {
-  if (!messages.some((m) => m.tool_calls?.length) || templateRendersToolCalls(template)) return messages;
-  const format = TOOL_CALL_FORMATS[syntax ?? toolCallSyntax(template, undefined) ?? "hermes"];
-  return messages.map((message) => {
-    if (!message.tool_calls?.length) return message;
-    const { tool_calls: calls, ...rest } = message;
-    const native = nativeCallText(format, calls.map((call) => ({ name: call.function.name, arguments: call.function.arguments })));
-    return { ...rest, content: message.content ? `${message.content}${native}` : native };
-  });
-}
-
 export interface RenderedPrompt {
   /** The prompt text; with images, one media marker stands for each. */
   text: string;
@@ -57,56 +39,35 @@ export interface RenderedPrompt {
 }
 
 /**
- * Renders the model's template (ChatML when it has none) and tokenizes the result. BOS is added only
- * when the template did not write it, unless `addSpecial` says otherwise. Control-token text inside the
- * messages or tools is tokenized as plain text: only the template's own text yields control tokens.
+ * Renders the model's template (ChatML when it has none) off the serving thread, and tokenizes the result.
+ * BOS is added only when the template did not write it, unless `addSpecial` says otherwise. Control-token
+ * text inside the messages or tools is tokenized as plain text: only the template's own text yields
+ * control tokens.
  */
 export async function renderChatPrompt(engine: EngineHandle, prompt: ChatPrompt, options: { addSpecial?: boolean } = {}): Promise<RenderedPrompt> {
   const info = engine.info;
   const placed = await placeImages(prompt.messages, info);
-  const images = placed.images;
-  const continueFinal = prompt.continueFinalMessage ?? false;
-  if (continueFinal && prompt.addGenerationPrompt) throw new ChatTemplateError("Cannot set both `continue_final_message` and `add_generation_prompt` to True.");
-  const template = info.chatTemplate ?? CHATML_TEMPLATE;
-  const shield = new SpecialTextShield(info.controlTokenTexts ?? []);
-  const tools = prompt.tools?.length ? shield.protect(prompt.tools) : undefined;
-  const renderOptions = {
-    ...(tools ? { tools } : {}),
-    addGenerationPrompt: continueFinal ? false : prompt.addGenerationPrompt ?? true,
-    bosToken: info.bosText,
-    eosToken: info.eosText,
-    ...(prompt.templateVariables ? { variables: prompt.templateVariables } : {}),
-  };
-  const messages = placeSystemMessages(shield.protect(withNativeCallText(placed.messages, template, prompt.toolCallSyntax)),
-    (conversation) => renderChatTemplate(template, conversation, renderOptions));
-  let rendered: string;
-  try {
-    rendered = renderChatTemplate(template, messages, renderOptions);
-  } catch (error) {
+  const { text, segments } = await runOffThread("chatText", {
+    template: info.chatTemplate ?? CHATML_TEMPLATE,
+    controlTokenTexts: info.controlTokenTexts ?? [],
+    bosText: info.bosText,
+    eosText: info.eosText,
     // Say whose template failed: a pulled model's template is untrusted input like a request.
-    if (error instanceof ChatTemplateError && info.chatTemplate !== undefined) {
-      throw new ChatTemplateError(`${error.message} (the chat template of ${modelLabel(info)})`, { cause: error });
-    }
-    throw error;
-  }
-  if (continueFinal) rendered = cutAfterFinalMessage(rendered, messages);
-  const text = shield.used ? shield.restore(rendered) : rendered;
+    ...(info.chatTemplate !== undefined ? { owner: `the chat template of ${modelLabel(info)}` } : {}),
+    messages: placed.messages,
+    ...(prompt.tools?.length ? { tools: prompt.tools } : {}),
+    ...(prompt.addGenerationPrompt !== undefined ? { addGenerationPrompt: prompt.addGenerationPrompt } : {}),
+    ...(prompt.continueFinalMessage ? { continueFinalMessage: true } : {}),
+    ...(prompt.templateVariables ? { templateVariables: prompt.templateVariables } : {}),
+    ...(prompt.toolCallSyntax ? { toolCallSyntax: prompt.toolCallSyntax } : {}),
+  });
   const addSpecial = options.addSpecial ?? tokenizerAddsBos(text, info.bosText);
-  const withImages = images.length ? { images } : {};
-  if (!shield.used) return { text, tokens: await engine.tokenize(withoutMediaMarkers(text, info), { addSpecial, parseSpecial: true }), ...withImages };
   const tokens: number[] = [];
-  for (const [index, segment] of shield.segments(rendered).entries()) {
-    tokens.push(...await engine.tokenize(withoutMediaMarkers(segment.text, info), { addSpecial: addSpecial && index === 0, parseSpecial: !segment.plain }));
+  for (const [index, segment] of segments.entries()) {
+    // appended one by one: spreading a long prompt's tokens as arguments overflows the stack
+    for (const token of await engine.tokenize(withoutMediaMarkers(segment.text, info), { addSpecial: addSpecial && index === 0, parseSpecial: !segment.plain })) tokens.push(token);
   }
-  return { text, tokens, ...withImages };
-}
-
-/** As Hugging Face's apply_chat_template: the prompt ends right after the final message's text. */
-function cutAfterFinalMessage(text: string, messages: ChatMessage[]): string {
-  const finalText = (messages.at(-1)?.content ?? "").trim();
-  const end = text.lastIndexOf(finalText);
-  if (!finalText || end < 0) throw new ChatTemplateError("continue_final_message is set but the final message does not appear in the chat after applying the chat template!");
-  return text.slice(0, end + finalText.length);
+  return { text, tokens, ...(placed.images.length ? { images: placed.images } : {}) };
 }
 
 export interface ChatRunOptions {

@@ -3,14 +3,16 @@
 // by a user stays text. BOS is added only when the template did not write it.
 // Images become media markers in their messages' text, as for Jinja templates.
 import { tokenizerAddsBos } from "../chat/template.ts";
-import { renderOllamaPromptParts, type OllamaPromptInput } from "../chat/go-template/ollama-prompt.ts";
+import type { OllamaPromptInput } from "../chat/go-template/ollama-prompt.ts";
+import { runOffThread } from "../chat/off-thread/pool.ts";
 import type { RenderedPrompt } from "./chat.ts";
 import { placeImages, withoutMediaMarkers } from "./prompt-images.ts";
 import type { EngineHandle } from "../engine/engine-handle.ts";
 
 export async function renderGoTemplatePrompt(engine: EngineHandle, template: string, input: OllamaPromptInput): Promise<RenderedPrompt> {
   const { messages, images } = await placeImages(input.messages, engine.info);
-  const parts = renderOllamaPromptParts(template, { ...input, messages });
+  // Rendered off the serving thread: a template is untrusted input and may run long.
+  const parts = await runOffThread("goPrompt", { template, prompt: { ...input, messages } });
   const text = parts.map((part) => part.text).join("");
   const tokens: number[] = [];
   let first = true;
@@ -18,7 +20,8 @@ export async function renderGoTemplatePrompt(engine: EngineHandle, template: str
     const partText = withoutMediaMarkers(part.text, engine.info);
     if (!partText) continue;
     const addSpecial = first && tokenizerAddsBos(text, engine.info.bosText);
-    tokens.push(...(await engine.tokenize(partText, { addSpecial, parseSpecial: !part.fromData })));
+    // one by one: spreading a long prompt's tokens as arguments overflows the stack
+    for (const token of await engine.tokenize(partText, { addSpecial, parseSpecial: !part.fromData })) tokens.push(token);
     first = false;
   }
   return { text, tokens, ...(images.length ? { images } : {}) };

@@ -72,7 +72,8 @@ export function renderModelPrompt(engine: EngineHandle, model: ModelPromptSource
     ...(input.think !== undefined ? { think: input.think } : {}), ...(input.suffix ? { suffix: input.suffix } : {}),
   }).catch((error: unknown) => {
     // A template that cannot run (bad syntax, a failing action, past its bounds) is the input's fault: a 400.
-    if (error instanceof TemplateSyntaxError || error instanceof TemplateExecutionError || error instanceof TemplateLimitError) {
+    // (Rendered off the serving thread, its errors come back as ChatTemplateErrors.)
+    if (error instanceof ChatTemplateError || error instanceof TemplateSyntaxError || error instanceof TemplateExecutionError || error instanceof TemplateLimitError) {
       throw new ChatTemplateError(`${error.message} (${whose})`, { cause: error });
     }
     throw error;

@@ -34,7 +34,7 @@ const DEFAULT_NUM_KEEP = 4;
 export async function renderChat(model: ModelHandle, spec: ChatSpec, run: RunOptions = {}): Promise<RenderedChat> {
   const settings = engineSettings(spec.options);
   const engine = await model.engine(settings.load);
-  const plan = planChatOutput(spec.output ?? {}, engine.info.chatTemplate, run.toolCallParser);
+  const plan = await planChatOutput(spec.output ?? {}, engine.info.chatTemplate, run.toolCallParser);
   const prompt = await renderPrompt(engine, spec.prompt, plan, { contextLength: engine.info.contextPerSequence, numKeep: settings.numKeep ?? DEFAULT_NUM_KEEP });
   return { engine, prompt, plan, settings };
 }

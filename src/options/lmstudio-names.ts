@@ -30,11 +30,6 @@ export function readLmStudioRest(body: Record<string, unknown>): OptionValues {
   return values as OptionValues;
 }
 
-/** The prediction config keys the table knows, by full key. */
-export function lmStudioPredictionKeys(): string[] {
-  return ROWS.flatMap(([, row]) => (row.lmstudioKey ? [PREDICTION_PREFIX + row.lmstudioKey.key] : []));
-}
-
 /**
  * The options a collapsed prediction config sets. A checkbox value that is unchecked leaves its option
  * unset; a negative seed (LM Studio's "random") too. A value of the wrong shape is an error naming the key.

@@ -69,13 +69,3 @@ export function readOllamaOptions(raw: Record<string, unknown> | null | undefine
   }
   return values as OptionValues;
 }
-
-/** Options as Ollama names them, for showing a model's parameters. */
-export function toOllamaNames(values: OptionValues): Record<string, unknown> {
-  const named: Record<string, unknown> = {};
-  for (const [key, value] of Object.entries(values)) {
-    const row = OPTIONS[key as OptionKey];
-    if (value !== undefined && "ollama" in row) named[row.ollama] = value;
-  }
-  return named;
-}

@@ -26,8 +26,3 @@ export function readSdkOptions(options: Record<string, unknown>): OptionValues {
   }
   return values as OptionValues;
 }
-
-/** The SDK names, for tools that list them. */
-export function sdkOptionNames(): string[] {
-  return SDK_ROWS.map(([, row]) => row.sdk!);
-}

@@ -200,9 +200,3 @@ export const REMOVED_OLLAMA_OPTIONS: ReadonlyMap<string, { modelfile: "warn" | "
     .map((name) => [name, { modelfile: "warn" as const }] as const),
   ...["numa", "tfs_z", "num_gqa"].map((name) => [name, { modelfile: "unknown" as const }] as const),
 ]);
-
-export const OPTION_KEYS = Object.keys(OPTIONS) as OptionKey[];
-
-export function optionRow(key: OptionKey): OptionRow {
-  return OPTIONS[key];
-}

@@ -9,7 +9,7 @@ import { UnsupportedContentError } from "./chat-input.ts";
 import { AudioContent, ChatMessage, ImageContent, TextContent } from "./chat-message.ts";
 import type { ConversationBackend, GenerationRequest } from "./conversation.ts";
 import { checkToolChoice } from "./tool-choice.ts";
-import { toolCallSyntaxOfTemplate } from "../generation/chat-output.ts";
+import { toolCallSyntaxOfTemplate } from "../chat/tool-calls/template-syntax.ts";
 import type { LeapFunctionCall } from "./function-call-validation.ts";
 import type { LocalModel } from "./local-model.ts";
 import { Chunk, Complete, FunctionCalls, GenerationError, ReasoningChunk, type MessageResponse } from "./message-response.ts";

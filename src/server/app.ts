@@ -29,6 +29,8 @@ export function createApp(deps: ServerDeps, options: ServerOptions = defaultServ
   app.onError((error, c) => {
     const apiError = toApiError(error);
     if (apiError.status >= 500) log.error(`${c.req.method} ${c.req.path}: ${apiError.message}`);
+    // an unexpected error's stack, for whoever chases the 500 (debug level: it names source lines)
+    if (apiError.status >= 500 && error instanceof Error && error !== apiError) log.debug(error.stack ?? error.message);
     return c.json(profile.errorBody(apiError, c.req.path) as object, apiError.status as 400);
   });
   return app;

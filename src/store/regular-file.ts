@@ -27,8 +27,26 @@ export class NotRegularFileError extends Error {
  * Stats without opening, so a FIFO is told apart before anything could block on it.
  */
 export function kindAt(path: string): { regular: boolean; kind: string } | undefined {
-  const stats = statSync(path, { throwIfNoEntry: false });
+  // A NUL cannot be in any file name; the system call would refuse it with a TypeError.
+  if (path.includes("\0")) return { regular: false, kind: "a path with a NUL byte" };
+  let stats: Stats | undefined;
+  try {
+    stats = statSync(path, { throwIfNoEntry: false });
+  } catch (error) {
+    return { regular: false, kind: unstattable(error) };
+  }
   return stats ? { regular: stats.isFile(), kind: fileKind(stats) } : undefined;
+}
+
+/** Why a path could not be statted, in words (a link loop, a name too long, a folder it may not enter). */
+function unstattable(error: unknown): string {
+  switch ((error as NodeJS.ErrnoException).code) {
+    case "ELOOP": return "a loop of symbolic links";
+    case "ENAMETOOLONG": return "a name too long for the file system";
+    case "EACCES": case "EPERM": return "a path this server may not read";
+    case "ENOTDIR": return "a path through something that is not a directory";
+    default: return `a path that cannot be read (${(error as Error).message})`;
+  }
 }
 
 /** A descriptor of the regular file at `path`, opened for reading; throws NotRegularFileError for anything else. */

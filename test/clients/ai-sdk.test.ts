@@ -23,7 +23,8 @@ afterAll(async () => {
 
 /**
  * The provider each anchor's users pick, and how they bound a reply with it. The Ollama provider sends
- * maxOutputTokens as a top-level field Ollama ignores, so its users set options.num_predict; on the
+ * maxOutputTokens as a top-level field Ollama ignores, so its users set options.num_predict (llamux reads
+ * the top-level field too: the last describe block tests it); on the
  * OpenAI-compatible provider one call per reply is asked for with parallel_tool_calls (a pass-through
  * provider option), as random weights would otherwise repeat calls until the token limit.
  */
@@ -151,5 +152,53 @@ describe.each(["a", "b", "c"] as const)("profile %s", (profile) => {
     const [plain, pictured] = [await ask(false), await ask(true)];
     expect(pictured.usage.inputTokens! - plain.usage.inputTokens!).toBeGreaterThanOrEqual(IMAGE_TOKENS);
     expect(pictured.usage.inputTokens! - plain.usage.inputTokens!).toBeLessThanOrEqual(IMAGE_TOKENS + 8);
+  });
+});
+
+describe("the Ollama provider's top-level limit and sampling fields (profile a)", () => {
+  // ollama-ai-provider-v2 sends maxOutputTokens, temperature and topP as top-level fields of /api/chat
+  // (max_output_tokens, temperature, top_p) and of /api/generate for its completion model (max_tokens,
+  // temperature, top_p). Ollama ignores them; llamux reads them under `options`, which win.
+  const ollama = () => createOllama({ baseURL: `${servers.a!.baseUrl}/api` });
+  const LIMIT = 8;
+
+  test("generateText with maxOutputTokens: the reply stops at that many tokens", async () => {
+    const result = await generateText({ model: ollama()(MODEL), prompt: question, maxOutputTokens: LIMIT, maxRetries: 0 });
+    expect(result.finishReason).toBe("length");
+    expect(result.usage.outputTokens).toBe(LIMIT);
+  });
+
+  test("streamText with maxOutputTokens: the streamed reply stops at that many tokens", async () => {
+    const result = streamText({ model: ollama()(MODEL), prompt: question, maxOutputTokens: LIMIT, maxRetries: 0 });
+    for await (const _ of result.textStream);
+    expect(await result.finishReason).toBe("length");
+    expect((await result.usage).outputTokens).toBe(LIMIT);
+  });
+
+  test("options.num_predict wins over maxOutputTokens", async () => {
+    const result = await generateText({
+      model: ollama()(MODEL), prompt: question, maxOutputTokens: LIMIT, maxRetries: 0, providerOptions: { ollama: { options: { num_predict: 3 } } },
+    });
+    expect(result.finishReason).toBe("length");
+    expect(result.usage.outputTokens).toBe(3);
+  });
+
+  test("temperature and topP reach the sampler", async () => {
+    const reply = async (settings: { temperature?: number; topP?: number }) =>
+      (await generateText({ model: ollama()(MODEL), prompt: question, maxOutputTokens: LIMIT, maxRetries: 0, ...settings })).text;
+    // Ollama's default temperature (0.8) with a random seed: replies differ from call to call unless
+    // temperature 0 makes them greedy, or a tiny top_p leaves only the likeliest token.
+    const greedy = await reply({ temperature: 0 });
+    expect(await reply({ temperature: 0 })).toBe(greedy);
+    expect(await reply({ temperature: 1, topP: 1e-6 })).toBe(greedy);
+    expect(await reply({ temperature: 1 })).not.toBe(greedy);
+  });
+
+  test("the completion model (/api/generate) with maxOutputTokens: the reply stops at that many tokens", async () => {
+    const model = ollama().completion(MODEL);
+    const result = await generateText({ model, prompt: question, maxOutputTokens: LIMIT, maxRetries: 0 });
+    expect(result.usage.outputTokens).toBe(LIMIT);
+    const greedy = (await generateText({ model, prompt: question, maxOutputTokens: LIMIT, temperature: 0, maxRetries: 0 })).text;
+    expect((await generateText({ model, prompt: question, maxOutputTokens: LIMIT, temperature: 1, topP: 1e-6, maxRetries: 0 })).text).toBe(greedy);
   });
 });

@@ -76,8 +76,9 @@ test("a busy engine is not stopped to make room: the next load waits until it is
   const stream = busy.generate({ prompt: "Hi", maxTokens: 100000, ignoreEos: true });
   await stream.next();
   let other: EngineProcess | undefined;
+  const waiting = m.nextLoadWait();
   const loading = m.engine({ modelPath: lfm2, parallel: 1, contextPerSequence: 256 }).then((engine) => (other = engine));
-  await Bun.sleep(1500);
+  expect(await waiting).toContain("waiting for one to finish");
   expect(other).toBeUndefined();
   expect(busy.alive).toBe(true);
   expect(childEngines()).toBe(1);
@@ -133,8 +134,9 @@ test("one instance per model: a reload waits for the loaded instance's requests 
   const stream = first.generate({ prompt: "Hi", maxTokens: 100000, ignoreEos: true });
   await stream.next();
   let second: EngineProcess | undefined;
+  const waiting = m.nextLoadWait();
   const reloading = m.engine({ modelPath: llama, parallel: 2, contextPerSequence: 4096 }, Infinity, "longest", "one").then((e) => (second = e));
-  await Bun.sleep(1500);
+  expect(await waiting).toContain("waiting for its requests to end");
   expect(second).toBeUndefined();
   expect(first.alive).toBe(true);
   // requests for the old options wait behind the reload instead of keeping the old instance busy

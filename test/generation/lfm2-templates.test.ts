@@ -5,7 +5,8 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { Engine } from "../../src/engine/engine.ts";
 import { renderChatPrompt } from "../../src/generation/chat.ts";
-import { planChatOutput, toolCallSyntaxOfTemplate } from "../../src/generation/chat-output.ts";
+import { planChatOutput } from "../../src/generation/chat-output.ts";
+import { toolCallSyntaxOfTemplate } from "../../src/chat/tool-calls/template-syntax.ts";
 import type { EngineHandle } from "../../src/engine/engine-handle.ts";
 import type { ChatMessage, ToolDefinition } from "../../src/chat/types.ts";
 import { ensureModel } from "../../scripts/gen-models.ts";
@@ -37,11 +38,11 @@ function handleOf(chatTemplate: string): EngineHandle {
 }
 
 describe.each(TEMPLATES)("%s template", (_, template) => {
-  test("reads and forces LFM2's syntax, as llama.cpp picks it", () => {
+  test("reads and forces LFM2's syntax, as llama.cpp picks it", async () => {
     expect(template.includes("<tool_call>")).toBe(false);
     expect(toolCallSyntaxOfTemplate(template)).toBe("lfm2");
     for (const toolChoice of ["required", { name: "get_weather" }] as const) {
-      const plan = planChatOutput({ tools, toolChoice }, template);
+      const plan = await planChatOutput({ tools, toolChoice }, template);
       expect(plan.syntax).toBe("lfm2");
       expect(plan.grammar).toStartWith('root ::= "<|tool_call_start|>" "[" ');
     }

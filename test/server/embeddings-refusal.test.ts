@@ -1,7 +1,7 @@
 // A chat-only model asked for embeddings answers as each anchor does (the refusal comes from the model
 // file's header, before any engine loads, so the apps run in-process): Ollama 501 "this model does not
 // support embeddings" on every route, vLLM a 400 in its error shape, LM Studio its 404 "Model is not
-// embedding". The real-server side of profile a is in ollama-port.test.ts.
+// embedding". The real-server side of profile a is in ollama/ollama-port.test.ts.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";

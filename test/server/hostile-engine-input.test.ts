@@ -9,7 +9,7 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { ensureModel } from "../../scripts/gen-models.ts";
-import { startServer, type RunningServer } from "./serve-fixture.ts";
+import { startServer, waitUntilReady, type RunningServer } from "./serve-fixture.ts";
 
 let server: RunningServer;
 let modelPath: string;
@@ -188,5 +188,40 @@ describe("a model's own Jinja chat template", () => {
     expect(performance.now() - started).toBeLessThan(10_000);
     const completion = await post(jinjaServer.baseUrl, "/v1/completions", { model: "jinja", prompt: "hi", max_tokens: 2 });
     expect(completion.status).toBe(200);
+  }, 120_000);
+});
+
+describe("a slow chat template does not hold the server", () => {
+  let slowServer: RunningServer;
+  let templateDir: string;
+  beforeAll(async () => {
+    templateDir = mkdtempSync(join(tmpdir(), "llamux-slow-jinja-"));
+    const templateFile = join(templateDir, "template.jinja");
+    // About a second of rendering (Jinja's own bound stops it at one), on a worker thread.
+    writeFileSync(templateFile, "{% for i in range(999999) %}{% endfor %}{% for m in messages %}{{ m.content }}{% endfor %}");
+    slowServer = await startServer([modelPath, "--served-model-name", "slow", "--profile", "b", "--max-model-len", "256", "--chat-template", templateFile]);
+    await waitUntilReady(slowServer);
+  }, 180_000);
+  afterAll(async () => {
+    await slowServer?.stop();
+    rmSync(templateDir, { recursive: true, force: true });
+  });
+
+  test("/health keeps answering while a request's template renders", async () => {
+    let settled = false;
+    const slow = post(slowServer.baseUrl, "/v1/chat/completions", { model: "slow", messages: [{ role: "user", content: "hi" }], max_tokens: 1 })
+      .finally(() => (settled = true));
+    const latencies: number[] = [];
+    while (!settled) {
+      const started = performance.now();
+      const health = await fetch(`${slowServer.baseUrl}/health`);
+      if (!settled) latencies.push(performance.now() - started);
+      expect(health.status).toBe(200);
+    }
+    expect([200, 400]).toContain((await slow).status);
+    // Rendered on the serving thread, the template held every /health until it ended: one or two answers.
+    expect(latencies.length).toBeGreaterThan(20);
+    latencies.sort((a, b) => a - b);
+    console.log(`/health during a slow render: ${latencies.length} answers, p99 ${latencies[Math.floor(latencies.length * 0.99)]!.toFixed(1)} ms`);
   }, 120_000);
 });

@@ -211,4 +211,10 @@ test("parameterProblems checks a parameters object against the table", () => {
     'parameter "top_k" must be of type int',
     'unknown parameter "tfs_z"',
   ]);
+  // The range too, where a request's options are range-checked (XTC, DRY, num_ctx); Ollama's own sampling
+  // options keep Ollama's type-only check.
+  expect(parameterProblems({ xtc_probability: 2, dry_sequence_breakers: [], temperature: -1 })).toEqual([
+    'parameter "xtc_probability" must be a number in [0, 1], got 2',
+    'parameter "dry_sequence_breakers" must be an array of strings (1 to 32 entries, each 1 to 40 characters), got []',
+  ]);
 });

@@ -113,7 +113,7 @@ export async function chatMessages(body: CountTokensRequest, readImage: ImageUrl
           throw badRequest(`${where}.type: Input tag '${block.type}' found using 'type' does not match any of the expected tags: ${BLOCK_TYPES}`);
       }
     }
-    messages.push(...results);
+    for (const result of results) messages.push(result); // a turn may carry thousands of results: no spread
     if (texts.length || images.length || calls.length || thinking || results.length === 0) {
       messages.push({
         role: message.role, content: texts.join("\n"),

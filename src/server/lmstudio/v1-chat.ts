@@ -9,7 +9,7 @@ import type { Context } from "hono";
 import { streamSSE } from "hono/streaming";
 import { z } from "zod";
 import type { ChatMessage } from "../../chat/types.ts";
-import type { ModelHandle } from "../../generation/chat-spec.ts";
+import type { ChatSpec, ModelHandle } from "../../generation/chat-spec.ts";
 import { runToolLoop } from "../../generation/tool-loop.ts";
 import { lmStudioRestFields, readLmStudioRest } from "../../options/lmstudio-names.ts";
 import { mergeOptionValues } from "../../options/values.ts";
@@ -18,12 +18,14 @@ import { ApiError, badRequest } from "../api-error.ts";
 import { openRequestServers } from "../request-mcp.ts";
 import { integrationRequests, integrationsField } from "./v1-chat-integrations.ts";
 import type { ServerDeps } from "../deps.ts";
+import type { ServedModel } from "../model-service.ts";
+import type { Profile } from "../profiles/profile.ts";
 import { readJsonBody, validate } from "../validation.ts";
 import { imageUrlReader, type ImageUrlReader } from "../request-images.ts";
 import { ttlField, ttlKeepAlive } from "../ttl.ts";
 import type { ChatThreads } from "./chat-threads.ts";
 import { keyOwner } from "../middleware/api-key.ts";
-import { readReply, type Reply } from "./v1-chat-reply.ts";
+import { readReply, replyResult, type Reply } from "./v1-chat-reply.ts";
 import { lmStudioV1ErrorBody } from "./v1-error.ts";
 import type { LmStudioModelService } from "./model-service.ts";
 
@@ -32,7 +34,7 @@ const inputItem = z.union([
   z.object({ type: z.literal("image"), data_url: z.string() }),
 ]);
 
-const chatSchema = z.object({
+export const chatSchema = z.object({
   model: z.string().min(1),
   input: z.union([z.string(), z.array(inputItem).min(1)]).describe("the user's message, or message and image items"),
   system_prompt: z.string().optional(),
@@ -49,10 +51,10 @@ const chatSchema = z.object({
   ttl: ttlField,
 });
 
-type ChatRequest = z.infer<typeof chatSchema>;
+export type ChatRequest = z.infer<typeof chatSchema>;
 
 /** The user's message: text items joined, image items read (a model without vision refuses them). */
-async function userMessage(input: ChatRequest["input"], readImage: ImageUrlReader): Promise<ChatMessage> {
+export async function userMessage(input: ChatRequest["input"], readImage: ImageUrlReader): Promise<ChatMessage> {
   if (typeof input === "string") return { role: "user", content: input };
   const texts: string[] = [];
   const images: Uint8Array[] = [];
@@ -63,7 +65,8 @@ async function userMessage(input: ChatRequest["input"], readImage: ImageUrlReade
   return { role: "user", content: texts.join("\n"), ...(images.length ? { images } : {}) };
 }
 
-function conversation(body: ChatRequest, threads: ChatThreads, owner: string, user: ChatMessage): ChatMessage[] {
+/** The conversation a request continues: the stored one (its system prompt replaced by a new one), then the user's message. */
+export function conversation(body: ChatRequest, threads: ChatThreads, owner: string, user: ChatMessage): ChatMessage[] {
   let history: ChatMessage[] = [];
   if (body.previous_response_id !== undefined) {
     const previous = threads.get(owner, body.previous_response_id);
@@ -74,6 +77,21 @@ function conversation(body: ChatRequest, threads: ChatThreads, owner: string, us
   // A new system prompt replaces the stored one.
   const kept = system.length ? history.filter((m) => m.role !== "system") : history;
   return [...system, ...kept, user];
+}
+
+/**
+ * A /api/v1/chat body as a chat spec, its conversation read already: the profile's defaults < the model's
+ * parameters < the body's fields; `reasoning` switches the template's thinking and the reasoning split;
+ * `tool_choice` applies to the integrations' tools (which the tool loop adds).
+ */
+export function v1ChatSpec(profile: Profile, model: ServedModel, body: ChatRequest, messages: ChatMessage[]): ChatSpec {
+  const thinking = body.reasoning !== "off";
+  return {
+    prompt: { kind: "conversation", messages, ...(model.stored ? { layers: model.stored } : {}), ...(body.reasoning !== undefined ? { templateVariables: { enable_thinking: thinking } } : {}) },
+    output: { reasoning: thinking, ...(body.tool_choice ? { toolChoice: body.tool_choice } : {}) },
+    options: mergeOptionValues(profile.openAiDefaults, modelOptions(model), readLmStudioRest(body)),
+    limit: { overflow: profile.replyOverflow },
+  };
 }
 
 export function v1Chat(deps: ServerDeps, models: LmStudioModelService, threads: ChatThreads) {
@@ -87,7 +105,7 @@ export function v1Chat(deps: ServerDeps, models: LmStudioModelService, threads: 
     // Images are read (and refused) before the model loads.
     const messages = conversation(body, threads, keyOwner(c), await userMessage(body.input, imageUrlReader(deps, model)));
 
-    const options = mergeOptionValues(deps.profile.openAiDefaults, modelOptions(model), readLmStudioRest(body));
+    const spec = v1ChatSpec(deps.profile, model, body, messages);
     const wasLoaded = models.loadedOf(model).length > 0;
     let loadSeconds: number | undefined;
     const handle: ModelHandle = {
@@ -98,7 +116,6 @@ export function v1Chat(deps: ServerDeps, models: LmStudioModelService, threads: 
         return engine;
       },
     };
-    const thinking = body.reasoning !== "off";
     // The servers are listed before the reply starts: one the request may not use is a 400.
     const toolset = await openRequestServers(deps, servers, [], c.req.raw.signal);
     const unlisted = toolset?.servers.find((server) => "failure" in server);
@@ -112,12 +129,7 @@ export function v1Chat(deps: ServerDeps, models: LmStudioModelService, threads: 
     }
     let loop;
     try {
-      loop = await runToolLoop(handle, {
-        prompt: { kind: "conversation", messages, ...(model.stored ? { layers: model.stored } : {}), ...(body.reasoning !== undefined ? { templateVariables: { enable_thinking: thinking } } : {}) },
-        output: { reasoning: thinking, ...(body.tool_choice ? { toolChoice: body.tool_choice } : {}) },
-        options,
-        limit: { overflow: deps.profile.replyOverflow },
-      }, serverRun(deps, model, c.req.raw.signal, arrived), { tools: toolset?.tools ?? [] });
+      loop = await runToolLoop(handle, spec, serverRun(deps, model, c.req.raw.signal, arrived), { tools: toolset?.tools ?? [] });
     } catch (error) {
       await toolset?.close();
       throw error;
@@ -128,29 +140,16 @@ export function v1Chat(deps: ServerDeps, models: LmStudioModelService, threads: 
 
     const result = async (reply: Reply) => {
       c.set("usage", { promptTokens: reply.usage.promptTokens, completionTokens: reply.usage.completionTokens });
-      const decodeSeconds = reply.usage.decodeMs / 1000;
       const reasoningTokens = reply.reasoning ? (await engine.tokenize(reply.reasoning, { addSpecial: false, parseSpecial: false })).length : 0;
-      // The reply ends with its message, even an empty one, as LM Studio's does.
-      const output = reply.output.at(-1)?.type === "message" ? reply.output : [...reply.output, { type: "message", content: "" }];
-      const responseId = body.store === false ? undefined : threads.save(keyOwner(c), toolset ? [...loop.messages] : [...messages, { role: "assistant", content: reply.content }]);
-      return {
-        model_instance_id: instanceId,
-        output,
-        stats: {
-          input_tokens: reply.usage.promptTokens,
-          total_output_tokens: reply.usage.completionTokens,
-          reasoning_output_tokens: Math.min(reasoningTokens, reply.usage.completionTokens),
-          tokens_per_second: decodeSeconds > 0 ? reply.usage.completionTokens / decodeSeconds : 0,
-          time_to_first_token_seconds: reply.usage.timeToFirstTokenMs / 1000,
-          ...(loadSeconds !== undefined ? { model_load_time_seconds: loadSeconds } : {}),
-        },
-        ...(responseId ? { response_id: responseId } : {}),
-      };
+      // With MCP calls, the stored thread keeps each round's calls and results.
+      const turns = toolset ? loop.messages.slice(messages.length) : [{ role: "assistant" as const, content: reply.content }];
+      const responseId = body.store === false ? undefined : threads.save(keyOwner(c), [...messages, ...turns]);
+      return replyResult(reply, { instanceId, reasoningTokens, loadSeconds, responseId });
     };
 
     if (!body.stream) {
       try {
-        const reply = await readReply(loop.events(), async () => {});
+        const reply = await readReply(loop, async () => {});
         if (reply.error) throw reply.error;
         return c.json(await result(reply));
       } finally {
@@ -167,7 +166,7 @@ export function v1Chat(deps: ServerDeps, models: LmStudioModelService, threads: 
       await emit("prompt_processing.start", {});
       await emit("prompt_processing.end", {});
       try {
-        const reply = await readReply(loop.events(), emit);
+        const reply = await readReply(loop, emit);
         // After an error, chat.end still carries what was generated, as LM Studio does.
         if (reply.error) await emit("error", lmStudioV1ErrorBody(reply.error));
         await emit("chat.end", { result: await result(reply) });

@@ -1,8 +1,5 @@
 // Ollama's capability gate: a request that needs what the model cannot do (tools, thinking, insert)
-// is a 400 `"<model>" does not support <capability>`, told before the model loads. A thinking model's
-// reply is split into `thinking` and content unless the request turns thinking off.
-import { promptOpensReasoning, ReasoningOutput } from "../../chat/reasoning.ts";
-import type { ChatRunOptions } from "../../generation/chat.ts";
+// is a 400 `"<model>" does not support <capability>`, told before the model loads.
 import type { Capability } from "../../store/capabilities.ts";
 import type { ServedModel } from "../model-service.ts";
 import { capabilitiesOf } from "./model-description.ts";
@@ -14,18 +11,11 @@ export interface NeededCapabilities {
   suffix?: boolean;
 }
 
-export function checkCapabilities(model: ServedModel, needs: NeededCapabilities): Capability[] {
-  const capabilities = capabilitiesOf(model);
+/** The model's capabilities (read from its file unless given), after refusing a request that needs one it lacks. */
+export function checkCapabilities(model: ServedModel, needs: NeededCapabilities, capabilities = capabilitiesOf(model)): Capability[] {
   if (needs.tools && !capabilities.includes("tools")) throw doesNotSupport(model, "tools");
   if (needs.suffix && !capabilities.includes("insert")) throw doesNotSupport(model, "insert");
   const thinkOn = needs.think !== undefined && needs.think !== null && needs.think !== false;
   if (thinkOn && !capabilities.includes("thinking")) throw doesNotSupport(model, "thinking");
   return capabilities;
-}
-
-/** The output reader for a reply: reasoning split off for thinking models (Ollama thinks unless told not to). */
-export function thinkingParser(capabilities: Capability[], think: boolean | string | null | undefined, promptText: string): Pick<ChatRunOptions, "parser"> {
-  if (!capabilities.includes("thinking") || think === false) return {};
-  const startsInside = promptOpensReasoning(promptText);
-  return { parser: () => new ReasoningOutput({ startsInside }) };
 }

@@ -2,12 +2,18 @@
 // parsing), answered as Ollama's ChatResponse chunks. A chat longer than the context loses its oldest
 // messages first.
 import type { Context } from "hono";
+import type { ChatMessage } from "../../chat/types.ts";
+import type { ToolCallParserName } from "../../generation/chat-output.ts";
+import type { ChatSpec } from "../../generation/chat-spec.ts";
+import type { OptionValues } from "../../options/values.ts";
+import type { Capability } from "../../store/capabilities.ts";
 import { runChat } from "../../generation/run-chat.ts";
 import { engineSettings } from "../../options/engine-settings.ts";
 import { serverRun, servedModel } from "../chat-request.ts";
 import { formatConstraint } from "./format.ts";
 import { badRequest } from "../api-error.ts";
 import type { ServerDeps } from "../deps.ts";
+import type { ServedModel } from "../model-service.ts";
 import { readJsonBody, validate } from "../validation.ts";
 import { base64Images } from "../request-images.ts";
 import { nativeToolCall, toChatMessages, toToolDefinitions } from "./chat-messages.ts";
@@ -18,11 +24,13 @@ import { doesNotSupport, findModel, keepAliveOf, loadOrUnload } from "./model-re
 import { nativeOptions } from "./options.ts";
 import { thinkSetting } from "../../generation/model-prompt.ts";
 import { checkCapabilities } from "./capability-checks.ts";
+import { capabilitiesOf } from "./model-description.ts";
 import { nativeLogprobs, respondNative, type NativeShape, type ResponsePiece } from "./respond.ts";
-import { chatSchema } from "./schemas.ts";
+import { chatSchema, type ChatRequestBody } from "./schemas.ts";
 import { ollamaToolChoice } from "./tool-choice.ts";
 
-function chatShape(model: string, withLogprobs: boolean, timing: RequestTiming): NativeShape {
+/** How /api/chat shapes a piece of output: the assistant message, its thinking and tool calls, and logprobs. */
+export function chatShape(model: string, withLogprobs: boolean, timing: RequestTiming): NativeShape {
   const head = () => ({ model, created_at: new Date().toISOString() });
   const message = (piece: ResponsePiece) => ({
     role: "assistant",
@@ -36,6 +44,34 @@ function chatShape(model: string, withLogprobs: boolean, timing: RequestTiming):
     final: (piece, finished) => ({
       ...head(), message: message(piece), done_reason: finished.doneReason, done: true, ...metricsFields(timing, finished.usage), ...logprobs(piece),
     }),
+  };
+}
+
+/** What the spec needs beside the body: the model's capabilities (from its file) and the server's --tool-call-parser. */
+export interface ChatSpecContext {
+  capabilities: Capability[];
+  toolCallParser?: ToolCallParserName | undefined;
+}
+
+/**
+ * An /api/chat body as a chat spec, its messages read already and its options from nativeOptions. A
+ * request that needs what the model cannot do (tools, thinking) is refused; an unusable tool_choice is
+ * ignored, as Ollama ignores the field.
+ */
+export function ollamaChatSpec(model: ServedModel, body: ChatRequestBody, messages: ChatMessage[], options: OptionValues, context: ChatSpecContext): ChatSpec {
+  const constraint = formatConstraint(body.format);
+  const requestedTools = toToolDefinitions(body.tools);
+  const toolChoice = ollamaToolChoice(body.tool_choice, { tools: requestedTools, constrained: constraint !== undefined, parser: context.toolCallParser });
+  const capabilities = checkCapabilities(model, { tools: requestedTools.length > 0 && toolChoice !== "none", think: body.think }, context.capabilities);
+  return {
+    prompt: { kind: "conversation", messages, layers: model.stored ?? {}, ...thinkSetting(body.think), overflow: body.truncate === false ? "refuse" : "drop-oldest" },
+    output: {
+      tools: requestedTools, reasoning: capabilities.includes("thinking") && body.think !== false,
+      ...(toolChoice ? { toolChoice } : {}), ...(constraint ? { constraint } : {}),
+    },
+    options,
+    limit: { overflow: "allow" },
+    ...(body.logprobs === true ? { logprobs: body.top_logprobs ?? 0 } : {}),
   };
 }
 
@@ -59,22 +95,10 @@ export function chat(deps: ServerDeps) {
       const read = audioReader(deps, model);
       return clips.map((clip, i) => read({ data: clip }, `audio ${i + 1}`));
     });
-    const constraint = formatConstraint(body.format);
-    const requestedTools = toToolDefinitions(body.tools);
-    const toolChoice = ollamaToolChoice(body.tool_choice, { tools: requestedTools, constrained: constraint !== undefined, parser: deps.toolCallParser });
-    const capabilities = checkCapabilities(model, { tools: requestedTools.length > 0 && toolChoice !== "none", think: body.think });
+    const spec = ollamaChatSpec(model, body, chatMessages, options, { capabilities: capabilitiesOf(model), toolCallParser: deps.toolCallParser });
     let loaded = arrived;
-    const withLogprobs = body.logprobs === true;
-    const { choices: [choice] } = await runChat(timedLoad(servedModel(deps, model, { keepAlive }), (at) => (loaded = at)), {
-      prompt: { kind: "conversation", messages: chatMessages, layers: model.stored ?? {}, ...thinkSetting(body.think), overflow: body.truncate === false ? "refuse" : "drop-oldest" },
-      output: {
-        tools: requestedTools, reasoning: capabilities.includes("thinking") && body.think !== false,
-        ...(toolChoice ? { toolChoice } : {}), ...(constraint ? { constraint } : {}),
-      },
-      options,
-      limit: { overflow: "allow" },
-      ...(withLogprobs ? { logprobs: body.top_logprobs ?? 0 } : {}),
-    }, serverRun(deps, model, c.req.raw.signal, arrived)).catch(ollamaContextErrors);
-    return respondNative(c, choice!, chatShape(body.model, withLogprobs, { arrived, loaded }), body.stream !== false);
+    const { choices: [choice] } = await runChat(timedLoad(servedModel(deps, model, { keepAlive }), (at) => (loaded = at)), spec,
+      serverRun(deps, model, c.req.raw.signal, arrived)).catch(ollamaContextErrors);
+    return respondNative(c, choice!, chatShape(body.model, spec.logprobs !== undefined, { arrived, loaded }), body.stream !== false);
   };
 }

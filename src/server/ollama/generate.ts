@@ -3,7 +3,9 @@
 import type { Context } from "hono";
 import { tokenizerAddsBos } from "../../chat/template.ts";
 import type { RenderedPrompt } from "../../generation/chat.ts";
-import type { PromptSpec } from "../../generation/chat-spec.ts";
+import type { ChatSpec, PromptSpec } from "../../generation/chat-spec.ts";
+import type { OptionValues } from "../../options/values.ts";
+import type { Capability } from "../../store/capabilities.ts";
 import type { EngineHandle } from "../../engine/engine-handle.ts";
 import { thinkSetting } from "../../generation/model-prompt.ts";
 import { withoutMediaMarkers } from "../../generation/prompt-images.ts";
@@ -18,10 +20,10 @@ import { readJsonBody, validate } from "../validation.ts";
 import { checkCapabilities } from "./capability-checks.ts";
 import { ollamaContextErrors, timedLoad } from "./fit-context.ts";
 import { formatConstraint } from "./format.ts";
-import { metricsFields } from "./metrics.ts";
+import { metricsFields, type RequestTiming } from "./metrics.ts";
 import { doesNotSupport, findModel, keepAliveOf, loadOrUnload } from "./model-request.ts";
 import { nativeOptions } from "./options.ts";
-import { nativeLogprobs, respondNative, type NativeShape } from "./respond.ts";
+import { nativeLogprobs, respondNative, type NativeShape, type ResponsePiece } from "./respond.ts";
 import { generateSchema, type GenerateRequestBody } from "./schemas.ts";
 
 /**
@@ -42,23 +44,43 @@ function promptSpec(model: ServedModel, body: GenerateRequestBody, images: Uint8
   };
 }
 
-function generateShape(model: string, prompt: RenderedPrompt, engine: EngineHandle, raw: boolean, withLogprobs: boolean, timing: { arrived: number; loaded: number }): NativeShape {
+/**
+ * How /api/generate shapes a piece of output: `response`, `thinking`, logprobs, and on the last object the
+ * `context` that `exchange` gives for the whole answer (none in raw mode).
+ */
+export function generateShape(model: string, withLogprobs: boolean, timing: RequestTiming, exchange?: (content: string) => Promise<number[]>): NativeShape {
   const head = () => ({ model, created_at: new Date().toISOString() });
-  const output = (piece: Parameters<NativeShape["chunk"]>[0]) => ({
+  const output = (piece: ResponsePiece) => ({
     response: piece.content, ...(piece.thinking ? { thinking: piece.thinking } : {}),
   });
-  const logprobs = (piece: Parameters<NativeShape["chunk"]>[0]) => (withLogprobs && piece.logprobs.length ? { logprobs: nativeLogprobs(piece.logprobs) } : {});
+  const logprobs = (piece: ResponsePiece) => (withLogprobs && piece.logprobs.length ? { logprobs: nativeLogprobs(piece.logprobs) } : {});
   return {
     chunk: (piece) => ({ ...head(), ...output(piece), done: false, ...logprobs(piece) }),
     async final(piece, finished) {
-      // The whole exchange as token ids, for a client to send back as `context` (not in raw mode).
-      const text = withoutMediaMarkers(prompt.text, engine.info) + finished.content;
-      const context = raw ? undefined : await engine.tokenize(text, { addSpecial: tokenizerAddsBos(text, engine.info.bosText) });
+      const context = exchange ? await exchange(finished.content) : undefined;
       return {
         ...head(), ...output(piece), done: true, done_reason: finished.doneReason,
         ...(context ? { context } : {}), ...metricsFields(timing, finished.usage), ...logprobs(piece),
       };
     },
+  };
+}
+
+/** The whole exchange as token ids, for a client to send back as `context`. */
+function exchangeTokens(engine: EngineHandle, prompt: RenderedPrompt, content: string): Promise<number[]> {
+  const text = withoutMediaMarkers(prompt.text, engine.info) + content;
+  return engine.tokenize(text, { addSpecial: tokenizerAddsBos(text, engine.info.bosText) });
+}
+
+/** An /api/generate body as a chat spec, its images read already, its options from nativeOptions and the model's capabilities checked. */
+export function ollamaGenerateSpec(model: ServedModel, body: GenerateRequestBody, images: Uint8Array[], options: OptionValues, capabilities: Capability[]): ChatSpec {
+  const constraint = formatConstraint(body.format);
+  return {
+    prompt: promptSpec(model, body, images),
+    output: { reasoning: !body.raw && capabilities.includes("thinking") && body.think !== false, ...(constraint ? { constraint } : {}) },
+    options,
+    limit: { overflow: "allow" },
+    ...(body.logprobs === true ? { logprobs: body.top_logprobs ?? 0 } : {}),
   };
 }
 
@@ -80,15 +102,10 @@ export function generate(deps: ServerDeps) {
       return c.json({ model: name, created_at: new Date().toISOString(), response: "", done: true, done_reason: doneReason });
     }
     let loaded = arrived;
-    const withLogprobs = body.logprobs === true;
-    const constraint = formatConstraint(body.format);
-    const { engine, prompt, choices: [choice] } = await runChat(timedLoad(servedModel(deps, model, { keepAlive }), (at) => (loaded = at)), {
-      prompt: promptSpec(model, body, images),
-      output: { reasoning: !body.raw && capabilities.includes("thinking") && body.think !== false, ...(constraint ? { constraint } : {}) },
-      options,
-      limit: { overflow: "allow" },
-      ...(withLogprobs ? { logprobs: body.top_logprobs ?? 0 } : {}),
-    }, serverRun(deps, model, c.req.raw.signal, arrived)).catch(ollamaContextErrors);
-    return respondNative(c, choice!, generateShape(name, prompt, engine, body.raw === true, withLogprobs, { arrived, loaded }), body.stream !== false);
+    const spec = ollamaGenerateSpec(model, body, images, options, capabilities);
+    const { engine, prompt, choices: [choice] } = await runChat(timedLoad(servedModel(deps, model, { keepAlive }), (at) => (loaded = at)), spec,
+      serverRun(deps, model, c.req.raw.signal, arrived)).catch(ollamaContextErrors);
+    const exchange = body.raw === true ? undefined : (content: string) => exchangeTokens(engine, prompt, content);
+    return respondNative(c, choice!, generateShape(name, spec.logprobs !== undefined, { arrived, loaded }, exchange), body.stream !== false);
   };
 }

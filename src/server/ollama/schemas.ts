@@ -37,6 +37,8 @@ const commonFields = {
 
 export const generateSchema = z.object({
   ...commonFields,
+  // Not Ollama's: the AI SDK Ollama provider's completion model sends its limit under this name.
+  max_tokens: z.number().int().nullable().optional().describe("as options.num_predict (options and max_output_tokens win)"),
   prompt: z.string().nullable().optional().describe("empty: only load the model"),
   suffix: z.string().nullable().optional().describe("text after the insertion point (models with the insert capability)"),
   system: z.string().nullable().optional().describe("replaces the model's system prompt"),

@@ -3,16 +3,20 @@
 // chat.completion or an SSE stream of chat.completion.chunk.
 import type { Context } from "hono";
 import { parseToolChoice } from "../../generation/chat-output.ts";
+import type { ChatMessage } from "../../chat/types.ts";
 import type { ChatSpec } from "../../generation/chat-spec.ts";
+import type { OptionValues } from "../../options/values.ts";
 import { runChat } from "../../generation/run-chat.ts";
 import { outputConstraintOf } from "./structured-output.ts";
 import { badRequest } from "../api-error.ts";
 import { readJsonBody, validate } from "../validation.ts";
 import type { ServerDeps } from "../deps.ts";
 import { refuseEmbeddingModel, serverRun, servedModel } from "../chat-request.ts";
+import type { ServedModel } from "../model-service.ts";
+import type { Profile } from "../profiles/profile.ts";
 import { imageUrlReader } from "../request-images.ts";
 import { audioReader } from "../request-audio.ts";
-import { chatCompletionSchema } from "./schemas.ts";
+import { chatCompletionSchema, type ChatCompletionRequest } from "./schemas.ts";
 import { openAiEventStream } from "./sse.ts";
 import { streamChatChoices } from "./chat-stream.ts";
 import { requestOptions } from "../request-options.ts";
@@ -27,37 +31,48 @@ function optional<K extends string, V>(key: K, value: V | undefined): { [P in K]
   return (value === undefined ? {} : { [key]: value }) as { [P in K]?: V };
 }
 
+/** The body's parameters (the profile's defaults < the model's own < the body's), checked before any image is read. */
+export function chatCompletionOptions(profile: Profile, model: ServedModel, body: ChatCompletionRequest): OptionValues {
+  const options = requestOptions(profile, model, body, stopStrings(body.stop));
+  checkChoiceOptions(body, body.n ?? 1, options);
+  if (body.top_logprobs && !body.logprobs) throw badRequest("when using `top_logprobs`, `logprobs` must be set to true.", "top_logprobs");
+  return options;
+}
+
+/** The chat spec of a body, its messages read already and its options from chatCompletionOptions. */
+export function chatCompletionSpec(profile: Profile, model: ServedModel, body: ChatCompletionRequest, messages: ChatMessage[], options: OptionValues): ChatSpec {
+  const logprobs = body.logprobs ? body.top_logprobs ?? 0 : undefined;
+  const requested = requestedMaxTokens(profile, body.max_tokens, 1);
+  return {
+    prompt: {
+      kind: "conversation", messages, ...optional("layers", model.stored),
+      addGenerationPrompt: body.add_generation_prompt ?? true, ...optional("templateVariables", body.chat_template_kwargs),
+    },
+    output: {
+      tools: body.tools ?? [], parallelToolCalls: body.parallel_tool_calls ?? true,
+      ...optional("toolChoice", parseToolChoice(body.tool_choice)), ...optional("constraint", outputConstraintOf(body)),
+    },
+    options,
+    limit: { ...optional("maxTokens", body.max_completion_tokens ?? requested), overflow: profile.replyOverflow },
+    n: body.n ?? 1, ...optional("logprobs", logprobs),
+    // A client that asks for special tokens to be skipped gets call markers skipped too.
+    ...(options.skipSpecialTokens === true ? { keepSpecialTokens: false } : {}),
+  };
+}
+
 /** `extension` adds a profile's own fields to non-streamed bodies (LM Studio's /api/v0 stats). */
 export function chatCompletions(deps: ServerDeps, extension?: ResponseExtension) {
   return async function chatCompletionsHandler(c: Context) {
     const arrived = performance.now();
     const body = validate(chatCompletionSchema, await readJsonBody(c));
-    const n = body.n ?? 1;
     const model = deps.models.resolve(body.model);
-    const options = requestOptions(deps.profile, model, body, stopStrings(body.stop));
-    checkChoiceOptions(body, n, options);
-    if (body.top_logprobs && !body.logprobs) throw badRequest("when using `top_logprobs`, `logprobs` must be set to true.", "top_logprobs");
+    const options = chatCompletionOptions(deps.profile, model, body);
     refuseEmbeddingModel(deps, model);
 
     // Images are read (and refused) before the model loads.
     const messages = await toChatMessages(body.messages, imageUrlReader(deps, model), audioReader(deps, model));
-    const logprobs = body.logprobs ? body.top_logprobs ?? 0 : undefined;
-    const requested = requestedMaxTokens(deps.profile, body.max_tokens, 1);
-    const spec: ChatSpec = {
-      prompt: {
-        kind: "conversation", messages, ...optional("layers", model.stored),
-        addGenerationPrompt: body.add_generation_prompt ?? true, ...optional("templateVariables", body.chat_template_kwargs),
-      },
-      output: {
-        tools: body.tools ?? [], parallelToolCalls: body.parallel_tool_calls ?? true,
-        ...optional("toolChoice", parseToolChoice(body.tool_choice)), ...optional("constraint", outputConstraintOf(body)),
-      },
-      options,
-      limit: { ...optional("maxTokens", body.max_completion_tokens ?? requested), overflow: deps.profile.replyOverflow },
-      n, ...optional("logprobs", logprobs),
-      // A client that asks for special tokens to be skipped gets call markers skipped too.
-      ...(options.skipSpecialTokens === true ? { keepSpecialTokens: false } : {}),
-    };
+    const spec = chatCompletionSpec(deps.profile, model, body, messages, options);
+    const withLogprobs = spec.logprobs !== undefined;
     const load = { extra: draftModelOverrides(deps, body.draft_model), keepAlive: ttlKeepAlive(deps.profile, body.ttl) };
     const { engine, prompt, maxTokens, choices } = await runChat(servedModel(deps, model, load), spec, serverRun(deps, model, c.req.raw.signal, arrived));
     const id = completionId("chatcmpl");
@@ -71,10 +86,10 @@ export function chatCompletions(deps: ServerDeps, extension?: ResponseExtension)
       const usage = toUsage(results[0]!.usage.promptTokens, results.map((r) => r.usage));
       reportUsage(usage);
       const extra = extension?.({ engine, choices: results, maxTokens }) ?? {};
-      return c.json({ ...chatCompletionBody(id, created, model.id, results, usage, logprobs !== undefined), ...extra });
+      return c.json({ ...chatCompletionBody(id, created, model.id, results, usage, withLogprobs), ...extra });
     }
     return openAiEventStream(c, async (send) => {
-      const usages = await streamChatChoices(choices, { id, created, model: model.id, profile: deps.profile, withLogprobs: logprobs !== undefined }, send);
+      const usages = await streamChatChoices(choices, { id, created, model: model.id, profile: deps.profile, withLogprobs }, send);
       if (!usages) return;
       const usage = toUsage(usages[0]?.promptTokens ?? prompt.tokens.length, usages);
       reportUsage(usage);

@@ -8,6 +8,9 @@ import type { SendChunk } from "./sse.ts";
 import { errorChunk, finishReasonOf, stopReasonOf } from "./stream-choices.ts";
 import { chatChunk, chatLogprobs } from "./translate.ts";
 
+/** What the writer reads of a choice: its events (a ChatChoice, or a list of events in a test). */
+export type ChatEvents = Pick<ChatChoice, "events">;
+
 export interface ChatStreamContext {
   id: string;
   created: number;
@@ -35,7 +38,7 @@ function deltaOf(event: ChatEvent): Record<string, unknown> | undefined {
   }
 }
 
-async function streamChatChoice(choice: ChatChoice, index: number, ctx: ChatStreamContext, send: SendChunk): Promise<RequestUsage | undefined> {
+async function streamChatChoice(choice: ChatEvents, index: number, ctx: ChatStreamContext, send: SendChunk): Promise<RequestUsage | undefined> {
   const chunk = (delta: Record<string, unknown>, finishReason: string | null = null, extra: Record<string, unknown> = {}) =>
     chatChunk(ctx.id, ctx.created, ctx.model, index, delta, finishReason, extra);
   for await (const event of choice.events()) {
@@ -57,7 +60,7 @@ async function streamChatChoice(choice: ChatChoice, index: number, ctx: ChatStre
 }
 
 /** Streams every choice concurrently; resolves with their usages, or undefined if any ended in error. */
-export async function streamChatChoices(choices: ChatChoice[], ctx: ChatStreamContext, send: SendChunk): Promise<RequestUsage[] | undefined> {
+export async function streamChatChoices(choices: ChatEvents[], ctx: ChatStreamContext, send: SendChunk): Promise<RequestUsage[] | undefined> {
   for (let i = 0; i < choices.length; i++) await send(chatChunk(ctx.id, ctx.created, ctx.model, i, { role: "assistant", content: "" }));
   const usages = await Promise.all(choices.map((choice, index) => streamChatChoice(choice, index, ctx, send)));
   return usages.includes(undefined) ? undefined : (usages as RequestUsage[]);

@@ -3,6 +3,7 @@
 // (output_text) and `function_call`.
 import type { RequestUsage } from "../../engine/types.ts";
 import { newId, reshapeId } from "../../ids.ts";
+import type { ParsedToolCall } from "../../chat/output-parser.ts";
 import type { ChatFinishReason } from "../../generation/chat-events.ts";
 import type { ResponsesRequest } from "./responses-schema.ts";
 
@@ -83,4 +84,13 @@ export function responseObject(
     usage: extra.usage ?? null,
     metadata: request.metadata ?? {},
   };
+}
+
+/** The output items of a finished reply: reasoning, then the message (unless the reply is only reasoning or calls), then the calls. */
+export function outputItems(result: { content: string; reasoning: string; toolCalls: ParsedToolCall[] }): OutputItem[] {
+  const items: OutputItem[] = [];
+  if (result.reasoning) items.push(reasoningItem(newItemId("rs"), result.reasoning));
+  if (result.content.trim() || (result.toolCalls.length === 0 && !result.reasoning)) items.push(messageItem(newItemId("msg"), result.content, "completed"));
+  for (const call of result.toolCalls) items.push(functionCallItem(newItemId("fc"), call, JSON.stringify(call.arguments), "completed"));
+  return items;
 }

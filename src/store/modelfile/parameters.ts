@@ -2,7 +2,7 @@
 // parsing of a PARAMETER value into its type with Go's strconv rules, and the check of a parameters
 // object (a params layer, an API request) against the table.
 import { checkOllamaOption, ollamaKindOf, ollamaOptionKey, ollamaOptionNames } from "../../options/ollama-names.ts";
-import { OptionError } from "../../options/check-value.ts";
+import { checkKind, OptionError } from "../../options/check-value.ts";
 import type { OptionKind } from "../../options/table.ts";
 import { REMOVED_OLLAMA_OPTIONS } from "../../options/table.ts";
 
@@ -68,31 +68,25 @@ const TYPE_WORDS = { int: "int", float: "float", bool: "bool", strings: "array o
 
 /**
  * Checks a parameters object (a params layer, an API request) against the table: each known name with
- * a value of its type. Returns the problems, empty when all is well.
+ * a value of its type, and in its range where the table checks one on Ollama's surface (XTC, DRY), as a
+ * request's options are checked. Returns the problems, empty when all is well.
  */
 export function parameterProblems(parameters: Record<string, unknown>): string[] {
   const problems: string[] = [];
   for (const [name, value] of Object.entries(parameters)) {
+    const key = ollamaOptionKey(name);
     const kind = ollamaKindOf(name);
-    if (kind === undefined) problems.push(`unknown parameter "${name}"`);
-    else if (!valueHasKind(value, kind)) problems.push(`parameter "${name}" must be of type ${TYPE_WORDS[kind]}`);
+    if (key === undefined || kind === undefined) problems.push(`unknown parameter "${name}"`);
+    // A stored integer is a whole number (a request's may carry a fraction, which Ollama drops).
+    else if (kind === "int" ? !Number.isSafeInteger(value) : !checkKind(key, value)) problems.push(`parameter "${name}" must be of type ${TYPE_WORDS[kind]}`);
+    else {
+      try {
+        checkOllamaOption(name, value, name);
+      } catch (error) {
+        if (!(error instanceof OptionError)) throw error;
+        problems.push(`parameter "${name}" must be ${error.rule}, got ${JSON.stringify(value)}`);
+      }
+    }
   }
   return problems;
-}
-
-function valueHasKind(value: unknown, kind: keyof typeof TYPE_WORDS): boolean {
-  switch (kind) {
-    case "int":
-      return Number.isSafeInteger(value);
-    case "float":
-      return typeof value === "number" && Number.isFinite(value);
-    case "bool":
-      return typeof value === "boolean";
-    case "strings":
-      return Array.isArray(value) && value.every((item) => typeof item === "string");
-    case "ints":
-      return Array.isArray(value) && value.every((item) => Number.isSafeInteger(item));
-    case "bias":
-      return typeof value === "object" && value !== null && !Array.isArray(value);
-  }
 }

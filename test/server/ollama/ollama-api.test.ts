@@ -6,8 +6,8 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { Ollama } from "ollama";
-import { ensureModel } from "../../scripts/gen-models.ts";
-import { startServer, type RunningServer } from "./serve-fixture.ts";
+import { ensureModel } from "../../../scripts/gen-models.ts";
+import { startServer, type RunningServer } from "../serve-fixture.ts";
 
 let server: RunningServer;
 let ollama: Ollama;

@@ -7,9 +7,9 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { LMStudioClient, tool } from "@lmstudio/sdk";
 import { rmSync } from "node:fs";
 import { z as z3 } from "zod/v3";
-import { ensureModel } from "../../scripts/gen-models.ts";
-import { startServer, type RunningServer } from "./serve-fixture.ts";
-import { BERT_KEY, CHAT_KEY, portIsFree, quietLogger, RawSocket, type SdkStore, sdkStore } from "./lmstudio-sdk-fixture.ts";
+import { ensureModel } from "../../../scripts/gen-models.ts";
+import { startServer, type RunningServer } from "../serve-fixture.ts";
+import { BERT_KEY, CHAT_KEY, portIsFree, quietLogger, RawSocket, type SdkStore, sdkStore } from "../lmstudio-sdk-fixture.ts";
 
 const DISCOVERY_PORT = 41343;
 let store: SdkStore;

@@ -8,8 +8,8 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import OpenAI from "openai";
 import Ajv2020 from "ajv/dist/2020.js";
-import { ensureModel } from "../../scripts/gen-models.ts";
-import { startServer, type RunningServer } from "./serve-fixture.ts";
+import { ensureModel } from "../../../scripts/gen-models.ts";
+import { startServer, type RunningServer } from "../serve-fixture.ts";
 
 const VERBS = ["get", "set", "list", "find", "make", "drop", "open", "sync", "move", "tag"];
 const NOUNS = ["file", "user", "issue", "alarm", "note", "page", "city", "task", "mail", "song"];

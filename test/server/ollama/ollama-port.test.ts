@@ -8,11 +8,11 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import OpenAI from "openai";
 import { Ollama, type ModelResponse } from "ollama";
-import { ensureModel } from "../../scripts/gen-models.ts";
-import { createModel } from "../../src/store/create-model.ts";
-import { ModelStore } from "../../src/store/model-store.ts";
-import { engineProcesses } from "../fixtures/child-processes.ts";
-import { startServer, type RunningServer } from "./serve-fixture.ts";
+import { ensureModel } from "../../../scripts/gen-models.ts";
+import { createModel } from "../../../src/store/create-model.ts";
+import { ModelStore } from "../../../src/store/model-store.ts";
+import { engineProcesses } from "../../fixtures/child-processes.ts";
+import { startServer, type RunningServer } from "../serve-fixture.ts";
 
 let server: RunningServer;
 let ollama: Ollama;

@@ -7,7 +7,7 @@ import OpenAI from "openai";
 import { zodTextFormat } from "openai/helpers/zod";
 import { z } from "zod";
 import Ajv2020 from "ajv/dist/2020.js";
-import { MODEL, PROFILES, startAgentServers, type AgentServers, type Profile } from "./agent-fixture.ts";
+import { MODEL, PROFILES, startAgentServers, type AgentServers, type Profile } from "../agent-fixture.ts";
 
 let fixture: AgentServers;
 let jpegUri: string;

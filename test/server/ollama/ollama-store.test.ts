@@ -6,11 +6,11 @@ import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { Ollama } from "ollama";
-import { ensureModel } from "../../scripts/gen-models.ts";
-import { startHubServer, type HubServer } from "../fixtures/hub-server.ts";
-import { startRegistryServer, type RegistryServer } from "../fixtures/registry-server.ts";
-import { tinyGguf } from "../fixtures/tiny-gguf.ts";
-import { startServer, type RunningServer } from "./serve-fixture.ts";
+import { ensureModel } from "../../../scripts/gen-models.ts";
+import { startHubServer, type HubServer } from "../../fixtures/hub-server.ts";
+import { startRegistryServer, type RegistryServer } from "../../fixtures/registry-server.ts";
+import { tinyGguf } from "../../fixtures/tiny-gguf.ts";
+import { startServer, type RunningServer } from "../serve-fixture.ts";
 
 let server: RunningServer;
 let hub: HubServer;

@@ -6,9 +6,9 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { everythingEntry, WEATHER } from "../fixtures/mcp-servers.ts";
-import { MODEL, startMcpServers, type McpServers } from "./mcp-fixture.ts";
-import { startServer, type RunningServer } from "./serve-fixture.ts";
+import { everythingEntry, WEATHER } from "../../fixtures/mcp-servers.ts";
+import { MODEL, startMcpServers, type McpServers } from "../mcp-fixture.ts";
+import { startServer, type RunningServer } from "../serve-fixture.ts";
 
 const WEATHER_TOOL = "get-structured-content";
 /** Room for a forced call (about 50 tokens of random-weight text) and a few tokens of answer after its result. */

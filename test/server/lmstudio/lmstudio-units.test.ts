@@ -1,15 +1,15 @@
 // Profile c's pure translations: download names, LM Studio's stop reasons and the sampling defaults
 // of the spec's server C column.
 import { describe, expect, test } from "bun:test";
-import { pullNameOf } from "../../src/server/lmstudio/v1-download.ts";
-import { lmStudioStopReason } from "../../src/server/lmstudio/v0-stats.ts";
-import { engineSettings } from "../../src/options/engine-settings.ts";
-import { mergeOptionValues } from "../../src/options/values.ts";
-import { readWireOptions } from "../../src/options/wire-names.ts";
-import { profiles } from "../../src/server/profiles/index.ts";
-import { ApiError } from "../../src/server/api-error.ts";
-import { requestedMaxTokens } from "../../src/server/openai/max-tokens.ts";
-import { jitAutoEvict } from "../../src/config.ts";
+import { pullNameOf } from "../../../src/server/lmstudio/v1-download.ts";
+import { lmStudioStopReason } from "../../../src/server/lmstudio/v0-stats.ts";
+import { engineSettings } from "../../../src/options/engine-settings.ts";
+import { mergeOptionValues } from "../../../src/options/values.ts";
+import { readWireOptions } from "../../../src/options/wire-names.ts";
+import { profiles } from "../../../src/server/profiles/index.ts";
+import { ApiError } from "../../../src/server/api-error.ts";
+import { requestedMaxTokens } from "../../../src/server/openai/max-tokens.ts";
+import { jitAutoEvict } from "../../../src/config.ts";
 
 const usage = (completionTokens: number) => ({ promptTokens: 5, cachedPromptTokens: 0, completionTokens, timeToFirstTokenMs: 1, promptMs: 1, decodeMs: 1, queueMs: 0 });
 

@@ -7,11 +7,11 @@ import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { Ollama } from "ollama";
-import { PUSH_OFF } from "../../src/server/ollama/push.ts";
-import { loadRegistryKey } from "../../src/store/registry/registry-key.ts";
-import { startRegistryServer, type RegistryServer } from "../fixtures/registry-server.ts";
-import { tinyGguf } from "../fixtures/tiny-gguf.ts";
-import { startServer, type RunningServer } from "./serve-fixture.ts";
+import { PUSH_OFF } from "../../../src/server/ollama/push.ts";
+import { loadRegistryKey } from "../../../src/store/registry/registry-key.ts";
+import { startRegistryServer, type RegistryServer } from "../../fixtures/registry-server.ts";
+import { tinyGguf } from "../../fixtures/tiny-gguf.ts";
+import { startServer, type RunningServer } from "../serve-fixture.ts";
 
 let dir: string;
 let source: RegistryServer;

@@ -1,9 +1,9 @@
 // The pure parts of LM Studio's SDK protocol: KV config stacks read into prediction settings, the chat
 // history into chat messages, and one socket's frame handling over an in-memory connection.
 import { describe, expect, test } from "bun:test";
-import { collapse, predictionConfig } from "../../src/server/lmstudio/sdk/config-stack.ts";
-import { toChatMessages } from "../../src/server/lmstudio/sdk/history.ts";
-import { ClientRegistry, type Namespace, SdkSocketSession } from "../../src/server/lmstudio/sdk/socket-session.ts";
+import { collapse, predictionConfig } from "../../../src/server/lmstudio/sdk/config-stack.ts";
+import { toChatMessages } from "../../../src/server/lmstudio/sdk/history.ts";
+import { ClientRegistry, type Namespace, SdkSocketSession } from "../../../src/server/lmstudio/sdk/socket-session.ts";
 
 const layer = (layerName: string, fields: Record<string, unknown>) => ({ layerName, config: { fields: Object.entries(fields).map(([key, value]) => ({ key, value })) } });
 

@@ -2,8 +2,8 @@
 // reload it one after another, and neither that reload nor the cap ever stops an engine while a request
 // still uses it (between rendering, generating and tokenizing its reply context, or while it streams).
 import { afterAll, beforeAll, expect, test } from "bun:test";
-import { ensureModel } from "../../scripts/gen-models.ts";
-import { startServer, type RunningServer } from "./serve-fixture.ts";
+import { ensureModel } from "../../../scripts/gen-models.ts";
+import { startServer, type RunningServer } from "../serve-fixture.ts";
 
 let server: RunningServer;
 let llama: string;

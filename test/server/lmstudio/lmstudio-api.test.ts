@@ -7,11 +7,11 @@ import OpenAI from "openai";
 import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { ensureModel } from "../../scripts/gen-models.ts";
-import { ModelStore } from "../../src/store/model-store.ts";
-import { pullModel } from "../../src/store/pull.ts";
-import { type HubServer, startHubServer } from "../fixtures/hub-server.ts";
-import { startServer, type RunningServer } from "./serve-fixture.ts";
+import { ensureModel } from "../../../scripts/gen-models.ts";
+import { ModelStore } from "../../../src/store/model-store.ts";
+import { pullModel } from "../../../src/store/pull.ts";
+import { type HubServer, startHubServer } from "../../fixtures/hub-server.ts";
+import { startServer, type RunningServer } from "../serve-fixture.ts";
 
 const CHAT = "llamux-test/Tiny-Chat-GGUF";
 const BERT = "llamux-test/Tiny-Bert-GGUF";
@@ -281,7 +281,7 @@ describe("REST API v1 chat", () => {
 
   test("takes an image for a vision model, whose instance is not the text model sharing its weights", async () => {
     expect((await call("POST", "/api/v1/models/load", { model: CHAT_ID })).status).toBe(200); // kept through Auto-Evict
-    const jpeg = readFileSync(join(import.meta.dir, "..", "fixtures", "images", "python-16.jpg")).toString("base64");
+    const jpeg = readFileSync(join(import.meta.dir, "..", "..", "fixtures", "images", "python-16.jpg")).toString("base64");
     const question = { type: "message", content: "What is in the picture?" };
     const withImage = await v1Chat({ model: VISION, input: [question, { type: "image", data_url: `data:image/jpeg;base64,${jpeg}` }], store: false });
     expect(withImage.status).toBe(200);

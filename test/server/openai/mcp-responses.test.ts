@@ -6,9 +6,9 @@
 // MCP server answered for the arguments the model wrote.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import OpenAI from "openai";
-import { WEATHER } from "../fixtures/mcp-servers.ts";
-import { CALL_TIMEOUT_S, MODEL, PROFILES, startMcpServers, type McpServers, type Profile } from "./mcp-fixture.ts";
-import { startServer, type RunningServer } from "./serve-fixture.ts";
+import { WEATHER } from "../../fixtures/mcp-servers.ts";
+import { CALL_TIMEOUT_S, MODEL, PROFILES, startMcpServers, type McpServers, type Profile } from "../mcp-fixture.ts";
+import { startServer, type RunningServer } from "../serve-fixture.ts";
 
 let fixture: McpServers;
 const clients: Partial<Record<Profile, OpenAI>> = {};

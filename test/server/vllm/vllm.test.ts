@@ -2,14 +2,14 @@
 // in-process through the Hono app; tokenizer and metrics tests run a real engine on a generated model.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import type { Hono } from "hono";
-import { ensureModel } from "../../scripts/gen-models.ts";
-import { llamuxVersion } from "../../src/cli/version.ts";
-import type { ModelInfo } from "../../src/engine/types.ts";
-import { ModelManager } from "../../src/engine/model-manager.ts";
-import { createApp } from "../../src/server/app.ts";
-import { ModelService } from "../../src/server/model-service.ts";
-import { profiles } from "../../src/server/profiles/index.ts";
-import { createVllmMetrics, oneTwoFiveBuckets } from "../../src/server/vllm/metrics.ts";
+import { ensureModel } from "../../../scripts/gen-models.ts";
+import { llamuxVersion } from "../../../src/cli/version.ts";
+import type { ModelInfo } from "../../../src/engine/types.ts";
+import { ModelManager } from "../../../src/engine/model-manager.ts";
+import { createApp } from "../../../src/server/app.ts";
+import { ModelService } from "../../../src/server/model-service.ts";
+import { profiles } from "../../../src/server/profiles/index.ts";
+import { createVllmMetrics, oneTwoFiveBuckets } from "../../../src/server/vllm/metrics.ts";
 
 const MODEL = "org/tiny";
 /** A vocabulary that adds BOS (tiny-llama's Qwen vocabulary adds none), for add_special_tokens. */

@@ -7,9 +7,9 @@ import { createHash } from "node:crypto";
 import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { ensureModel } from "../../scripts/gen-models.ts";
-import { ModelStore } from "../../src/store/model-store.ts";
-import { startServer, type RunningServer } from "./serve-fixture.ts";
+import { ensureModel } from "../../../scripts/gen-models.ts";
+import { ModelStore } from "../../../src/store/model-store.ts";
+import { startServer, type RunningServer } from "../serve-fixture.ts";
 
 let server: RunningServer;
 let storeDir: string;

@@ -5,8 +5,8 @@ import OpenAI from "openai";
 import { rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { ensureModel } from "../../scripts/gen-models.ts";
-import { startServer, type RunningServer } from "./serve-fixture.ts";
+import { ensureModel } from "../../../scripts/gen-models.ts";
+import { startServer, type RunningServer } from "../serve-fixture.ts";
 
 let chatModel: string;
 let embeddingModel: string;

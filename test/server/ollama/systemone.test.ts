@@ -3,9 +3,9 @@
 // its own engine sequence) with the tiny llama model over real HTTP on loopback.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { Ollama, type SystemOneRequest, type SystemOneResponse } from "ollama";
-import { ensureModel } from "../../scripts/gen-models.ts";
-import { startProfileApps, type ProfileApps } from "../fixtures/profile-apps.ts";
-import { MAX_SYSTEMONE_ANSWERS, MAX_SYSTEMONE_QUESTIONS } from "../../src/server/ollama/systemone/schema.ts";
+import { ensureModel } from "../../../scripts/gen-models.ts";
+import { startProfileApps, type ProfileApps } from "../../fixtures/profile-apps.ts";
+import { MAX_SYSTEMONE_ANSWERS, MAX_SYSTEMONE_QUESTIONS } from "../../../src/server/ollama/systemone/schema.ts";
 
 const MODEL = "tiny-chat";
 const EMBEDDER = "tiny-embed";

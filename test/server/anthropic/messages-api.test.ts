@@ -5,7 +5,7 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import Anthropic from "@anthropic-ai/sdk";
 import Ajv2020 from "ajv/dist/2020.js";
-import { KEY, MODEL, PROFILES, startAgentServers, type AgentServers, type Profile } from "./agent-fixture.ts";
+import { KEY, MODEL, PROFILES, startAgentServers, type AgentServers, type Profile } from "../agent-fixture.ts";
 
 let fixture: AgentServers;
 let imageHost: ReturnType<typeof Bun.serve>;

@@ -1,6 +1,6 @@
 // The Responses API's store for previous_response_id is bounded by count and by size.
 import { expect, test } from "bun:test";
-import { ResponseStore } from "../../src/server/openai/response-store.ts";
+import { ResponseStore } from "../../../src/server/openai/response-store.ts";
 
 const turn = (text: string) => [{ role: "user", content: text }, { role: "assistant", content: "ok" }];
 

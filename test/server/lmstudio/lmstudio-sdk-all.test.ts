@@ -7,14 +7,14 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { LMStudioClient } from "@lmstudio/sdk";
 import { rmSync } from "node:fs";
 import { join } from "node:path";
-import { ensureModel } from "../../scripts/gen-models.ts";
-import { BERT_KEY, CHAT_KEY, portIsFree, quietLogger, RawSocket, type SdkStore, sdkStore } from "./lmstudio-sdk-fixture.ts";
+import { ensureModel } from "../../../scripts/gen-models.ts";
+import { BERT_KEY, CHAT_KEY, portIsFree, quietLogger, RawSocket, type SdkStore, sdkStore } from "../lmstudio-sdk-fixture.ts";
 
 const TOKEN_ID = "sk-lm-Ab12Cd34";
 const TOKEN_PASSKEY = "Ef56Gh78Ij90Kl12Mn34";
 const PLAIN_KEY = "plain-secret-key";
 const PORTS = [11434, 8000, 1234];
-const main = join(import.meta.dir, "..", "..", "src", "main.ts");
+const main = join(import.meta.dir, "..", "..", "..", "src", "main.ts");
 
 let store: SdkStore;
 let child: ReturnType<typeof Bun.spawn> | undefined;
