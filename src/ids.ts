@@ -15,6 +15,9 @@ const PREFIXES = {
   reasoning: "rs_",
   functionCall: "fc_",
   callId: "call_",
+  mcpListTools: "mcpl_",
+  mcpCall: "mcp_",
+  mcpApprovalRequest: "mcpr_",
   // vLLM's rerank and score routes
   rerank: "rerank-",
   score: "score-",

@@ -109,6 +109,13 @@ export const commands: Record<string, CommandEntry> = {
       return { help: serveHelp, run: serveCommand };
     },
   },
+  mcp: {
+    summary: "List the MCP servers in mcp.json and the tools each one offers",
+    load: async () => {
+      const { mcpHelp, mcpCommand } = await import("./mcp.ts");
+      return { help: mcpHelp, run: mcpCommand };
+    },
+  },
   version: {
     summary: "Print the versions of llamux and llama.cpp",
     load: async () => {

@@ -13,6 +13,9 @@ import { listenForSdkDiscovery, sdkDiscoveryPort, SDK_DISCOVERY_PORT } from "../
 import { sdkWebSocket } from "../server/lmstudio/sdk/websocket.ts";
 import { ModelStore } from "../store/model-store.ts";
 import { defaultImageFetchPolicy } from "../vision/image-fetch.ts";
+import { emptyMcpConfig, loadMcpConfig } from "../mcp/mcp-config.ts";
+import { McpHub } from "../mcp/mcp-hub.ts";
+import { DEFAULT_MCP_LIMITS } from "../mcp/mcp-limits.ts";
 import { isHubName } from "../store/model-name.ts";
 import { pullWithProgress } from "./pull.ts";
 import { pullHintNotFound } from "../server/ollama/model-request.ts";
@@ -67,6 +70,18 @@ Options:
                                 a port in use is skipped with a log line)
       --allow-private-image-urls  let image URLs in requests reach loopback, private and link-local
                                 addresses (refused by default: a request could probe the local network)
+      --mcp                     let requests use the MCP servers of ~/.llamux/mcp.json (and on profile c
+                                LM Studio's ~/.lmstudio/mcp.json too), starting them on first use (off by
+                                default: a request would make the server spawn processes)
+      --mcp-config FILE         like --mcp, with the servers of FILE alone, in mcp.json's format (Cursor's,
+                                LM Studio's): {"mcpServers": {NAME: {command, args, env} | {url, headers}}};
+                                only these are ever spawned
+      --allow-request-mcp       let requests name MCP servers by URL (Responses "mcp" tools with a
+                                server_url, LM Studio's ephemeral_mcp; refused by default)
+      --allow-private-mcp-urls  let those URLs reach loopback, private and link-local addresses (refused
+                                by default: a request could probe the local network)
+      --mcp-call-timeout SECONDS  longest one MCP tool call may take (default ${DEFAULT_MCP_LIMITS.callTimeoutMs / 1000}); a server that
+                                takes longer gets an error result and is restarted
       --allow-push              profile a: let POST /api/push upload stored models to the registry a
                                 request names (off by default: a request could send models anywhere)
 ${engineFlagsHelp}
@@ -160,7 +175,9 @@ export async function serveCommand(args: string[]): Promise<number | undefined> 
       parallel: { type: "string" }, "max-num-seqs": { type: "string" }, threads: { type: "string" }, seed: { type: "string" },
       dtype: { type: "string" }, "gpu-memory-utilization": { type: "string" }, "tensor-parallel-size": { type: "string" },
       "trust-remote-code": { type: "boolean" }, help: { type: "boolean", short: "h" }, "chat-template": { type: "string" },
-      "enable-auto-tool-choice": { type: "boolean" }, mmproj: { type: "string" }, "allow-private-image-urls": { type: "boolean" }, "allow-push": { type: "boolean" }, "tool-call-parser": { type: "string" }, "reasoning-parser": { type: "string" }, "sdk-port": { type: "string" },
+      "enable-auto-tool-choice": { type: "boolean" }, mmproj: { type: "string" }, "allow-private-image-urls": { type: "boolean" }, "allow-push": { type: "boolean" },
+      mcp: { type: "boolean" }, "mcp-config": { type: "string" }, "allow-request-mcp": { type: "boolean" }, "allow-private-mcp-urls": { type: "boolean" }, "mcp-call-timeout": { type: "string" },
+      "tool-call-parser": { type: "string" }, "reasoning-parser": { type: "string" }, "sdk-port": { type: "string" },
       rpc: { type: "string" },
       ...serverOptionFlags,
       ...speculativeFlags,
@@ -202,6 +219,12 @@ export async function serveCommand(args: string[]): Promise<number | undefined> 
   const imageFetch = { ...defaultImageFetchPolicy, allowPrivate: values["allow-private-image-urls"] ?? false };
   const threads = integer(values.threads, "threads");
   const sdkPort = sdkDiscoveryPort(values["sdk-port"]);
+  const mcpPolicy = {
+    allowRequestServers: values["allow-request-mcp"] ?? false,
+    allowPrivateUrls: values["allow-private-mcp-urls"] ?? false,
+    limits: { ...DEFAULT_MCP_LIMITS, callTimeoutMs: (integer(values["mcp-call-timeout"], "mcp-call-timeout") ?? DEFAULT_MCP_LIMITS.callTimeoutMs / 1000) * 1000 },
+  };
+  if (mcpPolicy.allowPrivateUrls && !mcpPolicy.allowRequestServers) log.warn("--allow-private-mcp-urls has no effect without --allow-request-mcp");
   for (const name of names) {
     const profile = profiles[name];
     const ollama = name === "a";
@@ -232,8 +255,13 @@ export async function serveCommand(args: string[]): Promise<number | undefined> 
     for (const warning of exposureWarnings(options)) log.warn(`profile ${name}: ${warning}`);
     // vLLM loads its model before serving: profile b does too, and its /health says 503 until then
     const readiness = name === "b" && modelArg ? new StartupReadiness() : undefined;
+    // Off unless asked for: a request naming a configured server makes this process spawn it. LM Studio's
+    // own mcp.json is read where llamux stands in for LM Studio.
+    const mcpConfig = values.mcp || values["mcp-config"] !== undefined ? loadMcpConfig(values["mcp-config"], name === "c") : emptyMcpConfig();
+    if (mcpConfig.servers.size) log.info(`profile ${name}: MCP servers ${[...mcpConfig.servers.keys()].join(", ")} (from ${mcpConfig.sources.join(", ")})`);
+    const mcp = new McpHub(mcpConfig, mcpPolicy);
     const app = createApp({
-      profile, models, imageFetch, allowPush: values["allow-push"] ?? false, ...(toolCallParser ? { toolCallParser } : {}), ...(readiness ? { readiness } : {}),
+      profile, models, imageFetch, mcp, allowPush: values["allow-push"] ?? false, ...(toolCallParser ? { toolCallParser } : {}), ...(readiness ? { readiness } : {}),
       ...(name === "b" ? createVllmMetrics(manager, models) : {}),
     }, options);
     const listenPort = port ?? profile.defaultPort;

@@ -6,6 +6,7 @@ import { ImageInputError } from "../vision/image-input-error.ts";
 import { AudioInputError } from "../audio/audio-input-error.ts";
 import { ContextLimitError } from "../generation/chat-spec.ts";
 import { OptionError } from "../options/check-value.ts";
+import { McpRequestError } from "../mcp/mcp-request-error.ts";
 
 export class ApiError extends Error {
   readonly status: number;
@@ -72,6 +73,8 @@ export function toApiError(error: unknown): ApiError {
   if (error instanceof ImageInputError) return new ApiError(400, error.message, { cause: error });
   if (error instanceof AudioInputError) return new ApiError(400, error.message, { cause: error });
   if (error instanceof ContextLimitError) return contextLimitError(error);
+  // MCP servers a request may not use (unknown names, URLs without the flag or to private addresses).
+  if (error instanceof McpRequestError) return new ApiError(400, error.message, { param: error.param, cause: error });
   // A parameter out of its range, named as the request spelled it.
   if (error instanceof OptionError) return new ApiError(400, error.message, { param: error.field, cause: error });
   return new ApiError(500, error instanceof Error ? error.message : String(error), { cause: error });

@@ -5,6 +5,7 @@ import type { Profile } from "./profiles/profile.ts";
 import type { ToolCallParserName } from "../generation/chat-output.ts";
 import type { ImageFetchPolicy } from "../vision/image-fetch.ts";
 import type { StartupReadiness } from "./readiness.ts";
+import type { McpHub } from "../mcp/mcp-hub.ts";
 
 /** One finished generation (one choice), for metrics and request logs. */
 export interface FinishedGeneration {
@@ -38,6 +39,8 @@ export interface ServerDeps {
   imageFetch?: ImageFetchPolicy;
   /** POST /api/push may upload stored models to registries (serve --allow-push). Default: false. */
   allowPush?: boolean;
+  /** The MCP servers requests may use (mcp.json, and URLs with --allow-request-mcp). Default: none, and no URLs. */
+  mcp?: McpHub;
   /** The loads of the models named on the command line (profile b's /health waits for them). */
   readiness?: StartupReadiness;
 }

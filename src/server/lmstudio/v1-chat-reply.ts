@@ -1,48 +1,87 @@
-// One /api/v1/chat reply read from the shared chat events: its reasoning and message text, told piece
-// by piece as LM Studio's streaming events (reasoning.start/delta/end, message.start/delta/end).
+// One /api/v1/chat reply read from the tool loop's events (or a plain chat's): its reasoning and message
+// text, and a tool_call item for each call an MCP server ran, told piece by piece as LM Studio's
+// streaming events (reasoning.start/delta/end, tool_call.start/arguments/success/failure,
+// message.start/delta/end).
 import { EngineError, type RequestUsage } from "../../engine/types.ts";
-import type { ChatChoice } from "../../generation/chat.ts";
+import type { ToolLoopEvent } from "../../generation/tool-loop.ts";
 import { ApiError, toApiError } from "../api-error.ts";
+import { providerInfo } from "./v1-chat-integrations.ts";
+
+export type OutputItem =
+  | { type: "reasoning"; content: string }
+  | { type: "message"; content: string }
+  | { type: "tool_call"; tool: string; arguments: Record<string, unknown>; output: string; provider_info: Record<string, string> };
 
 export interface Reply {
   reasoning: string;
   content: string;
   usage: RequestUsage;
+  /** The output items in order, set when an MCP server ran calls (otherwise: reasoning, then message). */
+  items?: OutputItem[];
   /** Set when generation failed part-way; the text is what came before. */
   error?: ApiError;
 }
 
 const noUsage: RequestUsage = { promptTokens: 0, cachedPromptTokens: 0, completionTokens: 0, timeToFirstTokenMs: 0, promptMs: 0, decodeMs: 0, queueMs: 0 };
 
-/** Reads a choice to its end, telling `emit` each piece as LM Studio's streaming events. */
-export async function readReply(choice: Pick<ChatChoice, "events">, emit: (event: string, data: Record<string, unknown>) => Promise<void>): Promise<Reply> {
+/** Reads the events to their end, telling `emit` each piece as LM Studio's streaming events. */
+export async function readReply(source: { events(): AsyncIterable<ToolLoopEvent> }, emit: (event: string, data: Record<string, unknown>) => Promise<void>): Promise<Reply> {
   let reasoning = "";
   let content = "";
-  let open: "reasoning" | "message" | undefined;
+  const items: OutputItem[] = [];
+  let ranTools = false;
+  let open: Extract<OutputItem, { type: "reasoning" | "message" }> | undefined;
   const switchTo = async (part: "reasoning" | "message" | undefined) => {
-    if (open === part) return;
-    if (open) await emit(`${open}.end`, {});
-    if (part) await emit(`${part}.start`, {});
-    open = part;
+    if (open?.type === part) return;
+    if (open) await emit(`${open.type}.end`, {});
+    open = undefined;
+    if (part) {
+      await emit(`${part}.start`, {});
+      const item = { type: part, content: "" };
+      items.push(item);
+      open = item;
+    }
   };
-  for await (const event of choice.events()) {
+  const text = async (part: "reasoning" | "message", delta: string) => {
+    await switchTo(part);
+    open!.content += delta;
+    await emit(`${part}.delta`, { content: delta });
+  };
+  const end = (usage: RequestUsage, error?: ApiError): Reply => ({ reasoning, content, usage, ...(ranTools ? { items } : {}), ...(error ? { error } : {}) });
+  for await (const event of source.events()) {
     if (event.type === "reasoning" && event.text) {
-      await switchTo("reasoning");
       reasoning += event.text;
-      await emit("reasoning.delta", { content: event.text });
+      await text("reasoning", event.text);
     } else if (event.type === "content" && event.text) {
-      await switchTo("message");
       content += event.text;
-      await emit("message.delta", { content: event.text });
+      await text("message", event.text);
+    } else if (event.type === "server_call") {
+      await switchTo(undefined);
+      await emit("tool_call.start", { tool: event.tool.serverName, provider_info: providerInfo(event.tool) });
+      await emit("tool_call.arguments", { tool: event.tool.serverName, arguments: event.call.arguments, provider_info: providerInfo(event.tool) });
+    } else if (event.type === "server_result") {
+      ranTools = true;
+      const { tool, call, outcome } = event;
+      // The model reads a failure as the tool's result; so does the client, in the item's output.
+      const result = outcome.ok ? outcome.output : `Error: ${outcome.failure.message}`;
+      items.push({ type: "tool_call", tool: tool.serverName, arguments: call.arguments, output: result, provider_info: providerInfo(tool) });
+      if (outcome.ok) {
+        await emit("tool_call.success", { tool: tool.serverName, arguments: call.arguments, output: result, provider_info: providerInfo(tool) });
+      } else {
+        await emit("tool_call.failure", {
+          reason: outcome.failure.message, metadata: { type: "tool_error", tool_name: tool.serverName, arguments: call.arguments }, provider_info: providerInfo(tool),
+        });
+      }
     } else if (event.type === "done") {
       await switchTo(undefined);
-      return { reasoning, content, usage: event.usage };
+      return end(event.usage);
     } else if (event.type === "error") {
       await switchTo(undefined);
-      return { reasoning, content, usage: noUsage, error: toApiError(new EngineError(event.code, event.message)) };
+      return end(noUsage, toApiError(new EngineError(event.code, event.message)));
     }
   }
-  return { reasoning, content, usage: noUsage, error: new ApiError(500, "Generation ended without a result") };
+  await switchTo(undefined);
+  return end(noUsage, new ApiError(500, "Generation ended without a result"));
 }
 
 /** What the result's stats need beside the reply. */
@@ -57,16 +96,18 @@ export interface ReplyFacts {
   responseId?: string | undefined;
 }
 
-/** A reply as LM Studio's result: reasoning and message output items, its stats and the stored conversation's id. */
+/** The output items: in order when tools ran, else reasoning then message; the last is always a message, as LM Studio's. */
+function outputOf(reply: Reply): OutputItem[] {
+  if (!reply.items) return [...(reply.reasoning ? [{ type: "reasoning" as const, content: reply.reasoning }] : []), { type: "message", content: reply.content }];
+  return reply.items.at(-1)?.type === "message" ? reply.items : [...reply.items, { type: "message", content: "" }];
+}
+
+/** A reply as LM Studio's result: its output items, its stats and the stored conversation's id. */
 export function replyResult(reply: Reply, facts: ReplyFacts) {
   const decodeSeconds = reply.usage.decodeMs / 1000;
-  const output = [
-    ...(reply.reasoning ? [{ type: "reasoning", content: reply.reasoning }] : []),
-    { type: "message", content: reply.content },
-  ];
   return {
     model_instance_id: facts.instanceId,
-    output,
+    output: outputOf(reply),
     stats: {
       input_tokens: reply.usage.promptTokens,
       total_output_tokens: reply.usage.completionTokens,

@@ -2,17 +2,21 @@
 // messages) with an optional system prompt; the reply is a list of output items (reasoning, message)
 // with LM Studio's stats; conversations are stored unless `store` is false and continue from
 // `previous_response_id`. Streamed, it is named SSE events from chat.start to chat.end (shapes in routes.ts).
-// Images are read as on /v1 (a model without a projector refuses them); MCP integrations are refused.
+// Images are read as on /v1 (a model without a projector refuses them). `integrations` name MCP servers
+// (configured plugins "mcp/NAME", or ephemeral ones by URL) whose tools the server runs through the tool
+// loop; each call becomes a tool_call item.
 import type { Context } from "hono";
 import { streamSSE } from "hono/streaming";
 import { z } from "zod";
 import type { ChatMessage } from "../../chat/types.ts";
 import type { ChatSpec, ModelHandle } from "../../generation/chat-spec.ts";
-import { runChat } from "../../generation/run-chat.ts";
+import { runToolLoop } from "../../generation/tool-loop.ts";
 import { lmStudioRestFields, readLmStudioRest } from "../../options/lmstudio-names.ts";
 import { mergeOptionValues } from "../../options/values.ts";
 import { modelOptions, serverRun } from "../chat-request.ts";
 import { ApiError, badRequest } from "../api-error.ts";
+import { openRequestServers } from "../request-mcp.ts";
+import { integrationRequests, integrationsField } from "./v1-chat-integrations.ts";
 import type { ServerDeps } from "../deps.ts";
 import type { ServedModel } from "../model-service.ts";
 import type { Profile } from "../profiles/profile.ts";
@@ -34,8 +38,10 @@ export const chatSchema = z.object({
   model: z.string().min(1),
   input: z.union([z.string(), z.array(inputItem).min(1)]).describe("the user's message, or message and image items"),
   system_prompt: z.string().optional(),
-  integrations: z.array(z.unknown()).optional().describe("MCP servers and plugins: not supported"),
-  mcp_servers: z.array(z.unknown()).optional().describe("earlier name of integrations: not supported"),
+  integrations: integrationsField.optional().describe('MCP servers: "mcp/NAME", {"type": "plugin", id, allowed_tools} or {"type": "ephemeral_mcp", server_label, server_url, allowed_tools, headers}'),
+  mcp_servers: integrationsField.optional().describe("earlier name of integrations"),
+  // llamux's extension: LM Studio's API has no tool_choice; "required" makes the model call one of the integrations' tools.
+  tool_choice: z.enum(["auto", "none", "required"]).optional(),
   stream: z.boolean().optional(),
   // temperature, top_p, top_k, min_p, repeat_penalty, max_output_tokens, context_length: the option table's
   ...lmStudioRestFields(),
@@ -75,13 +81,14 @@ export function conversation(body: ChatRequest, threads: ChatThreads, owner: str
 
 /**
  * A /api/v1/chat body as a chat spec, its conversation read already: the profile's defaults < the model's
- * parameters < the body's fields; `reasoning` switches the template's thinking and the reasoning split.
+ * parameters < the body's fields; `reasoning` switches the template's thinking and the reasoning split;
+ * `tool_choice` applies to the integrations' tools (which the tool loop adds).
  */
 export function v1ChatSpec(profile: Profile, model: ServedModel, body: ChatRequest, messages: ChatMessage[]): ChatSpec {
   const thinking = body.reasoning !== "off";
   return {
     prompt: { kind: "conversation", messages, ...(model.stored ? { layers: model.stored } : {}), ...(body.reasoning !== undefined ? { templateVariables: { enable_thinking: thinking } } : {}) },
-    output: { reasoning: thinking },
+    output: { reasoning: thinking, ...(body.tool_choice ? { toolChoice: body.tool_choice } : {}) },
     options: mergeOptionValues(profile.openAiDefaults, modelOptions(model), readLmStudioRest(body)),
     limit: { overflow: profile.replyOverflow },
   };
@@ -91,7 +98,8 @@ export function v1Chat(deps: ServerDeps, models: LmStudioModelService, threads: 
   return async function v1ChatHandler(c: Context) {
     const arrived = performance.now();
     const body = validate(chatSchema, await readJsonBody(c));
-    if (body.integrations?.length || body.mcp_servers?.length) throw new ApiError(501, "MCP integrations and plugins are not supported by this server", { param: "integrations" });
+    if (body.integrations && body.mcp_servers) throw badRequest("Give integrations or mcp_servers (its earlier name), not both", "mcp_servers");
+    const servers = integrationRequests(body.integrations ?? body.mcp_servers, body.integrations ? "integrations" : "mcp_servers");
     const model = models.resolve(body.model);
     if (models.embeds(model)) throw badRequest(`Model "${model.id}" is an embedding model and does not support chat`, "model");
     // Images are read (and refused) before the model loads.
@@ -108,21 +116,45 @@ export function v1Chat(deps: ServerDeps, models: LmStudioModelService, threads: 
         return engine;
       },
     };
-    const { engine, choices: [choice] } = await runChat(handle, spec, serverRun(deps, model, c.req.raw.signal, arrived));
+    // The servers are listed before the reply starts: one the request may not use is a 400.
+    const toolset = await openRequestServers(deps, servers, [], c.req.raw.signal);
+    const unlisted = toolset?.servers.find((server) => "failure" in server);
+    if (unlisted && "failure" in unlisted) {
+      await toolset!.close();
+      throw new ApiError(502, `Cannot list the tools of MCP server "${unlisted.label}": ${unlisted.failure.message}`, { param: unlisted.request.param });
+    }
+    if (body.tool_choice === "required" && !toolset?.tools.length) {
+      await toolset?.close();
+      throw badRequest('tool_choice "required" needs an integration that offers tools', "tool_choice");
+    }
+    let loop;
+    try {
+      loop = await runToolLoop(handle, spec, serverRun(deps, model, c.req.raw.signal, arrived), { tools: toolset?.tools ?? [] });
+    } catch (error) {
+      await toolset?.close();
+      throw error;
+    }
+    const { engine } = loop;
     const loaded = models.loaded().find((l) => l.engine === engine);
     const instanceId = loaded ? models.instanceId(loaded) : model.id;
 
     const result = async (reply: Reply) => {
       c.set("usage", { promptTokens: reply.usage.promptTokens, completionTokens: reply.usage.completionTokens });
       const reasoningTokens = reply.reasoning ? (await engine.tokenize(reply.reasoning, { addSpecial: false, parseSpecial: false })).length : 0;
-      const responseId = body.store === false ? undefined : threads.save(keyOwner(c), [...messages, { role: "assistant", content: reply.content }]);
+      // With MCP calls, the stored thread keeps each round's calls and results.
+      const turns = toolset ? loop.messages.slice(messages.length) : [{ role: "assistant" as const, content: reply.content }];
+      const responseId = body.store === false ? undefined : threads.save(keyOwner(c), [...messages, ...turns]);
       return replyResult(reply, { instanceId, reasoningTokens, loadSeconds, responseId });
     };
 
     if (!body.stream) {
-      const reply = await readReply(choice!, async () => {});
-      if (reply.error) throw reply.error;
-      return c.json(await result(reply));
+      try {
+        const reply = await readReply(loop, async () => {});
+        if (reply.error) throw reply.error;
+        return c.json(await result(reply));
+      } finally {
+        await toolset?.close();
+      }
     }
     return streamSSE(c, async (stream) => {
       const emit = (event: string, data: Record<string, unknown>) => stream.writeSSE({ event, data: JSON.stringify({ type: event, ...data }) });
@@ -133,10 +165,14 @@ export function v1Chat(deps: ServerDeps, models: LmStudioModelService, threads: 
       }
       await emit("prompt_processing.start", {});
       await emit("prompt_processing.end", {});
-      const reply = await readReply(choice!, emit);
-      // After an error, chat.end still carries what was generated, as LM Studio does.
-      if (reply.error) await emit("error", lmStudioV1ErrorBody(reply.error));
-      await emit("chat.end", { result: await result(reply) });
+      try {
+        const reply = await readReply(loop, emit);
+        // After an error, chat.end still carries what was generated, as LM Studio does.
+        if (reply.error) await emit("error", lmStudioV1ErrorBody(reply.error));
+        await emit("chat.end", { result: await result(reply) });
+      } finally {
+        await toolset?.close();
+      }
     });
   };
 }

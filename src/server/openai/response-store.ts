@@ -12,6 +12,18 @@ export interface ResponseStoreLimits {
   maxBytes: number;
 }
 
+/** An MCP call of a stored response that waits for the client's approval (an mcp_approval_request item). */
+export interface PendingApproval {
+  /** The mcp_approval_request item's id. */
+  id: string;
+  serverLabel: string;
+  /** The tool's name on its server. */
+  name: string;
+  arguments: Record<string, unknown>;
+  /** The model's call id. */
+  callId: string;
+}
+
 export const DEFAULT_RESPONSE_STORE_LIMITS: ResponseStoreLimits = { maxResponses: 1000, maxBytes: 256 * 1024 * 1024 };
 
 function sizeOf(messages: ChatMessage[]): number {
@@ -25,7 +37,7 @@ function sizeOf(messages: ChatMessage[]): number {
 }
 
 export class ResponseStore {
-  private readonly entries = new Map<string, { owner: string; messages: ChatMessage[]; bytes: number }>();
+  private readonly entries = new Map<string, { owner: string; messages: ChatMessage[]; pending: PendingApproval[]; bytes: number }>();
   private bytes = 0;
   private readonly limits: ResponseStoreLimits;
 
@@ -39,12 +51,18 @@ export class ResponseStore {
     return entry?.owner === owner ? entry.messages : undefined;
   }
 
-  /** Stores a response for `owner` (keyOwner of the request). */
-  put(owner: string, id: string, messages: ChatMessage[]): void {
-    const bytes = sizeOf(messages);
+  /** The approvals a stored response of `owner` asked for; empty when it is unknown. */
+  pendingApprovals(owner: string, id: string): PendingApproval[] {
+    const entry = this.entries.get(id);
+    return entry?.owner === owner ? entry.pending : [];
+  }
+
+  /** Stores a response for `owner` (keyOwner of the request), with the MCP calls it left waiting for approval. */
+  put(owner: string, id: string, messages: ChatMessage[], pending: PendingApproval[] = []): void {
+    const bytes = sizeOf(messages) + 2 * JSON.stringify(pending).length;
     if (bytes > this.limits.maxBytes) return;
     this.delete(id);
-    this.entries.set(id, { owner, messages, bytes });
+    this.entries.set(id, { owner, messages, pending, bytes });
     this.bytes += bytes;
     for (const [oldest, entry] of this.entries) {
       if (this.entries.size <= this.limits.maxResponses && this.bytes <= this.limits.maxBytes) break;

@@ -16,9 +16,9 @@ type Part = { type: string } & Record<string, unknown>;
 
 /** Text, images and audio of a message's content parts. */
 async function readParts(
-  parts: string | Part[] | undefined, param: string, readImage: ImageUrlReader, readAudio: AudioReader,
+  parts: string | Part[] | null | undefined, param: string, readImage: ImageUrlReader, readAudio: AudioReader,
 ): Promise<{ text: string; images: Uint8Array[]; audio: Uint8Array[] }> {
-  if (parts === undefined) return { text: "", images: [], audio: [] };
+  if (parts === undefined || parts === null) return { text: "", images: [], audio: [] };
   if (typeof parts === "string") return { text: parts, images: [], audio: [] };
   const texts: string[] = [];
   const images: Uint8Array[] = [];
@@ -92,8 +92,24 @@ export async function inputMessages(
       case "reasoning":
         pendingReasoning = reasoningText(item);
         break;
+      case "mcp_call": {
+        // A call the server ran in an earlier response, passed back: the model's call and what it got.
+        const id = typeof item.id === "string" ? item.id : undefined;
+        if (!id || !item.name) throw badRequest("An mcp_call item needs id and name", param);
+        const call: ToolCall = { id, type: "function", function: { name: item.name, arguments: parseArguments(item.arguments, param) } };
+        messages.push({ role: "assistant", content: "", tool_calls: [call] });
+        const error = item.error as { message?: unknown } | null | undefined;
+        const result = typeof item.output === "string" ? item.output : `Error: ${typeof error?.message === "string" ? error.message : "the call failed"}`;
+        messages.push({ role: "tool", content: result, tool_call_id: id });
+        break;
+      }
+      // Listings are made afresh; approval requests and responses are read by responses-mcp.ts.
+      case "mcp_list_tools":
+      case "mcp_approval_request":
+      case "mcp_approval_response":
+        break;
       default:
-        throw badRequest(`Unsupported input item type "${type ?? "(none)"}" (expected message, function_call, function_call_output or reasoning)`, `${param}.type`);
+        throw badRequest(`Unsupported input item type "${type ?? "(none)"}" (expected message, function_call, function_call_output, reasoning or an mcp_* item)`, `${param}.type`);
     }
   }
   return messages;
@@ -117,10 +133,14 @@ function reasoningText(item: ResponseInputItem): string | undefined {
   return text || undefined;
 }
 
-/** Function tools as chat tool definitions; other tool types (hosted search, computer use) cannot run here and are left out. */
+/**
+ * Function tools as chat tool definitions; MCP tools are read by responses-mcp.ts, and other tool types
+ * (hosted search, computer use) cannot run here and are left out.
+ */
 export function toolDefinitions(tools: ResponseTool[] | null | undefined): ToolDefinition[] {
   const out: ToolDefinition[] = [];
   for (const [index, tool] of (tools ?? []).entries()) {
+    if (tool.type === "mcp") continue;
     if (tool.type !== "function") {
       log.warn(`ignored tools[${index}] of type "${tool.type}": only function tools run on a local model`);
       continue;

@@ -6,7 +6,11 @@ import { wireOptionFields } from "../../options/wire-names.ts";
 
 const contentPart = z.looseObject({ type: z.string() });
 
-/** One input item: a message (with or without `type`), a function call, its output, or past reasoning. */
+/**
+ * One input item: a message (with or without `type`), a function call, its output, past reasoning, or an
+ * earlier response's MCP items passed back (mcp_list_tools, mcp_call, mcp_approval_request) and the
+ * client's mcp_approval_response.
+ */
 const inputItem = z.looseObject({
   type: z.string().optional(),
   role: z.string().optional(),
@@ -14,11 +18,11 @@ const inputItem = z.looseObject({
   call_id: z.string().optional(),
   name: z.string().optional(),
   arguments: z.string().optional(),
-  output: z.union([z.string(), z.array(contentPart)]).optional(),
+  output: z.union([z.string(), z.array(contentPart)]).nullable().optional(),
 });
 
 export const responseToolSchema = z.looseObject({
-  type: z.string().describe('"function"; other tool types are refused'),
+  type: z.string().describe('"function" or "mcp"; other tool types are left out'),
   name: z.string().optional(),
   description: z.string().nullable().optional(),
   parameters: z.record(z.string(), z.unknown()).nullable().optional(),
@@ -30,7 +34,7 @@ export const responsesSchema = z.object({
   input: z.union([z.string(), z.array(inputItem)]).optional().describe("a user message, or a list of input items"),
   instructions: z.string().nullable().optional().describe("a system message put first; not carried over by previous_response_id"),
   tools: z.array(responseToolSchema).nullable().optional(),
-  tool_choice: z.unknown().optional().describe('"auto", "none", "required" or {"type": "function", "name"}'),
+  tool_choice: z.unknown().optional().describe('"auto", "none", "required", {"type": "function", "name"} or {"type": "mcp", "server_label", "name"}'),
   parallel_tool_calls: z.boolean().nullable().optional(),
   text: z.looseObject({
     format: z.looseObject({

@@ -272,9 +272,10 @@ describe("REST API v1 chat", () => {
     const unstored = await v1Chat({ input: "Hello", store: false });
     expect(unstored.json.response_id).toBeUndefined();
     expect((await v1Chat({ input: "Hello", previous_response_id: "resp_unknown" })).status).toBe(404);
+    // MCP is off unless the server runs with --mcp: a plugin is a 400 that says so.
     const mcp = await v1Chat({ input: "Hello", integrations: ["mcp/playwright"] });
-    expect(mcp.status).toBe(501);
-    expect(mcp.json.error.type).toBe("not_implemented");
+    expect(mcp.status).toBe(400);
+    expect(mcp.json.error.message).toContain("start it with --mcp");
     expect((await v1Chat({ input: [{ type: "image", data_url: "data:image/png;base64,AAAA" }] })).status).toBe(400);
   }, 60_000);
 

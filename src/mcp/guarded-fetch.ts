@@ -1,0 +1,94 @@
+// The fetch that MCP sessions to URLs a request names go through, under the same guard as image URLs
+// (vision/image-fetch.ts): http(s) only, no credentials in the URL, every host (the first and each
+// redirect's) resolved and all its addresses public unless private ones are allowed, plain-http requests
+// sent to the address that was checked, and no answer larger than a bound.
+import { lookup } from "node:dns/promises";
+import { isIP } from "node:net";
+import { isInternalAddress } from "../vision/internal-address.ts";
+
+export interface McpUrlPolicy {
+  /** Reach loopback, private and link-local addresses too (`--allow-private-mcp-urls`). */
+  allowPrivate: boolean;
+  /** Largest body one response may have (an SSE stream counts whole). */
+  maxBodyBytes: number;
+  maxRedirects: number;
+  /** Which resolved addresses are refused. Default: internal ones (isInternalAddress), none with allowPrivate. */
+  isBlocked?: (address: string) => boolean;
+}
+
+/** A URL a request named that may not be reached; the routes answer it with a 400. */
+export class McpUrlError extends Error {
+  constructor(message: string, options?: ErrorOptions) {
+    super(message, options);
+    this.name = "McpUrlError";
+  }
+}
+
+const REDIRECTS = new Set([301, 302, 303, 307, 308]);
+
+/** Checks the URL's form and its host's addresses; returns the address to connect to. */
+export async function checkMcpUrl(url: URL, policy: Pick<McpUrlPolicy, "allowPrivate" | "isBlocked">): Promise<string> {
+  if (url.protocol !== "http:" && url.protocol !== "https:") throw new McpUrlError(`Cannot connect to MCP server "${url.protocol}" URL: only http and https are allowed`);
+  if (url.username || url.password) throw new McpUrlError(`Cannot connect to MCP server at "${url.origin}": URLs with credentials are not allowed (send them in headers)`);
+  const host = url.hostname.replace(/^\[|\]$/g, "");
+  let addresses: string[];
+  if (isIP(host)) addresses = [host];
+  else {
+    try {
+      addresses = (await lookup(host, { all: true, verbatim: true })).map((entry) => entry.address);
+    } catch (error) {
+      throw new McpUrlError(`Cannot connect to MCP server at "${url.origin}": host "${host}" does not resolve`, { cause: error });
+    }
+  }
+  if (addresses.length === 0) throw new McpUrlError(`Cannot connect to MCP server at "${url.origin}": host "${host}" has no address`);
+  const isBlocked = policy.isBlocked ?? (policy.allowPrivate ? () => false : isInternalAddress);
+  const blocked = addresses.find(isBlocked);
+  if (blocked) {
+    throw new McpUrlError(
+      `Cannot connect to MCP server at "${url.origin}": it resolves to ${blocked}, a loopback, private or link-local address (start the server with --allow-private-mcp-urls to allow it)`,
+    );
+  }
+  return addresses[0]!;
+}
+
+/** For plain http, the checked address in place of the name (the Host header keeps the name). */
+function pinned(url: URL, address: string): URL {
+  if (url.protocol !== "http:") return url;
+  const target = new URL(url);
+  target.hostname = address.includes(":") ? `[${address}]` : address;
+  return target;
+}
+
+/** The response with its body cut off (as an error) past `maxBytes`. */
+function capped(response: Response, maxBytes: number, origin: string): Response {
+  if (!response.body) return response;
+  let size = 0;
+  const counter = new TransformStream<Uint8Array, Uint8Array>({
+    transform(chunk, controller) {
+      size += chunk.byteLength;
+      if (size > maxBytes) controller.error(new McpUrlError(`MCP server at "${origin}" sent more than ${maxBytes} bytes in one answer`));
+      else controller.enqueue(chunk);
+    },
+  });
+  return new Response(response.body.pipeThrough(counter), { status: response.status, statusText: response.statusText, headers: response.headers });
+}
+
+/** A fetch for the MCP SDK's HTTP transports that checks every hop under `policy`. */
+export function guardedFetch(policy: McpUrlPolicy): (input: string | URL, init?: RequestInit) => Promise<Response> {
+  return async (input, init = {}) => {
+    let url = new URL(typeof input === "string" ? input : input.href);
+    const follow = init.redirect === undefined || init.redirect === "follow";
+    for (let redirects = 0; ; redirects++) {
+      const address = await checkMcpUrl(url, policy);
+      const headers = new Headers(init.headers);
+      headers.set("host", url.host);
+      const response = await fetch(pinned(url, address), { ...init, headers, redirect: "manual" });
+      if (!follow || !REDIRECTS.has(response.status)) return capped(response, policy.maxBodyBytes, url.origin);
+      await response.body?.cancel();
+      const location = response.headers.get("location");
+      if (!location) throw new McpUrlError(`Cannot connect to MCP server at "${url.origin}": redirect without a location`);
+      if (redirects >= policy.maxRedirects) throw new McpUrlError(`Cannot connect to MCP server at "${url.origin}": more than ${policy.maxRedirects} redirects`);
+      url = new URL(location, url);
+    }
+  };
+}
