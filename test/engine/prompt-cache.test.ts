@@ -150,9 +150,19 @@ describe("attention model: host cache and copies", () => {
   test("the cache stays within --cache-ram: the least recently used state is evicted", async () => {
     // 0.1 MiB holds one ~300-token state of this model (256 bytes per token), not two
     const engine = Engine.load({ modelPath: path, parallel: 1, contextPerSequence: 1024, threads: 2, cacheRamMiB: 0.1 });
+    const write = process.stderr.write.bind(process.stderr);
+    const level = process.env.LLAMUX_LOG_LEVEL;
+    process.env.LLAMUX_LOG_LEVEL = "info";
+    let logged = "";
+    process.stderr.write = ((chunk: string | Uint8Array, ...rest: never[]) => {
+      logged += String(chunk);
+      return write(chunk, ...rest);
+    }) as typeof process.stderr.write;
     try {
       const topics = ["Dragons", "Weather", "Castles"];
       for (const topic of topics) await run(engine, { prompt: chat(topic, "Hello?"), maxTokens: 2, sampling: greedy });
+      process.stderr.write = write;
+      expect(logged).toMatch(/INFO .*\[engine\] prompt cache: evicted \d+ tokens .* least recently used/);
       const stats = engine.stats().promptCache!;
       expect(stats.stored).toBe(2);
       expect(stats.evicted).toBe(1);
@@ -165,6 +175,9 @@ describe("attention model: host cache and copies", () => {
       expect(dragons.done!.usage.cachedPromptTokens).toBeLessThanOrEqual(1);
       expect(engine.stats().promptCache!.bytes).toBeLessThanOrEqual(0.1 * 1048576);
     } finally {
+      process.stderr.write = write;
+      if (level === undefined) delete process.env.LLAMUX_LOG_LEVEL;
+      else process.env.LLAMUX_LOG_LEVEL = level;
       engine.dispose();
     }
   });
