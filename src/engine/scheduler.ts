@@ -610,7 +610,10 @@ export class Scheduler {
     this.keepInHost(slot, 0);
     this.context.clearSequence(slot.seq);
     slot.truncate(0);
-    if (!this.context.restoreSequence(slot.seq, entry.state)) {
+    // the state needs free cells for all its tokens: idle caches make way when they are missing
+    const restored = this.context.restoreSequence(slot.seq, entry.state)
+      || (this.makeRoom(entry.tokens.length + 1, slot) > entry.tokens.length && this.context.restoreSequence(slot.seq, entry.state));
+    if (!restored) {
       this.context.clearSequence(slot.seq);
       return;
     }
