@@ -7,7 +7,7 @@
 // turn, the median and worst time to first token against a cold prefill of a prompt of the same length
 // (random tokens the server has never seen, on an idle server), and llamux's p50 against llama-server's.
 // Run alone: bun scripts/bench/agent-sessions.ts [--model PATH] [--sessions N] [--parallel N] [--prefix N]
-//   [--turn-tokens N] [--turns N] [--output N] [--cache-ram MIB] [--threads N]
+//   [--turn-tokens N] [--turns N] [--output N] [--cache-ram MIB] [--threads N|default]
 import { existsSync } from "node:fs";
 import { parseArgs } from "node:util";
 import { ensureModel } from "../gen-models.ts";
@@ -27,7 +27,8 @@ export interface AgentSessionsShape {
   outputTokens: number;
   /** --cache-ram for both servers, in MiB. */
   cacheRamMiB: number;
-  threads: number;
+  /** "default": each server picks its own (llamux measures how many cores are free). */
+  threads: number | "default";
 }
 
 export interface AgentSessionsOptions extends AgentSessionsShape {
@@ -35,7 +36,7 @@ export interface AgentSessionsOptions extends AgentSessionsShape {
   log?: (line: string) => void;
 }
 
-interface TurnSample { session: number; turn: number; promptTokens: number; ttftMs: number }
+interface TurnSample { session: number; turn: number; promptTokens: number; ttftMs: number; cachedTokens: number }
 interface ServerResult {
   kind: ServerKind;
   turns: TurnSample[];
@@ -43,6 +44,8 @@ interface ServerResult {
   coldMs: number[];
   /** llamux: the host prompt cache's bytes after the run (from /metrics). */
   cacheBytes?: number;
+  /** One more turn of session 0 on the idle server (no other session queued before it), and a cold prefill of its length. */
+  alone: { promptTokens: number; cachedTokens: number; ttftMs: number; coldMs: number };
 }
 
 function vocabularySize(path: string): number {
@@ -87,15 +90,16 @@ async function startWithCache(kind: ServerKind, spec: ServerSpec, cacheRamMiB: n
   }
 }
 
-async function timeToFirstToken(server: RunningServer, model: string, prompt: number[], outputTokens: number): Promise<number> {
+/** Time to the first token, and the prompt tokens the server says it took from its cache (0 when it does not say). */
+async function timeToFirstToken(server: RunningServer, model: string, prompt: number[], outputTokens: number): Promise<{ ttftMs: number; cachedTokens: number }> {
   const timing = await streamRequest(server.baseUrl, "/v1/completions", { model, prompt, max_tokens: outputTokens, temperature: 0, ignore_eos: true });
-  return (timing.chunkTimes[0] ?? timing.endAt) - timing.sentAt;
+  return { ttftMs: (timing.chunkTimes[0] ?? timing.endAt) - timing.sentAt, cachedTokens: timing.cachedTokens ?? 0 };
 }
 
 async function runOne(kind: ServerKind, model: string, options: AgentSessionsOptions): Promise<ServerResult> {
   const log = options.log ?? (() => {});
   const vocabulary = vocabularySize(model);
-  const longest = options.prefixTokens + options.turns * options.turnTokens;
+  const longest = options.prefixTokens + (options.turns + 1) * options.turnTokens;
   const spec: ServerSpec = { model, threads: options.threads, parallel: options.parallel, llamux: options.llamux, contextPerSequence: longest + options.outputTokens + 64 };
   const server = await startWithCache(kind, spec, options.cacheRamMiB);
   try {
@@ -107,16 +111,23 @@ async function runOne(kind: ServerKind, model: string, options: AgentSessionsOpt
         const added = randomPrompt(options.turnTokens, vocabulary, 1000 + session * 100 + turn);
         for (const token of added) history.push(token);
         const prompt = prefix.concat(history);
-        const ttftMs = await timeToFirstToken(server, model, prompt, options.outputTokens);
-        turns.push({ session, turn, promptTokens: prompt.length, ttftMs });
-        log(`${kind}: session ${session} turn ${turn} (${prompt.length} tokens): first token after ${ttftMs.toFixed(0)} ms`);
+        const { ttftMs, cachedTokens } = await timeToFirstToken(server, model, prompt, options.outputTokens);
+        turns.push({ session, turn, promptTokens: prompt.length, ttftMs, cachedTokens });
+        log(`${kind}: session ${session} turn ${turn} (${prompt.length} tokens, ${cachedTokens} cached): first token after ${ttftMs.toFixed(0)} ms`);
       }
     }));
+    // the cache without queueing: session 0's next turn while nothing else runs
+    for (const token of randomPrompt(options.turnTokens, vocabulary, 1000 + options.turns + 1)) histories[0]!.push(token);
+    const alonePrompt = prefix.concat(histories[0]!);
+    const aloneTurn = await timeToFirstToken(server, model, alonePrompt, options.outputTokens);
+    const aloneCold = await timeToFirstToken(server, model, randomPrompt(alonePrompt.length, vocabulary, 78_000), options.outputTokens);
+    const alone = { promptTokens: alonePrompt.length, cachedTokens: aloneTurn.cachedTokens, ttftMs: aloneTurn.ttftMs, coldMs: aloneCold.ttftMs };
+    log(`${kind}: session 0 alone (${alone.promptTokens} tokens, ${alone.cachedTokens} cached): ${alone.ttftMs.toFixed(0)} ms, cold ${alone.coldMs.toFixed(0)} ms`);
     // cold prefills of each turn's length: tokens no earlier prompt started with, one at a time
     const coldMs: number[] = [0];
     for (let turn = 1; turn <= options.turns; turn++) {
       const length = options.prefixTokens + turn * options.turnTokens;
-      coldMs[turn] = await timeToFirstToken(server, model, randomPrompt(length, vocabulary, 77_000 + turn), options.outputTokens);
+      coldMs[turn] = (await timeToFirstToken(server, model, randomPrompt(length, vocabulary, 77_000 + turn), options.outputTokens)).ttftMs;
       log(`${kind}: cold prefill of ${length} tokens: first token after ${coldMs[turn]!.toFixed(0)} ms`);
     }
     let cacheBytes: number | undefined;
@@ -124,7 +135,7 @@ async function runOne(kind: ServerKind, model: string, options: AgentSessionsOpt
       const metrics = await (await fetch(`${server.baseUrl}/metrics`)).text();
       cacheBytes = [...metrics.matchAll(/^llamux:prompt_cache_bytes\{[^}]*\} (\S+)$/gm)].reduce((sum, m) => sum + Number(m[1]), 0);
     }
-    return { kind, turns, coldMs, ...(cacheBytes !== undefined ? { cacheBytes } : {}) };
+    return { kind, turns, coldMs, alone, ...(cacheBytes !== undefined ? { cacheBytes } : {}) };
   } finally {
     await server.stop();
   }
@@ -142,11 +153,13 @@ export async function runAgentSessions(model: string, options: AgentSessionsOpti
   for (let turn = 1; turn <= options.turns; turn++) {
     const cells: string[] = [];
     for (const result of results) {
-      const ttfts = result.turns.filter((t) => t.turn === turn).map((t) => t.ttftMs);
+      const samples = result.turns.filter((t) => t.turn === turn);
+      const ttfts = samples.map((t) => t.ttftMs);
+      const cachedShare = samples.reduce((sum, t) => sum + t.cachedTokens, 0) / samples.reduce((sum, t) => sum + t.promptTokens, 0);
       const cold = result.coldMs[turn]!;
       const p50 = percentile(ttfts, 50);
       const worst = ttfts.reduce((a, b) => Math.max(a, b), 0);
-      cells.push(`${p50.toFixed(0)} | ${worst.toFixed(0)} | ${cold.toFixed(0)} | ${(worst / cold).toFixed(3)}`);
+      cells.push(`${(cachedShare * 100).toFixed(0)}% | ${p50.toFixed(0)} | ${worst.toFixed(0)} | ${cold.toFixed(0)} | ${(worst / cold).toFixed(3)}`);
       if (result === llamux && turn > 1 && worst / cold > 0.1) goalsMet = false;
     }
     let versus = "";
@@ -158,18 +171,23 @@ export async function runAgentSessions(model: string, options: AgentSessionsOpti
     }
     rows.push(`| ${turn} | ${options.prefixTokens + turn * options.turnTokens} | ${cells.join(" | ")}${versus} |`);
   }
-  const header = results.map((r) => `${r.kind} p50 ms | worst ms | cold ms | worst ÷ cold`).join(" | ");
+  const header = results.map((r) => `${r.kind} cached | p50 ms | worst ms | cold ms | worst ÷ cold`).join(" | ");
   const memory = llamux.cacheBytes !== undefined
     ? `llamux's prompt cache held ${(llamux.cacheBytes / 1048576).toFixed(1)} MiB at the end (bound ${options.cacheRamMiB} MiB).`
     : "";
+  const aloneLines = results.map((r) => `- ${r.kind}: ${r.alone.ttftMs.toFixed(0)} ms (${r.alone.cachedTokens} of ${r.alone.promptTokens} tokens cached) against a cold prefill of ${r.alone.coldMs.toFixed(0)} ms: ${(r.alone.ttftMs / r.alone.coldMs).toFixed(3)}`);
   const markdown = [
-    `### Agent sessions: ${options.sessions} sessions over ${options.parallel} sequences, ${options.prefixTokens}-token shared prefix, +${options.turnTokens} tokens a turn, ${options.turns} turns, ${options.outputTokens} tokens out, --cache-ram ${options.cacheRamMiB}, ${options.threads} threads`,
+    `### Agent sessions: ${options.sessions} sessions over ${options.parallel} sequences, ${options.prefixTokens}-token shared prefix, +${options.turnTokens} tokens a turn, ${options.turns} turns, ${options.outputTokens} tokens out, --cache-ram ${options.cacheRamMiB}, ${options.threads === "default" ? "each server's default" : options.threads} threads`,
     "",
     `| turn | prompt tokens | ${header}${server ? " | llamux p50 ÷ llama-server p50" : ""} |`,
-    `|---|---|${results.map(() => "---|---|---|---|").join("")}${server ? "---|" : ""}`,
+    `|---|---|${results.map(() => "---|---|---|---|---|").join("")}${server ? "---|" : ""}`,
     ...rows,
     "",
     `Goal (turns 2 and later): worst ÷ cold ≤ 0.10 for every session${server ? ", and llamux p50 ≤ llama-server p50" : ""}: ${goalsMet ? "met" : "NOT met"}. ${memory}`,
+    "",
+    `Session 0's turn ${options.turns + 1} alone on the idle server afterwards (the cache without queueing behind other sessions):`,
+    "",
+    ...aloneLines,
     ...(server ? [] : ["", "llama-server not built (make llama-tools): llamux only."]),
   ].join("\n");
   return { markdown, json: { shape: { ...options, llamux: undefined, log: undefined }, results, goalsMet } };
@@ -186,7 +204,8 @@ if (import.meta.main) {
   const result = await runAgentSessions(model, {
     sessions: Number(values.sessions ?? 8), parallel: Number(values.parallel ?? 4), prefixTokens: Number(values.prefix ?? 12_000),
     turnTokens: Number(values["turn-tokens"] ?? 1500), turns: Number(values.turns ?? 4), outputTokens: Number(values.output ?? 16),
-    cacheRamMiB: Number(values["cache-ram"] ?? 8192), threads: Number(values.threads ?? 2),
+    cacheRamMiB: Number(values["cache-ram"] ?? 8192),
+    threads: values.threads === undefined || values.threads === "default" ? "default" : Number(values.threads),
     llamux: defaultLlamuxCommand(), log: (line) => console.error(line),
   });
   console.log(result.markdown);
