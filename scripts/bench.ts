@@ -5,7 +5,8 @@
 // the decode rate at vLLM's sampling defaults against top-k 40 (sampling), and the whole server against
 // llama-server (server: throughput, TTFT, inter-token latency, cold start, constrained decoding, the engine
 // limit), and one client's decode rate on a busy machine (busy: a CPU hog on one core, each server at its
-// default threads). `--only engine,sampling,server,startup,busy` picks parts. Writes <out>/<date>.md and .json and prints them.
+// default threads), and agent sessions sharing a long prefix over fewer sequences (agents: each turn's time to
+// first token against a cold prefill, both servers with --cache-ram). `--only engine,sampling,server,startup,busy,agents` picks parts. Writes <out>/<date>.md and .json and prints them.
 import { basename, relative } from "node:path";
 import { parseArgs } from "node:util";
 import { ensureModel } from "./gen-models.ts";
@@ -22,6 +23,7 @@ import { type BenchReport, type Metric, SampleBook, TOOL_SOURCE, buildRows, mark
 import { CASES, withBaselines, llamaServerAvailable, measureCase, serverArgs, speculativeTable, type SpeculativeBenchModel, type SpeculativeSample, type CaseName } from "./bench/speculative.ts";
 import { runServerScenario } from "./bench/server-scenario.ts";
 import { runBusyMachine } from "./bench/busy-machine.ts";
+import { runAgentSessions } from "./bench/agent-sessions.ts";
 import { LLAMA_SERVER, defaultLlamuxCommand } from "./bench/server.ts";
 import { readGgufHeaderSync, type GgufArray } from "../src/store/gguf.ts";
 import { summarize } from "./bench/stats.ts";
@@ -68,14 +70,19 @@ const help = `Usage: bun scripts/bench.ts [options]     (make bench)
                                     n-gram on a copying prompt; 1 and 4 streams; llamux and llama-server
                           busy      one client's decode rate with a CPU hog on one core, each server at its
                                     default threads (llamux, llamux with fixed threads, llama-server)
+                          agents    agent sessions: sessions sharing a long prefix over fewer sequences, each
+                                    turn's time to first token against a cold prefill, both servers with --cache-ram
   --spec-tiny           speculative decoding on the tiny test models instead (a quick check that it runs)
   --spec-cases LIST     speculative cases to run, comma-separated (default all: plain, draft, self-draft,
                         ngram, plain-copy, ngram-copy; a case's baseline is added when left out)
   --binary PATH         the executable whose start-up is timed (default dist/llamux, rebuilt by make binary)
   --server-binary PATH  llamux executable for the server part (default: bun src/main.ts)
-  --server-requests N   streaming requests per client in the server part (default 2)`;
+  --server-requests N   streaming requests per client in the server part (default 2)
+  --agent-shape LIST    the agents part: sessions,sequences,prefix tokens,tokens added a turn,turns
+                        (default 8,4,12000,1500,4)
+  --cache-ram MIB       the agents part: both servers' --cache-ram (default 8192)`;
 
-const PARTS = ["engine", "sampling", "server", "startup", "speculative", "busy"] as const;
+const PARTS = ["engine", "sampling", "server", "startup", "speculative", "busy", "agents"] as const;
 type Part = (typeof PARTS)[number];
 
 interface Options {
@@ -95,6 +102,8 @@ interface Options {
   binary: string | undefined;
   serverBinary: string | undefined;
   serverRequests: number;
+  agentShape: number[];
+  cacheRamMiB: number;
 }
 
 function parseOptions(): Options {
@@ -105,7 +114,7 @@ function parseOptions(): Options {
       threads: { type: "string" }, out: { type: "string" }, strict: { type: "boolean" }, help: { type: "boolean", short: "h" },
       "max-foreign-cpu": { type: "string" }, retries: { type: "string" }, "settle-timeout": { type: "string" },
       only: { type: "string" }, binary: { type: "string" }, "server-binary": { type: "string" }, "server-requests": { type: "string" },
-      "spec-tiny": { type: "boolean" }, "spec-cases": { type: "string" },
+      "spec-tiny": { type: "boolean" }, "spec-cases": { type: "string" }, "agent-shape": { type: "string" }, "cache-ram": { type: "string" },
     },
   });
   if (values.help) {
@@ -123,6 +132,8 @@ function parseOptions(): Options {
   const parts = (list(values.only) ?? [...PARTS]) as Part[];
   const serverRequests = Number(values["server-requests"] ?? 2);
   const speculativeCases = (list(values["spec-cases"]) ?? [...CASES]) as CaseName[];
+  const agentShape = (list(values["agent-shape"]) ?? ["8", "4", "12000", "1500", "4"]).map(Number);
+  const cacheRamMiB = Number(values["cache-ram"] ?? 8192);
   const problems = [
     !(Number.isInteger(runs) && runs >= 1) && "--runs must be a positive integer",
     !(Number.isInteger(threads) && threads >= 1) && "--threads must be a positive integer",
@@ -133,6 +144,8 @@ function parseOptions(): Options {
     ...(libraryKinds ?? []).filter((k) => !(LIBRARY_KINDS as readonly string[]).includes(k)).map((k) => `unknown library build "${k}" (${LIBRARY_KINDS.join(", ")})`),
     ...parts.filter((p) => !PARTS.includes(p)).map((p) => `--only: unknown part "${p}" (${PARTS.join(", ")})`),
     !(Number.isInteger(serverRequests) && serverRequests >= 1) && "--server-requests must be a positive integer",
+    !(agentShape.length === 5 && agentShape.every((n) => Number.isInteger(n) && n >= 1)) && "--agent-shape must be five positive integers",
+    !(Number.isInteger(cacheRamMiB) && cacheRamMiB >= 0) && "--cache-ram must be a non-negative integer",
     ...speculativeCases.filter((c) => !CASES.includes(c)).map((c) => `--spec-cases: unknown case "${c}" (${CASES.join(", ")})`),
   ].filter(Boolean);
   if (problems.length > 0) {
@@ -150,6 +163,8 @@ function parseOptions(): Options {
     binary: values.binary,
     serverBinary: values["server-binary"],
     serverRequests,
+    agentShape,
+    cacheRamMiB,
   };
 }
 
@@ -481,6 +496,20 @@ async function main(): Promise<void> {
       m.serverJson[`${model} busy machine`] = result.json;
     }
     sections.push(`## A busy machine\n\n${busySections.join("\n\n")}`);
+  }
+
+  if (parts.has("agents")) {
+    const agentSections: string[] = [];
+    const [sessions, parallel, prefixTokens, turnTokens, turns] = options.agentShape as [number, number, number, number, number];
+    for (const [model, path] of models) {
+      const result = await runAgentSessions(path, {
+        sessions, parallel, prefixTokens, turnTokens, turns, outputTokens: 16, cacheRamMiB: options.cacheRamMiB, threads: options.threads,
+        llamux: defaultLlamuxCommand(options.serverBinary), log: (line) => console.error(`${model}: ${line}`),
+      });
+      agentSections.push(`${model}\n\n${result.markdown}`);
+      m.serverJson[`${model} agent sessions`] = result.json;
+    }
+    sections.push(`## Agent sessions\n\n${agentSections.join("\n\n")}`);
   }
 
   if (parts.has("startup")) {

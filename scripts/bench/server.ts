@@ -140,6 +140,8 @@ export interface StreamTiming {
   text: string;
   /** a chunk carried tool_calls: the server parsed a call out of the reply */
   calledTool: boolean;
+  /** prompt tokens the server took from its cache, when its final usage says (prompt_tokens_details.cached_tokens) */
+  cachedTokens?: number;
 }
 
 /** POSTs a streaming request and times its chunks; completion tokens come from the final usage chunk. */
@@ -152,7 +154,9 @@ export async function streamRequest(baseUrl: string, path: string, body: Record<
     keepalive: false,
     headers: { "content-type": "application/json", connection: "close" },
     body: JSON.stringify({ ...body, stream: true, stream_options: { include_usage: true } }),
-  });
+    // Bun's fetch gives up after 300 s without an answer; a request queued behind long prefills may wait longer
+    timeout: false,
+  } as RequestInit);
   if (!response.ok || !response.body) throw new Error(`${path} answered ${response.status}: ${(await response.text()).slice(0, 300)}`);
   const timing: StreamTiming = { sentAt, chunkTimes: [], endAt: 0, completionTokens: 0, text: "", calledTool: false };
   const decoder = new TextDecoder();
@@ -169,7 +173,7 @@ export async function streamRequest(baseUrl: string, path: string, body: Record<
       if (data === "[DONE]") continue;
       const chunk = JSON.parse(data) as {
         choices?: Array<{ text?: string; delta?: { content?: string | null; tool_calls?: Array<{ function?: { arguments?: string } }> } }>;
-        usage?: { completion_tokens?: number } | null;
+        usage?: { completion_tokens?: number; prompt_tokens_details?: { cached_tokens?: number } } | null;
       };
       const choice = chunk.choices?.[0];
       if (choice?.delta?.tool_calls?.length) timing.calledTool = true;
@@ -179,6 +183,7 @@ export async function streamRequest(baseUrl: string, path: string, body: Record<
         timing.text += piece;
       }
       if (chunk.usage?.completion_tokens !== undefined) timing.completionTokens = chunk.usage.completion_tokens;
+      if (chunk.usage?.prompt_tokens_details?.cached_tokens !== undefined) timing.cachedTokens = chunk.usage.prompt_tokens_details.cached_tokens;
     }
   }
   timing.endAt = performance.now();

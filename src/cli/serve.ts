@@ -59,6 +59,10 @@ Options:
                                 fewer while other work holds cores)
       --max-queue N             requests that may wait per model before more get 503 (default 512;
                                 OLLAMA_MAX_QUEUE on profile a)
+      --cache-ram MIB           host memory per model for the states of sequences handed to other
+                                requests, restored when a later prompt starts with their tokens; least
+                                recently used go first (default 8192, at most a quarter of the machine's
+                                memory; 0: off)
       --seed N                  accepted for vLLM compatibility (requests carry their own seeds)
       --dtype TYPE              accepted for vLLM compatibility; the GGUF file decides the weights' type
       --gpu-memory-utilization F  accepted for vLLM compatibility
@@ -171,7 +175,7 @@ export async function serveCommand(args: string[]): Promise<number | undefined> 
     allowPositionals: true,
     options: {
       profile: { type: "string" }, host: { type: "string" }, port: { type: "string" }, model: { type: "string" },
-      "served-model-name": { type: "string" }, "ctx-size": { type: "string" }, "max-model-len": { type: "string" }, "max-queue": { type: "string" },
+      "served-model-name": { type: "string" }, "ctx-size": { type: "string" }, "max-model-len": { type: "string" }, "max-queue": { type: "string" }, "cache-ram": { type: "string" },
       parallel: { type: "string" }, "max-num-seqs": { type: "string" }, threads: { type: "string" }, seed: { type: "string" },
       dtype: { type: "string" }, "gpu-memory-utilization": { type: "string" }, "tensor-parallel-size": { type: "string" },
       "trust-remote-code": { type: "boolean" }, help: { type: "boolean", short: "h" }, "chat-template": { type: "string" },
@@ -218,6 +222,7 @@ export async function serveCommand(args: string[]): Promise<number | undefined> 
     : [];
   const imageFetch = { ...defaultImageFetchPolicy, allowPrivate: values["allow-private-image-urls"] ?? false };
   const threads = integer(values.threads, "threads");
+  const cacheRamMiB = integer(values["cache-ram"], "cache-ram", 0);
   const sdkPort = sdkDiscoveryPort(values["sdk-port"]);
   const mcpPolicy = {
     allowRequestServers: values["allow-request-mcp"] ?? false,
@@ -240,6 +245,7 @@ export async function serveCommand(args: string[]): Promise<number | undefined> 
       queueLimit: integer(values["max-queue"], "max-queue", 0) ?? (ollama ? ollamaMaxQueue() : undefined) ?? 512,
       ...(flashAttention ? { flashAttention } : {}),
       ...(kvCacheType ? { kvCacheType } : {}),
+      ...(cacheRamMiB !== undefined ? { cacheRamMiB } : {}),
       // LLAMUX_MODELS, else OLLAMA_MODELS on profile a, else ~/.llamux/models
       store: ModelStore.open({ profile: name }),
       ...engineExtras,

@@ -4,7 +4,7 @@ import { statSync } from "node:fs";
 import { LlamaModel, LlamaContext, TokenBatch, DecodeStatus, computeSummary, backendDevices, loadLoraAdapter, applyLoraAdapters } from "../../ffi/llama.ts";
 import { MtmdContext } from "../../ffi/mtmd.ts";
 import { readGgufHeaderSync, ggufNumber, ggufArchKey } from "../store/gguf.ts";
-import { freemem } from "node:os";
+import { freemem, totalmem } from "node:os";
 import { physicalCoreCount } from "../../ffi/hardware.ts";
 import { log as writeLog, logEnabled, logger } from "../log.ts";
 import { setNativeLog } from "../../ffi/native-log.ts";
@@ -18,6 +18,7 @@ import { checkTokenIds } from "./token-ids.ts";
 import type { EventSink } from "./sequence.ts";
 import { EngineError, type EmbedResult, type EngineOptions, type EngineStats, type GenerateRequest, type ModelInfo, type RankResult } from "./types.ts";
 import { ThreadGovernor } from "./thread-governor.ts";
+import { PromptCache } from "./prompt-cache.ts";
 
 // llama.cpp's own log lines go through llamux's logger in every process that runs an engine.
 setNativeLog({ write: writeLog, debug: logEnabled("debug") });
@@ -25,6 +26,21 @@ setNativeLog({ write: writeLog, debug: logEnabled("debug") });
 export const DEFAULT_PARALLEL = 4;
 export const DEFAULT_CONTEXT_PER_SEQUENCE = 4096;
 export const DEFAULT_BATCH_SIZE = 512;
+/** llama-server's --cache-ram default. */
+export const DEFAULT_CACHE_RAM_MIB = 8192;
+
+/**
+ * The host prompt cache of an engine: --cache-ram MiB, by default llama-server's 8 GiB but at most a
+ * quarter of the machine's memory (several models may be loaded, each with its own cache). None for
+ * embedding models, which keep nothing between inputs.
+ */
+function promptCacheFor(options: EngineOptions, canRollBack: boolean): PromptCache | undefined {
+  if (options.embeddings) return undefined;
+  const mib = options.cacheRamMiB ?? Math.min(DEFAULT_CACHE_RAM_MIB, Math.floor(totalmem() / 4 / 1048576));
+  if (mib <= 0) return undefined;
+  log.debug(`prompt cache of up to ${mib} MiB for "${options.modelPath}"`);
+  return new PromptCache(mib * 1048576, canRollBack, (message) => log.info(message));
+}
 
 /** As llama-server does: a marker no user can type without knowing it, so text cannot forge an image slot. */
 function randomMediaMarker(): string {
@@ -116,6 +132,7 @@ export class Engine {
       queueLimit: options.queueLimit ?? DEFAULT_QUEUE_LIMIT, images, speculation, contextPerSequence,
       ...(runsOnCpu(gpuLayers) ? { promptFlushTokens: CPU_PROMPT_FLUSH_TOKENS } : {}),
       ...(governed ? { threadGovernor: new ThreadGovernor({ maxThreads: threads, apply: (n) => context.setThreads(n) }) } : {}),
+      promptCache: promptCacheFor(options, !model.isRecurrentOrHybrid),
     });
     const chatTemplate = options.chatTemplate ?? model.chatTemplate();
     this.info = {

@@ -15,7 +15,8 @@ import { DecodeStatus, LlamaContext, TokenBatch, SamplerChain, amxKernelsLoaded,
 import { InvalidGrammarError, NO_TOKEN } from "../../ffi/sampler.ts";
 import { ActiveRequest, SequenceSlot, type EventSink } from "./sequence.ts";
 import type { ThreadGovernor } from "./thread-governor.ts";
-import { planReuse } from "./prefix-reuse.ts";
+import { commonPrefixLength, planReuse, type ReusePlan } from "./prefix-reuse.ts";
+import type { PromptCache, PromptCacheMatch } from "./prompt-cache.ts";
 import { EngineError, type EngineStats, type GenerateRequest, type TokenLogprobs } from "./types.ts";
 import { computeLogprobs } from "./logprobs.ts";
 import { checkRequestTokenIds } from "./token-ids.ts";
@@ -30,6 +31,20 @@ export const DEFAULT_QUEUE_LIMIT = 512;
 export const CHECKPOINT_MIN_NEW_TOKENS = 32;
 /** On the CPU, a step that finishes a prompt ends there once it holds this many tokens. */
 export const CPU_PROMPT_FLUSH_TOKENS = 64;
+/**
+ * A sequence's memory goes to the host prompt cache before it is dropped only when it would lose at least
+ * this many tokens: fewer are processed again faster than a state is copied out and back.
+ */
+export const PROMPT_CACHE_MIN_TOKENS = 64;
+
+/**
+ * Where an admitted prompt's leading tokens come from: the slot's own memory, another sequence's cells
+ * (copied inside the KV cache, attention-only models), or the host prompt cache.
+ */
+type PrefixSource =
+  | { kind: "own"; plan: ReusePlan }
+  | { kind: "copy"; from: SequenceSlot; keep: number }
+  | { kind: "cache"; match: PromptCacheMatch };
 
 export interface SchedulerOptions {
   queueLimit?: number;
@@ -46,6 +61,8 @@ export interface SchedulerOptions {
   contextPerSequence?: number;
   /** Told the time and size of each decode step, to pick the thread count (when the user did not). */
   threadGovernor?: ThreadGovernor;
+  /** Host memory for the states of sequences given to other requests (--cache-ram); none: such memory is lost. */
+  promptCache?: PromptCache;
 }
 
 export class Scheduler {
@@ -63,6 +80,9 @@ export class Scheduler {
   private readonly images?: ImageEncoder;
   private readonly speculation?: Speculation;
   private readonly promptFlushTokens: number;
+  private readonly promptCache?: PromptCache;
+  /** Prompt tokens taken from other sequences' cells (llama_memory_seq_cp) instead of being processed. */
+  private copiedTokens = 0;
   /** Most tokens one sequence may hold. */
   private readonly limit: number;
   private clock = 0;
@@ -74,6 +94,7 @@ export class Scheduler {
     this.images = options.images;
     this.speculation = options.speculation;
     this.promptFlushTokens = options.promptFlushTokens ?? Infinity;
+    this.promptCache = options.promptCache;
     this.limit = Math.min(options.contextPerSequence ?? context.contextPerSequence, context.contextPerSequence);
     this.threadGovernor = options.threadGovernor;
     this.slots = Array.from({ length: context.sequences }, (_, seq) => new SequenceSlot(seq));
@@ -98,13 +119,15 @@ export class Scheduler {
     return {
       running: this.admitted.length,
       waiting: this.queue.length,
-      usedTokens: this.slots.reduce((sum, slot) => sum + slot.cached.length, 0),
+      usedTokens: this.usedCells(),
       capacityTokens: this.context.contextSize,
       decodeSteps: this.decodeSteps,
       decodedTokens: this.decodedTokens,
       imageEncodes: this.images?.encodes ?? 0,
       draftTokens: this.speculation?.draftedTokens ?? 0,
       acceptedDraftTokens: this.speculation?.acceptedTokens ?? 0,
+      copiedPrefixTokens: this.copiedTokens,
+      ...(this.promptCache ? { promptCache: this.promptCache.stats() } : {}),
     };
   }
 
@@ -166,6 +189,7 @@ export class Scheduler {
     this.queue.length = 0;
     for (const slot of this.admitted) slot.active = undefined;
     this.admitted.length = 0;
+    this.promptCache?.clear();
   }
 
   /** One decode step. Returns false when there was nothing to do. */
@@ -295,7 +319,7 @@ export class Scheduler {
 
   /** Cells held now, idle slots' cached prefixes included. */
   private usedCells(): number {
-    return this.slots.reduce((sum, slot) => sum + slot.cached.length, 0);
+    return this.slots.reduce((sum, slot) => sum + slot.distinctCells(), 0);
   }
 
   /** Prompt cells admitted requests have yet to fill: held for them, so that admitted prompts always finish. */
@@ -305,28 +329,39 @@ export class Scheduler {
 
   /**
    * Frees cells until `needed` are free by dropping idle slots' cached prefixes, least recently used
-   * first (never `keep`'s). Returns the cells free then.
+   * first (never those of `keep`); their states go to the host prompt cache first. Returns the cells free then.
    */
-  private makeRoom(needed: number, keep?: SequenceSlot): number {
+  private makeRoom(needed: number, ...keep: SequenceSlot[]): number {
     let free = this.context.contextSize - this.usedCells();
     if (free >= needed) return free;
-    const idle = this.slots.filter((slot) => !slot.active && slot !== keep && slot.cached.length > 0).sort((a, b) => a.lastUsed - b.lastUsed);
+    const idle = this.slots.filter((slot) => !slot.active && !keep.includes(slot) && slot.cached.length > 0).sort((a, b) => a.lastUsed - b.lastUsed);
     for (const slot of idle) {
-      free += slot.cached.length;
+      this.keepInHost(slot, 0);
+      const before = this.usedCells();
       this.context.clearSequence(slot.seq);
       slot.truncate(0);
+      free += before - this.usedCells();
       if (free >= needed) break;
     }
     return free;
   }
 
   /** Whether the prompt fits beside what runs now; it waits in the queue until it does. Alone, it always fits. */
-  private roomForPrompt(active: ActiveRequest, slot: SequenceSlot): boolean {
+  private roomForPrompt(active: ActiveRequest, slot: SequenceSlot, source: PrefixSource): boolean {
     if (this.admitted.length === 0) return true;
-    const plan = planReuse(slot.cached, active.prompt, this.canRollBack, slot.checkpoint?.length);
-    const kept = plan.fromCheckpoint ? 0 : Math.min(plan.keep, slot.cached.length);
-    const needed = Math.max(active.prompt.length, active.promptTokenCount) + 1 - kept + this.reservedForPrompts();
-    return this.makeRoom(needed, slot) >= needed;
+    const cells = Math.max(active.prompt.length, active.promptTokenCount);
+    let needed: number;
+    if (source.kind === "own") {
+      const kept = source.plan.fromCheckpoint ? 0 : Math.min(source.plan.keep, slot.cached.length);
+      needed = cells + 1 - kept;
+    } else if (source.kind === "copy") {
+      needed = cells + 1 - source.keep; // copied cells are the source's own, tagged with one more sequence
+    } else {
+      needed = Math.max(cells, source.match.entry.tokens.length) + 1; // restored whole, then cut to the prefix
+    }
+    needed += this.reservedForPrompts();
+    const keep = source.kind === "copy" ? [slot, source.from] : [slot];
+    return this.makeRoom(needed, ...keep) >= needed;
   }
 
   /**
@@ -483,9 +518,13 @@ export class Scheduler {
     while (this.queue.length > 0) {
       const active = this.queue[0]!;
       const slot = this.pickSlot(active.prompt);
-      if (!slot || !this.roomForPrompt(active, slot)) return;
+      if (!slot) return;
+      const source = this.prefixSource(slot, active);
+      if (!this.roomForPrompt(active, slot, source)) return;
       this.queue.shift();
-      this.reuseCache(slot, active);
+      if (source.kind === "own") this.reuseCache(slot, active, source.plan);
+      else if (source.kind === "copy") this.copyPrefix(slot, source.from, source.keep);
+      else this.restoreFromHost(slot, active, source.match);
       if (!this.canRollBack && active.prompt.length - slot.cached.length >= CHECKPOINT_MIN_NEW_TOKENS) {
         active.checkpointAfterPrompt = true;
       }
@@ -499,13 +538,106 @@ export class Scheduler {
     }
   }
 
-  /** Keeps what the prompt can reuse of the slot's memory (live cache or checkpoint) and drops the rest. */
-  private reuseCache(slot: SequenceSlot, active: ActiveRequest): void {
+  /**
+   * The best source of the prompt's leading tokens for this slot: its own memory, unless another
+   * sequence's cells or a host-cached state give it more. Prompts with images take their own memory only.
+   */
+  private prefixSource(slot: SequenceSlot, active: ActiveRequest): PrefixSource {
     const { prompt, images } = active;
     let plan = planReuse(slot.cached, prompt, this.canRollBack, slot.checkpoint?.length);
     // An image is kept whole or processed again whole.
     const cut = imageCutAt(images, plan.keep);
     if (cut) plan = this.canRollBack ? { keep: cut.start, fromCheckpoint: false } : { keep: 0, fromCheckpoint: false };
+    const own: PrefixSource = { kind: "own", plan };
+    if (images.length > 0) return own;
+    let best: PrefixSource = own;
+    let bestKeep = plan.keep;
+    // A recurrent state cannot be cut back to a prefix, so only attention-only models copy cells.
+    if (this.canRollBack) {
+      for (const other of this.slots) {
+        if (other === slot) continue;
+        const keep = Math.min(commonPrefixLength(other.cached, prompt), prompt.length - 1);
+        if (keep > bestKeep) {
+          best = { kind: "copy", from: other, keep };
+          bestKeep = keep;
+        }
+      }
+    }
+    const match = this.promptCache?.find(prompt);
+    // restoring copies the whole state in: worth it only for a clear gain over what is held already
+    if (match && match.keep >= bestKeep + PROMPT_CACHE_MIN_TOKENS) best = { kind: "cache", match };
+    return best;
+  }
+
+  /**
+   * Before the slot's memory from `keep` on is dropped: its state goes to the host prompt cache when that
+   * loses enough tokens and no other sequence or cached entry holds them. A recurrent model's checkpoint
+   * (its state after an earlier prompt, with logits) goes there too when it is about to be lost.
+   */
+  private keepInHost(slot: SequenceSlot, keep: number): void {
+    const cache = this.promptCache;
+    if (!cache) return;
+    const checkpoint = slot.checkpoint;
+    if (checkpoint && checkpoint.length > keep && checkpoint.length >= PROMPT_CACHE_MIN_TOKENS) {
+      cache.store(slot.cached.slice(0, checkpoint.length), checkpoint.state, checkpoint.logits);
+    }
+    if (slot.cached.length - keep < PROMPT_CACHE_MIN_TOKENS || slot.cached.length === checkpoint?.length) return;
+    if (cache.covers(slot.cached) || this.heldElsewhere(slot)) return;
+    cache.store(slot.cached, this.context.saveSequence(slot.seq));
+  }
+
+  /** Whether another sequence holds every cached token of this slot (as a prefix that can be copied). */
+  private heldElsewhere(slot: SequenceSlot): boolean {
+    if (!this.canRollBack) return false;
+    return this.slots.some((other) => other !== slot && other.cached.length >= slot.cached.length
+      && commonPrefixLength(other.cached, slot.cached) === slot.cached.length);
+  }
+
+  /** The slot's memory is replaced by `from`'s first `keep` cells, shared with it in the KV cache. */
+  private copyPrefix(slot: SequenceSlot, from: SequenceSlot, keep: number): void {
+    this.keepInHost(slot, 0);
+    this.context.clearSequence(slot.seq);
+    slot.truncate(0);
+    this.context.copySequence(from.seq, slot.seq, 0, keep);
+    slot.cached = from.cached.slice(0, keep);
+    slot.shareFrom(from, keep);
+    this.copiedTokens += keep;
+  }
+
+  /** The slot's memory is replaced by a host-cached state, cut to the prompt's prefix; on failure it starts empty. */
+  private restoreFromHost(slot: SequenceSlot, active: ActiveRequest, match: PromptCacheMatch): void {
+    const { entry, keep } = match;
+    this.keepInHost(slot, 0);
+    this.context.clearSequence(slot.seq);
+    slot.truncate(0);
+    // the state needs free cells for all its tokens: idle caches make way when they are missing
+    const restored = this.context.restoreSequence(slot.seq, entry.state)
+      || (this.makeRoom(entry.tokens.length + 1, slot) > entry.tokens.length && this.context.restoreSequence(slot.seq, entry.state));
+    if (!restored) {
+      this.context.clearSequence(slot.seq);
+      return;
+    }
+    this.promptCache!.touch(entry);
+    slot.cached = Array.from(entry.tokens);
+    if (keep < slot.cached.length) {
+      if (!this.context.removeTokens(slot.seq, keep, -1)) {
+        this.context.clearSequence(slot.seq);
+        slot.truncate(0);
+        return;
+      }
+      slot.truncate(keep);
+    }
+    if (entry.logits) {
+      // a recurrent checkpoint: it serves this slot's next prompts as its own would
+      slot.checkpoint = { length: keep, state: entry.state, logits: entry.logits };
+      if (keep === active.prompt.length) active.restoredLogits = entry.logits;
+    }
+  }
+
+  /** Keeps what the prompt can reuse of the slot's memory (live cache or checkpoint) and drops the rest. */
+  private reuseCache(slot: SequenceSlot, active: ActiveRequest, plan: ReusePlan): void {
+    const { prompt } = active;
+    if (plan.keep < slot.cached.length) this.keepInHost(slot, plan.keep);
     if (plan.fromCheckpoint) {
       this.context.clearSequence(slot.seq);
       if (this.context.restoreSequence(slot.seq, slot.checkpoint!.state)) {

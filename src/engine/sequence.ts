@@ -139,11 +139,46 @@ export class SequenceSlot {
   outputIndex = -1;
   /** Draft tokens in the current decode after the slot's next token (speculative decoding), to verify. */
   draft: number[] | undefined;
+  /**
+   * Other slots whose leading cells are this slot's own (llama_memory_seq_cp tags the same cells with
+   * both sequences in a unified KV cache), and for how many positions.
+   */
+  readonly sharedWith = new Map<SequenceSlot, number>();
   constructor(readonly seq: number) {}
 
   /** Forgets cached tokens from `length` on, and a checkpoint that covered any of them. */
   truncate(length: number): void {
     this.cached.length = Math.min(this.cached.length, length);
     if (this.checkpoint && this.checkpoint.length > length) this.checkpoint = undefined;
+    for (const [other, shared] of this.sharedWith) {
+      if (shared <= length) continue;
+      if (length === 0) {
+        this.sharedWith.delete(other);
+        other.sharedWith.delete(this);
+      } else {
+        this.sharedWith.set(other, length);
+        other.sharedWith.set(this, length);
+      }
+    }
+  }
+
+  /**
+   * After copying `source`'s first `length` cells into this (empty) slot: they are shared with the
+   * source and with every slot the source shares them with.
+   */
+  shareFrom(source: SequenceSlot, length: number): void {
+    const links: Array<[SequenceSlot, number]> = [[source, length]];
+    for (const [other, shared] of source.sharedWith) if (other !== this) links.push([other, Math.min(shared, length)]);
+    for (const [other, shared] of links) {
+      this.sharedWith.set(other, shared);
+      other.sharedWith.set(this, shared);
+    }
+  }
+
+  /** Cells only this slot holds, or held by slots of higher sequence id: summed over all slots, each cell counts once. */
+  distinctCells(): number {
+    let shared = 0;
+    for (const [other, length] of this.sharedWith) if (other.seq < this.seq) shared = Math.max(shared, length);
+    return Math.max(0, this.cached.length - shared);
   }
 }

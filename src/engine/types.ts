@@ -1,6 +1,7 @@
 // The engine's one internal request shape and the events it streams back. Every profile translates
 // its wire format into GenerateRequest and renders EngineEvents; the engine knows no profile.
 import type { SpeculativeOptions } from "./speculative/options.ts";
+import type { PromptCacheStats } from "./prompt-cache.ts";
 
 /**
  * One image of a request as the engine takes it: the bytes of a file libmtmd decodes itself (JPEG, PNG,
@@ -136,6 +137,12 @@ export interface EngineOptions {
   loraAdapters?: string[];
   /** Speculative decoding: a draft model or n-gram lookup proposes tokens the model verifies in one step. */
   speculative?: SpeculativeOptions;
+  /**
+   * Host memory in MiB for the states of sequences handed to other requests, restored when a later prompt
+   * starts with their tokens (llama-server's --cache-ram). 0: none. Default: DEFAULT_CACHE_RAM_MIB, at most
+   * a quarter of the machine's memory.
+   */
+  cacheRamMiB?: number;
 }
 
 /** A pooled embedding: L2-normalised, with its input's token count and its length before normalising. */
@@ -166,6 +173,10 @@ export interface EngineStats {
   /** Speculative decoding since the engine started: tokens drafted and accepted (0 without speculation). */
   draftTokens: number;
   acceptedDraftTokens: number;
+  /** Prompt tokens taken from another sequence's cells (copied inside the KV cache) since the engine started. */
+  copiedPrefixTokens: number;
+  /** The host prompt cache (--cache-ram), when the engine has one. */
+  promptCache?: PromptCacheStats;
 }
 
 export interface ModelInfo {

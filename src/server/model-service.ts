@@ -115,6 +115,8 @@ export interface ModelServiceOptions {
   chatTemplate?: string;
   flashAttention?: EngineOptions["flashAttention"];
   kvCacheType?: EngineOptions["kvCacheType"];
+  /** Host prompt cache per model in MiB (--cache-ram); 0: none. */
+  cacheRamMiB?: number;
   /** The model store requests may name models from (none: served models and paths only). */
   store?: ModelStore;
   /** Speculative decoding for the models named on `serve` (--model-draft, --speculative-config). */
@@ -368,6 +370,7 @@ export class ModelService {
       ...(this.options.chatTemplate !== undefined ? { chatTemplate: this.options.chatTemplate } : {}),
       ...(this.options.flashAttention !== undefined ? { flashAttention: this.options.flashAttention } : {}),
       ...(this.options.kvCacheType !== undefined ? { kvCacheType: this.options.kvCacheType } : {}),
+      ...(this.options.cacheRamMiB !== undefined ? { cacheRamMiB: this.options.cacheRamMiB } : {}),
       // a store model's ADAPTER layers (another engine than the bare model's: the key includes them)
       ...(model.stored?.adapterPaths.length ? { loraAdapters: model.stored.adapterPaths } : {}),
       ...speculativeOf(model, this.options.speculative),

@@ -53,6 +53,12 @@ export function createVllmMetrics(manager: ModelManager, models: ModelService): 
   const decodedTokens = gauge("llamux:decoded_tokens", "Tokens those llama_decode calls took.");
   const engineDraftTokens = gauge("llamux:draft_tokens", "Speculative decoding: tokens drafted by the loaded engines since they started (every profile's requests).");
   const engineAcceptedTokens = gauge("llamux:accepted_draft_tokens", "Speculative decoding: draft tokens the loaded engines accepted.");
+  // the host prompt cache (--cache-ram) and prefixes copied between sequences; their hits are in vllm:prefix_cache_hits_total
+  const promptCacheBytes = gauge("llamux:prompt_cache_bytes", "Host memory held by the loaded engines' prompt caches (--cache-ram), in bytes.");
+  const promptCacheEntries = gauge("llamux:prompt_cache_entries", "Sequence states held in the loaded engines' prompt caches.");
+  const promptCacheRestores = gauge("llamux:prompt_cache_restores", "Prompts that restored a state from the prompt cache since the engines started.");
+  const promptCacheEvictions = gauge("llamux:prompt_cache_evictions", "States dropped from the prompt cache to stay within --cache-ram, least recently used first.");
+  const copiedPrefixTokens = gauge("llamux:copied_prefix_tokens", "Prompt tokens taken from another sequence's KV cells instead of being processed.");
 
   const promptTokens = counter("vllm:prompt_tokens_total", "Number of prefill tokens processed.");
   const generationTokens = counter("vllm:generation_tokens_total", "Number of generation tokens processed.");
@@ -126,8 +132,13 @@ export function createVllmMetrics(manager: ModelManager, models: ModelService): 
   async function sampleEngines(): Promise<void> {
     const engines = await manager.loaded();
     const samples = await Promise.all(engines.map(async (engine) => ({ engine, stats: await engine.stats().catch(() => undefined) })));
-    type Load = { running: number; waiting: number; used: number; capacity: number; steps: number; tokens: number; drafted: number; accepted: number };
-    const empty = (): Load => ({ running: 0, waiting: 0, used: 0, capacity: 0, steps: 0, tokens: 0, drafted: 0, accepted: 0 });
+    type Load = {
+      running: number; waiting: number; used: number; capacity: number; steps: number; tokens: number; drafted: number; accepted: number;
+      cacheBytes: number; cacheEntries: number; restores: number; evictions: number; copied: number;
+    };
+    const empty = (): Load => ({
+      running: 0, waiting: 0, used: 0, capacity: 0, steps: 0, tokens: 0, drafted: 0, accepted: 0, cacheBytes: 0, cacheEntries: 0, restores: 0, evictions: 0, copied: 0,
+    });
     const load = new Map<string, Load>();
     for (const { id } of models.list()) load.set(id, empty());
     for (const { engine, stats } of samples) {
@@ -143,9 +154,15 @@ export function createVllmMetrics(manager: ModelManager, models: ModelService): 
       entry.tokens += stats.decodedTokens;
       entry.drafted += stats.draftTokens;
       entry.accepted += stats.acceptedDraftTokens;
+      entry.cacheBytes += stats.promptCache?.bytes ?? 0;
+      entry.cacheEntries += stats.promptCache?.entries ?? 0;
+      entry.restores += stats.promptCache?.restored ?? 0;
+      entry.evictions += stats.promptCache?.evicted ?? 0;
+      entry.copied += stats.copiedPrefixTokens;
       load.set(name, entry);
     }
-    for (const g of [running, waiting, kvCacheUsage, decodeSteps, decodedTokens, engineDraftTokens, engineAcceptedTokens]) g.reset();
+    for (const g of [running, waiting, kvCacheUsage, decodeSteps, decodedTokens, engineDraftTokens, engineAcceptedTokens,
+      promptCacheBytes, promptCacheEntries, promptCacheRestores, promptCacheEvictions, copiedPrefixTokens]) g.reset();
     for (const [name, entry] of load) {
       const labels = { model_name: name, engine: ENGINE };
       running.set(labels, entry.running);
@@ -155,6 +172,11 @@ export function createVllmMetrics(manager: ModelManager, models: ModelService): 
       decodedTokens.set(labels, entry.tokens);
       engineDraftTokens.set(labels, entry.drafted);
       engineAcceptedTokens.set(labels, entry.accepted);
+      promptCacheBytes.set(labels, entry.cacheBytes);
+      promptCacheEntries.set(labels, entry.cacheEntries);
+      promptCacheRestores.set(labels, entry.restores);
+      promptCacheEvictions.set(labels, entry.evictions);
+      copiedPrefixTokens.set(labels, entry.copied);
     }
   }
 

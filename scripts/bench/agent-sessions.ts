@@ -1,0 +1,212 @@
+// `make bench` part "agents" (issue 34): agent sessions sharing a long prefix, more sessions than
+// sequences. Each session sends its turns one after another; every turn's prompt is the shared prefix,
+// then the session's own history, which grows by `turnTokens` a turn (as an agent resends system prompt,
+// tools and history). All sessions run at once over `parallel` sequences, so a session's next turn often
+// finds its sequence given to another session: what it does not have to process again comes from the
+// prompt cache (llamux: sequence copies and host memory; llama-server: its --cache-ram). Reports, per
+// turn, the median and worst time to first token against a cold prefill of a prompt of the same length
+// (random tokens the server has never seen, on an idle server), and llamux's p50 against llama-server's.
+// Run alone: bun scripts/bench/agent-sessions.ts [--model PATH] [--sessions N] [--parallel N] [--prefix N]
+//   [--turn-tokens N] [--turns N] [--output N] [--cache-ram MIB] [--threads N|default]
+import { existsSync } from "node:fs";
+import { parseArgs } from "node:util";
+import { ensureModel } from "../gen-models.ts";
+import { readGgufHeaderSync, type GgufArray } from "../../src/store/gguf.ts";
+import { LLAMA_SERVER, defaultLlamuxCommand, percentile, randomPrompt, serverArgv, streamRequest, type RunningServer, type ServerKind, type ServerSpec } from "./server.ts";
+import { freePort } from "./free-port.ts";
+
+export interface AgentSessionsShape {
+  sessions: number;
+  parallel: number;
+  /** Tokens of the prefix every session's prompts start with. */
+  prefixTokens: number;
+  /** Tokens each turn adds to a session's history. */
+  turnTokens: number;
+  turns: number;
+  /** Tokens generated per turn. */
+  outputTokens: number;
+  /** --cache-ram for both servers, in MiB. */
+  cacheRamMiB: number;
+  /** "default": each server picks its own (llamux measures how many cores are free). */
+  threads: number | "default";
+}
+
+export interface AgentSessionsOptions extends AgentSessionsShape {
+  llamux: string[];
+  log?: (line: string) => void;
+}
+
+interface TurnSample { session: number; turn: number; promptTokens: number; ttftMs: number; cachedTokens: number }
+interface ServerResult {
+  kind: ServerKind;
+  turns: TurnSample[];
+  /** Cold prefill TTFT for each turn's prompt length (index = turn). */
+  coldMs: number[];
+  /** llamux: the host prompt cache's bytes after the run (from /metrics). */
+  cacheBytes?: number;
+  /** One more turn of session 0 on the idle server (no other session queued before it), and a cold prefill of its length. */
+  alone: { promptTokens: number; cachedTokens: number; ttftMs: number; coldMs: number };
+}
+
+function vocabularySize(path: string): number {
+  const header = readGgufHeaderSync(path, { maxArrayLength: 0 });
+  return (header.metadata.get("tokenizer.ggml.tokens") as GgufArray | undefined)?.length ?? 32_000;
+}
+
+/** A server of `kind` with the prompt cache on, started as the other parts start theirs. */
+async function startWithCache(kind: ServerKind, spec: ServerSpec, cacheRamMiB: number): Promise<RunningServer> {
+  const port = await freePort();
+  const argv = [...serverArgv(kind, spec, port), "--cache-ram", String(cacheRamMiB)];
+  const child = Bun.spawn(argv, { env: { ...process.env, LLAMUX_LOG_LEVEL: "warn", LLAMUX_PERSONA: "llamux" }, stdin: "ignore", stdout: "ignore", stderr: "pipe" });
+  let stderr = "";
+  void (async () => {
+    for await (const chunk of child.stderr) stderr = (stderr + new TextDecoder().decode(chunk)).slice(-4000);
+  })();
+  const baseUrl = `http://127.0.0.1:${port}`;
+  const stop = async () => {
+    child.kill("SIGTERM");
+    const timer = setTimeout(() => child.kill("SIGKILL"), 10_000);
+    await child.exited;
+    clearTimeout(timer);
+  };
+  const deadline = performance.now() + 300_000;
+  for (;;) {
+    if (child.exitCode !== null) throw new Error(`${kind} exited with status ${child.exitCode}: ${stderr.trim().split("\n").slice(-3).join(" | ")}`);
+    if (performance.now() > deadline) {
+      await stop();
+      throw new Error(`${kind} did not answer within 300 s`);
+    }
+    try {
+      const response = await fetch(`${baseUrl}/v1/completions`, {
+        method: "POST", headers: { "content-type": "application/json" },
+        body: JSON.stringify({ model: spec.model, prompt: "Hello", max_tokens: 1, temperature: 0 }), signal: AbortSignal.timeout(30_000),
+      });
+      await response.arrayBuffer();
+      if (response.ok) return { kind, baseUrl, stop };
+    } catch {
+      // not listening yet
+    }
+    await Bun.sleep(50);
+  }
+}
+
+/** Time to the first token, and the prompt tokens the server says it took from its cache (0 when it does not say). */
+async function timeToFirstToken(server: RunningServer, model: string, prompt: number[], outputTokens: number): Promise<{ ttftMs: number; cachedTokens: number }> {
+  const timing = await streamRequest(server.baseUrl, "/v1/completions", { model, prompt, max_tokens: outputTokens, temperature: 0, ignore_eos: true });
+  return { ttftMs: (timing.chunkTimes[0] ?? timing.endAt) - timing.sentAt, cachedTokens: timing.cachedTokens ?? 0 };
+}
+
+async function runOne(kind: ServerKind, model: string, options: AgentSessionsOptions): Promise<ServerResult> {
+  const log = options.log ?? (() => {});
+  const vocabulary = vocabularySize(model);
+  const longest = options.prefixTokens + (options.turns + 1) * options.turnTokens;
+  const spec: ServerSpec = { model, threads: options.threads, parallel: options.parallel, llamux: options.llamux, contextPerSequence: longest + options.outputTokens + 64 };
+  const server = await startWithCache(kind, spec, options.cacheRamMiB);
+  try {
+    const prefix = randomPrompt(options.prefixTokens, vocabulary, 1);
+    const histories = Array.from({ length: options.sessions }, () => [] as number[]);
+    const turns: TurnSample[] = [];
+    await Promise.all(histories.map(async (history, session) => {
+      for (let turn = 1; turn <= options.turns; turn++) {
+        const added = randomPrompt(options.turnTokens, vocabulary, 1000 + session * 100 + turn);
+        for (const token of added) history.push(token);
+        const prompt = prefix.concat(history);
+        const { ttftMs, cachedTokens } = await timeToFirstToken(server, model, prompt, options.outputTokens);
+        turns.push({ session, turn, promptTokens: prompt.length, ttftMs, cachedTokens });
+        log(`${kind}: session ${session} turn ${turn} (${prompt.length} tokens, ${cachedTokens} cached): first token after ${ttftMs.toFixed(0)} ms`);
+      }
+    }));
+    // the cache without queueing: session 0's next turn while nothing else runs
+    for (const token of randomPrompt(options.turnTokens, vocabulary, 1000 + options.turns + 1)) histories[0]!.push(token);
+    const alonePrompt = prefix.concat(histories[0]!);
+    const aloneTurn = await timeToFirstToken(server, model, alonePrompt, options.outputTokens);
+    const aloneCold = await timeToFirstToken(server, model, randomPrompt(alonePrompt.length, vocabulary, 78_000), options.outputTokens);
+    const alone = { promptTokens: alonePrompt.length, cachedTokens: aloneTurn.cachedTokens, ttftMs: aloneTurn.ttftMs, coldMs: aloneCold.ttftMs };
+    log(`${kind}: session 0 alone (${alone.promptTokens} tokens, ${alone.cachedTokens} cached): ${alone.ttftMs.toFixed(0)} ms, cold ${alone.coldMs.toFixed(0)} ms`);
+    // cold prefills of each turn's length: tokens no earlier prompt started with, one at a time
+    const coldMs: number[] = [0];
+    for (let turn = 1; turn <= options.turns; turn++) {
+      const length = options.prefixTokens + turn * options.turnTokens;
+      coldMs[turn] = (await timeToFirstToken(server, model, randomPrompt(length, vocabulary, 77_000 + turn), options.outputTokens)).ttftMs;
+      log(`${kind}: cold prefill of ${length} tokens: first token after ${coldMs[turn]!.toFixed(0)} ms`);
+    }
+    let cacheBytes: number | undefined;
+    if (kind === "llamux") {
+      const metrics = await (await fetch(`${server.baseUrl}/metrics`)).text();
+      cacheBytes = [...metrics.matchAll(/^llamux:prompt_cache_bytes\{[^}]*\} (\S+)$/gm)].reduce((sum, m) => sum + Number(m[1]), 0);
+    }
+    return { kind, turns, coldMs, alone, ...(cacheBytes !== undefined ? { cacheBytes } : {}) };
+  } finally {
+    await server.stop();
+  }
+}
+
+/** Runs the scenario on llamux and, when built, llama-server; returns the report section and its data. */
+export async function runAgentSessions(model: string, options: AgentSessionsOptions): Promise<{ markdown: string; json: unknown }> {
+  const kinds: ServerKind[] = existsSync(LLAMA_SERVER) ? ["llamux", "llama-server"] : ["llamux"];
+  const results: ServerResult[] = [];
+  for (const kind of kinds) results.push(await runOne(kind, model, options));
+  const llamux = results[0]!;
+  const server = results.find((r) => r.kind === "llama-server");
+  const rows: string[] = [];
+  let goalsMet = true;
+  for (let turn = 1; turn <= options.turns; turn++) {
+    const cells: string[] = [];
+    for (const result of results) {
+      const samples = result.turns.filter((t) => t.turn === turn);
+      const ttfts = samples.map((t) => t.ttftMs);
+      const cachedShare = samples.reduce((sum, t) => sum + t.cachedTokens, 0) / samples.reduce((sum, t) => sum + t.promptTokens, 0);
+      const cold = result.coldMs[turn]!;
+      const p50 = percentile(ttfts, 50);
+      const worst = ttfts.reduce((a, b) => Math.max(a, b), 0);
+      cells.push(`${(cachedShare * 100).toFixed(0)}% | ${p50.toFixed(0)} | ${worst.toFixed(0)} | ${cold.toFixed(0)} | ${(worst / cold).toFixed(3)}`);
+      if (result === llamux && turn > 1 && worst / cold > 0.1) goalsMet = false;
+    }
+    let versus = "";
+    if (server) {
+      const p50 = (r: ServerResult) => percentile(r.turns.filter((t) => t.turn === turn).map((t) => t.ttftMs), 50);
+      const ratio = p50(llamux) / p50(server);
+      versus = ` | ${ratio.toFixed(2)}`;
+      if (turn > 1 && ratio > 1) goalsMet = false;
+    }
+    rows.push(`| ${turn} | ${options.prefixTokens + turn * options.turnTokens} | ${cells.join(" | ")}${versus} |`);
+  }
+  const header = results.map((r) => `${r.kind} cached | p50 ms | worst ms | cold ms | worst ÷ cold`).join(" | ");
+  const memory = llamux.cacheBytes !== undefined
+    ? `llamux's prompt cache held ${(llamux.cacheBytes / 1048576).toFixed(1)} MiB at the end (bound ${options.cacheRamMiB} MiB).`
+    : "";
+  const aloneLines = results.map((r) => `- ${r.kind}: ${r.alone.ttftMs.toFixed(0)} ms (${r.alone.cachedTokens} of ${r.alone.promptTokens} tokens cached) against a cold prefill of ${r.alone.coldMs.toFixed(0)} ms: ${(r.alone.ttftMs / r.alone.coldMs).toFixed(3)}`);
+  const markdown = [
+    `### Agent sessions: ${options.sessions} sessions over ${options.parallel} sequences, ${options.prefixTokens}-token shared prefix, +${options.turnTokens} tokens a turn, ${options.turns} turns, ${options.outputTokens} tokens out, --cache-ram ${options.cacheRamMiB}, ${options.threads === "default" ? "each server's default" : options.threads} threads`,
+    "",
+    `| turn | prompt tokens | ${header}${server ? " | llamux p50 ÷ llama-server p50" : ""} |`,
+    `|---|---|${results.map(() => "---|---|---|---|---|").join("")}${server ? "---|" : ""}`,
+    ...rows,
+    "",
+    `Goal (turns 2 and later): worst ÷ cold ≤ 0.10 for every session${server ? ", and llamux p50 ≤ llama-server p50" : ""}: ${goalsMet ? "met" : "NOT met"}. ${memory}`,
+    "",
+    `Session 0's turn ${options.turns + 1} alone on the idle server afterwards (the cache without queueing behind other sessions):`,
+    "",
+    ...aloneLines,
+    ...(server ? [] : ["", "llama-server not built (make llama-tools): llamux only."]),
+  ].join("\n");
+  return { markdown, json: { shape: { ...options, llamux: undefined, log: undefined }, results, goalsMet } };
+}
+
+if (import.meta.main) {
+  const { values } = parseArgs({
+    options: {
+      model: { type: "string" }, sessions: { type: "string" }, parallel: { type: "string" }, prefix: { type: "string" }, "turn-tokens": { type: "string" },
+      turns: { type: "string" }, output: { type: "string" }, "cache-ram": { type: "string" }, threads: { type: "string" },
+    },
+  });
+  const model = values.model ?? await ensureModel("lfm2-350m-q4_0");
+  const result = await runAgentSessions(model, {
+    sessions: Number(values.sessions ?? 8), parallel: Number(values.parallel ?? 4), prefixTokens: Number(values.prefix ?? 12_000),
+    turnTokens: Number(values["turn-tokens"] ?? 1500), turns: Number(values.turns ?? 4), outputTokens: Number(values.output ?? 16),
+    cacheRamMiB: Number(values["cache-ram"] ?? 8192),
+    threads: values.threads === undefined || values.threads === "default" ? "default" : Number(values.threads),
+    llamux: defaultLlamuxCommand(), log: (line) => console.error(line),
+  });
+  console.log(result.markdown);
+}

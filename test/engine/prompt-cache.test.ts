@@ -1,0 +1,211 @@
+// The host prompt cache (--cache-ram) and prefixes copied between sequences, on real libllama and
+// generated models: a prompt whose sequence was handed to another request is restored from host memory
+// and generates what a cold engine generates; a prefix another sequence holds is copied in the KV cache;
+// the cache stays within its bound, dropping the least recently used state.
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { Engine } from "../../src/engine/engine.ts";
+import { PromptCache } from "../../src/engine/prompt-cache.ts";
+import type { EngineEvent, GenerateRequest } from "../../src/engine/types.ts";
+import { ensureModel } from "../../scripts/gen-models.ts";
+
+interface Outcome { tokens: number[]; done?: Extract<EngineEvent, { type: "done" }>; error?: Extract<EngineEvent, { type: "error" }> }
+
+let nextId = 0;
+function run(engine: Engine, request: Omit<GenerateRequest, "id">, onToken?: (count: number) => void): Promise<Outcome> {
+  const outcome: Outcome = { tokens: [] };
+  return new Promise((resolve) => {
+    engine.submit({ ...request, id: `p${++nextId}` }, (event) => {
+      if (event.type === "token") {
+        if (event.token >= 0) outcome.tokens.push(event.token);
+        onToken?.(outcome.tokens.length);
+      } else {
+        if (event.type === "done") outcome.done = event;
+        else outcome.error = event;
+        resolve(outcome);
+      }
+    });
+  });
+}
+
+const greedy = { temperature: 0 };
+/** A chat prompt whose long system part starts with `topic`, so that prompts of different topics share no prefix. */
+function chat(topic: string, question: string, lines = 12): string {
+  const system = Array.from({ length: lines }, (_, i) => `${topic} rule ${i}: answer about ${topic} plainly and keep it short.`).join("\n");
+  return `${topic}<|im_start|>system\n${system}<|im_end|>\n<|im_start|>user\n${question}<|im_end|>\n<|im_start|>assistant\n`;
+}
+
+describe("PromptCache", () => {
+  const state = (bytes: number) => new Uint8Array(bytes);
+
+  test("finds the entry sharing the longest prefix, leaving one prompt token to process", () => {
+    const cache = new PromptCache(10_000, true);
+    cache.store([1, 2, 3, 4], state(100));
+    cache.store([1, 2, 9, 9, 9], state(100));
+    expect(cache.find([1, 2, 3, 4, 5])?.keep).toBe(4);
+    expect(cache.find([1, 2, 3, 4])?.keep).toBe(3);
+    expect(cache.find([1, 2, 9, 8])?.keep).toBe(3);
+    expect(cache.find([7, 1, 2])).toBeUndefined();
+  });
+
+  test("recurrent entries serve only prompts that start with all of their tokens; the same prompt needs logits", () => {
+    const cache = new PromptCache(10_000, false);
+    cache.store([1, 2, 3], state(100));
+    expect(cache.find([1, 2, 3, 4])?.keep).toBe(3);
+    expect(cache.find([1, 2, 4, 4])).toBeUndefined();
+    expect(cache.find([1, 2, 3])).toBeUndefined();
+    cache.store([5, 6, 7], state(100), new Float32Array(4));
+    expect(cache.find([5, 6, 7])?.keep).toBe(3);
+  });
+
+  test("stays within its bound, evicting the least recently used entry and saying so", () => {
+    const logged: string[] = [];
+    const cache = new PromptCache(1000, true, (line) => logged.push(line));
+    cache.store([1, 1], state(400));
+    cache.store([2, 2], state(400));
+    cache.touch(cache.find([1, 1, 5])!.entry);
+    cache.store([3, 3], state(400));
+    expect(cache.stats().bytes).toBeLessThanOrEqual(1000);
+    expect(cache.stats().evicted).toBe(1);
+    expect(cache.find([1, 1, 5])).toBeDefined();
+    expect(cache.find([2, 2, 5])).toBeUndefined();
+    expect(logged).toHaveLength(1);
+    expect(logged[0]).toContain("least recently used");
+    // larger than the whole cache: not kept, nothing evicted for it
+    expect(cache.store([4, 4], state(2000))).toBe(false);
+    expect(cache.stats().entries).toBe(2);
+  });
+
+  test("a longer prefix replaces the entries it covers; a covered one is not stored", () => {
+    const cache = new PromptCache(10_000, true);
+    cache.store([1, 2], state(100));
+    cache.store([1, 2, 3], state(100));
+    expect(cache.stats().entries).toBe(1);
+    expect(cache.store([1, 2], state(100))).toBe(false);
+    expect(cache.stats().entries).toBe(1);
+  });
+});
+
+describe("attention model: host cache and copies", () => {
+  let path: string;
+  let cold: Engine;
+  beforeAll(async () => {
+    path = await ensureModel("tiny-llama");
+    cold = Engine.load({ modelPath: path, parallel: 1, contextPerSequence: 1024, threads: 2, cacheRamMiB: 0 });
+  });
+  afterAll(() => cold.dispose());
+
+  test("a prompt whose sequence went to another request is restored from host memory and generates the cold tokens", async () => {
+    const engine = Engine.load({ modelPath: path, parallel: 1, contextPerSequence: 1024, threads: 2, cacheRamMiB: 16 });
+    try {
+      const first = await run(engine, { prompt: chat("Dragons", "Who are you?"), maxTokens: 4, sampling: greedy, ignoreEos: true });
+      const firstPrompt = first.done!.usage.promptTokens;
+      expect(firstPrompt).toBeGreaterThan(200);
+      // another request takes the only sequence: the first one's state goes to host memory
+      await run(engine, { prompt: chat("Weather", "Is it raining?"), maxTokens: 4, sampling: greedy, ignoreEos: true });
+      expect(engine.stats().promptCache!.stored).toBe(1);
+      const nextTurn = { prompt: chat("Dragons", "Who are you?") + "I am a dragon.<|im_end|>\n<|im_start|>user\nAnd then?<|im_end|>\n<|im_start|>assistant\n", maxTokens: 12, sampling: greedy, ignoreEos: true };
+      const hit = await run(engine, nextTurn);
+      expect(engine.stats().promptCache!.restored).toBe(1);
+      expect(hit.done!.usage.cachedPromptTokens).toBeGreaterThanOrEqual(firstPrompt - 1);
+      const reference = await run(cold, nextTurn);
+      expect(reference.done!.usage.cachedPromptTokens).toBeLessThan(firstPrompt / 2);
+      expect(hit.tokens).toHaveLength(12);
+      expect(hit.tokens).toEqual(reference.tokens);
+    } finally {
+      engine.dispose();
+    }
+  });
+
+  test("without a cache (--cache-ram 0) the same turn is processed again", async () => {
+    await run(cold, { prompt: chat("Castles", "Who are you?"), maxTokens: 2, sampling: greedy });
+    await run(cold, { prompt: chat("Rivers", "Where?"), maxTokens: 2, sampling: greedy });
+    const again = await run(cold, { prompt: chat("Castles", "Who are you?"), maxTokens: 2, sampling: greedy });
+    expect(again.done!.usage.cachedPromptTokens).toBeLessThanOrEqual(1);
+    expect(cold.stats().promptCache).toBeUndefined();
+  });
+
+  test("a prefix another running sequence holds is copied in the KV cache, not processed, with the cold tokens", async () => {
+    const engine = Engine.load({ modelPath: path, parallel: 2, contextPerSequence: 1024, threads: 2, cacheRamMiB: 16 });
+    try {
+      const shared = chat("Agents", "List the files.");
+      const second = { prompt: `${shared}Here are the files:`, maxTokens: 10, sampling: greedy, ignoreEos: true };
+      let secondRun: Promise<Outcome> | undefined;
+      // the second request arrives while the first one generates (its prompt is in the first sequence)
+      const first = run(engine, { prompt: shared, maxTokens: 30, sampling: greedy, ignoreEos: true }, (count) => {
+        if (count === 2) secondRun = run(engine, second);
+      });
+      await first;
+      const copied = await secondRun!;
+      expect(engine.stats().copiedPrefixTokens).toBeGreaterThanOrEqual(engine.tokenize(shared).length - 1);
+      expect(copied.done!.usage.cachedPromptTokens).toBeGreaterThanOrEqual(engine.tokenize(shared).length - 1);
+      const reference = await run(cold, second);
+      expect(copied.tokens).toEqual(reference.tokens);
+      // both sequences' cells are counted once: the shared prefix is not paid for twice
+      expect(engine.stats().usedTokens).toBeLessThan(2 * engine.tokenize(shared).length);
+    } finally {
+      engine.dispose();
+    }
+  });
+
+  test("the cache stays within --cache-ram: the least recently used state is evicted", async () => {
+    // 0.1 MiB holds one ~300-token state of this model (256 bytes per token), not two
+    const engine = Engine.load({ modelPath: path, parallel: 1, contextPerSequence: 1024, threads: 2, cacheRamMiB: 0.1 });
+    const write = process.stderr.write.bind(process.stderr);
+    const level = process.env.LLAMUX_LOG_LEVEL;
+    process.env.LLAMUX_LOG_LEVEL = "info";
+    let logged = "";
+    process.stderr.write = ((chunk: string | Uint8Array, ...rest: never[]) => {
+      logged += String(chunk);
+      return write(chunk, ...rest);
+    }) as typeof process.stderr.write;
+    try {
+      const topics = ["Dragons", "Weather", "Castles"];
+      for (const topic of topics) await run(engine, { prompt: chat(topic, "Hello?"), maxTokens: 2, sampling: greedy });
+      process.stderr.write = write;
+      expect(logged).toMatch(/INFO .*\[engine\] prompt cache: evicted \d+ tokens .* least recently used/);
+      const stats = engine.stats().promptCache!;
+      expect(stats.stored).toBe(2);
+      expect(stats.evicted).toBe(1);
+      expect(stats.entries).toBe(1);
+      expect(stats.bytes).toBeLessThanOrEqual(0.1 * 1048576);
+      // the newer one (Weather) is restored, the oldest (Dragons) is gone
+      const weather = await run(engine, { prompt: chat("Weather", "Hello?"), maxTokens: 2, sampling: greedy });
+      expect(weather.done!.usage.cachedPromptTokens).toBe(weather.done!.usage.promptTokens - 1);
+      const dragons = await run(engine, { prompt: chat("Dragons", "Hello?"), maxTokens: 2, sampling: greedy });
+      expect(dragons.done!.usage.cachedPromptTokens).toBeLessThanOrEqual(1);
+      expect(engine.stats().promptCache!.bytes).toBeLessThanOrEqual(0.1 * 1048576);
+    } finally {
+      process.stderr.write = write;
+      if (level === undefined) delete process.env.LLAMUX_LOG_LEVEL;
+      else process.env.LLAMUX_LOG_LEVEL = level;
+      engine.dispose();
+    }
+  });
+});
+
+describe("hybrid LFM2: host-cached checkpoints", () => {
+  test("a next turn after the sequence went to another request restores the checkpoint and generates the cold tokens", async () => {
+    const path = await ensureModel("tiny-lfm2");
+    const options = { modelPath: path, parallel: 1, contextPerSequence: 1024, threads: 2 };
+    const engine = Engine.load({ ...options, cacheRamMiB: 16 });
+    const cold = Engine.load({ ...options, cacheRamMiB: 0 });
+    try {
+      const prompt = `<|startoftext|>${chat("Dragons", "Who are you?", 4).slice("Dragons".length)}`;
+      const first = await run(engine, { prompt, maxTokens: 6, sampling: greedy, ignoreEos: true, addSpecial: false });
+      const promptTokens = first.done!.usage.promptTokens;
+      expect(promptTokens).toBeGreaterThan(64);
+      await run(engine, { prompt: `<|startoftext|>${chat("Weather", "Rain?", 4)}`, maxTokens: 2, sampling: greedy, addSpecial: false });
+      // a client re-renders the answer: only the prompt is shared, which the checkpoint covers
+      const nextTurn = { prompt: `${prompt}A different answer<|im_end|>\n<|im_start|>user\nAnd then?<|im_end|>\n<|im_start|>assistant\n`, maxTokens: 8, sampling: greedy, ignoreEos: true, addSpecial: false };
+      const hit = await run(engine, nextTurn);
+      expect(engine.stats().promptCache!.restored).toBe(1);
+      expect(hit.done!.usage.cachedPromptTokens).toBe(promptTokens);
+      const reference = await run(cold, nextTurn);
+      expect(reference.done!.usage.cachedPromptTokens).toBe(0);
+      expect(hit.tokens).toEqual(reference.tokens);
+    } finally {
+      engine.dispose();
+      cold.dispose();
+    }
+  });
+});
