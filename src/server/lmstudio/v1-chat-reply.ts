@@ -14,8 +14,15 @@ export interface Reply {
 
 const noUsage: RequestUsage = { promptTokens: 0, cachedPromptTokens: 0, completionTokens: 0, timeToFirstTokenMs: 0, promptMs: 0, decodeMs: 0, queueMs: 0 };
 
-/** Reads a choice to its end, telling `emit` each piece as LM Studio's streaming events. */
+/**
+ * Reads a choice to its end, telling `emit` each piece as LM Studio's streaming events: first
+ * prompt_processing.start, a prompt_processing.progress with the fraction of the prompt's tokens to
+ * process done after each step that processed some, and prompt_processing.end; then the reply.
+ */
 export async function readReply(choice: ChatChoice, emit: (event: string, data: Record<string, unknown>) => Promise<void>): Promise<Reply> {
+  await emit("prompt_processing.start", {});
+  let processing = true;
+  let reported = 0;
   let reasoning = "";
   let content = "";
   let open: "reasoning" | "message" | undefined;
@@ -25,7 +32,19 @@ export async function readReply(choice: ChatChoice, emit: (event: string, data: 
     if (part) await emit(`${part}.start`, {});
     open = part;
   };
-  for await (const event of choice.events()) {
+  for await (const event of choice.eventsWithProgress()) {
+    if (event.type === "prompt_progress") {
+      const toProcess = event.total - event.cached;
+      const progress = toProcess > 0 ? (event.processed - event.cached) / toProcess : 1;
+      if (processing && progress > reported) await emit("prompt_processing.progress", { progress });
+      reported = Math.max(reported, progress);
+      continue;
+    }
+    if (processing) {
+      processing = false;
+      if (reported < 1) await emit("prompt_processing.progress", { progress: 1 });
+      await emit("prompt_processing.end", {});
+    }
     if (event.type === "reasoning" && event.text) {
       await switchTo("reasoning");
       reasoning += event.text;

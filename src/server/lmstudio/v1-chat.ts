@@ -97,6 +97,7 @@ export function v1Chat(deps: ServerDeps, models: LmStudioModelService, threads: 
       output: { reasoning: thinking },
       options,
       limit: { overflow: deps.profile.replyOverflow },
+      ...(body.stream ? { promptProgress: true } : {}),
     }, serverRun(deps, model, c.req.raw.signal, arrived));
     const loaded = models.loaded().find((l) => l.engine === engine);
     const instanceId = loaded ? models.instanceId(loaded) : model.id;
@@ -137,8 +138,6 @@ export function v1Chat(deps: ServerDeps, models: LmStudioModelService, threads: 
         await emit("model_load.start", { model_instance_id: instanceId });
         await emit("model_load.end", { model_instance_id: instanceId, load_time_seconds: loadSeconds });
       }
-      await emit("prompt_processing.start", {});
-      await emit("prompt_processing.end", {});
       const reply = await readReply(choice!, emit);
       // After an error, chat.end still carries what was generated, as LM Studio does.
       if (reply.error) await emit("error", lmStudioV1ErrorBody(reply.error));

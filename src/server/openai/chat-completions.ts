@@ -57,6 +57,7 @@ export function chatCompletions(deps: ServerDeps, extension?: ResponseExtension)
       n, ...optional("logprobs", logprobs),
       // A client that asks for special tokens to be skipped gets call markers skipped too.
       ...(options.skipSpecialTokens === true ? { keepSpecialTokens: false } : {}),
+      ...(body.stream && body.return_progress ? { promptProgress: true } : {}),
     };
     const load = { extra: draftModelOverrides(deps, body.draft_model), keepAlive: ttlKeepAlive(deps.profile, body.ttl) };
     const { engine, prompt, maxTokens, choices } = await runChat(servedModel(deps, model, load), spec, serverRun(deps, model, c.req.raw.signal, arrived));
@@ -73,8 +74,11 @@ export function chatCompletions(deps: ServerDeps, extension?: ResponseExtension)
       const extra = extension?.({ engine, choices: results, maxTokens }) ?? {};
       return c.json({ ...chatCompletionBody(id, created, model.id, results, usage, logprobs !== undefined), ...extra });
     }
-    return openAiEventStream(c, async (send) => {
-      const usages = await streamChatChoices(choices, { id, created, model: model.id, profile: deps.profile, withLogprobs: logprobs !== undefined }, send);
+    return openAiEventStream(c, async (send, keepAlive) => {
+      const context = {
+        id, created, model: model.id, profile: deps.profile, withLogprobs: logprobs !== undefined, returnProgress: body.return_progress === true, keepAlive,
+      };
+      const usages = await streamChatChoices(choices, context, send);
       if (!usages) return;
       const usage = toUsage(usages[0]?.promptTokens ?? prompt.tokens.length, usages);
       reportUsage(usage);

@@ -114,11 +114,19 @@ export function predictEndpoint(deps: ServerDeps, instances: Instances): Channel
     const optionsFor = (model: LoadedModel["model"]): OptionValues => mergeOptionValues(deps.profile.openAiDefaults, modelOptions(model), config.options);
     const { engine, loaded } = await instances.engine(request.modelSpecifier, (model) => engineSettings(optionsFor(model)).load);
     const prompt: PromptSpec = rawText !== undefined ? { kind: "text", text: rawText } : { kind: "conversation", messages };
-    const spec: ChatSpec = { prompt, output: outputOf(config), options: optionsFor(loaded.model), limit: { overflow: deps.profile.replyOverflow } };
+    const spec: ChatSpec = {
+      prompt, output: outputOf(config), options: optionsFor(loaded.model), limit: { overflow: deps.profile.replyOverflow }, promptProgress: true,
+    };
 
     channel.send({ type: "promptProcessingProgress", progress: 0 });
     const { maxTokens, settings, choices: [choice] } = await runChat(loadedEngine(engine), spec, serverRun(deps, loaded.model, cancel.signal, arrived));
-    channel.send({ type: "promptProcessingProgress", progress: 1 });
+    // Real fractions of the tokens to process (a cached prefix is not processed), ending at 1 before the first fragment.
+    let reported = 0;
+    const reportProgress = (fraction: number) => {
+      if (fraction <= reported) return;
+      reported = fraction;
+      channel.send({ type: "promptProcessingProgress", progress: fraction });
+    };
 
     const started = new Set<number>();
     const startCall = (index: number, id: string | undefined) => {
@@ -126,7 +134,13 @@ export function predictEndpoint(deps: ServerDeps, instances: Instances): Channel
       started.add(index);
       channel.send({ type: "toolCallGenerationStart", ...(id ? { toolCallId: id } : {}) });
     };
-    for await (const event of choice!.events()) {
+    for await (const event of choice!.eventsWithProgress()) {
+      if (event.type === "prompt_progress") {
+        const toProcess = event.total - event.cached;
+        reportProgress(toProcess > 0 ? (event.processed - event.cached) / toProcess : 1);
+        continue;
+      }
+      reportProgress(1);
       switch (event.type) {
         case "content":
           if (event.text) channel.send(fragment(event.text, "none"));
