@@ -269,7 +269,10 @@ export class Scheduler {
     let status = this.context.decode(this.batch);
     // the cells may lie scattered: with every idle cache dropped, a second try finds room
     if (status === DecodeStatus.noSpace && this.makeRoom(Infinity) > 0) status = this.context.decode(this.batch);
-    this.threadGovernor?.record(performance.now() - decodeStarted, this.batch.count);
+    const decodeMs = performance.now() - decodeStarted;
+    this.threadGovernor?.record(decodeMs, this.batch.count);
+    // the cost of a row, from steps of generating sequences only (prompt rows cost less: no logits)
+    if (prefillingThisStep.length === 0) this.speculation?.recordStep(this.batch.count, decodeMs);
     this.decodeSteps++;
     this.decodedTokens += this.batch.count;
     if (status !== DecodeStatus.ok) {
