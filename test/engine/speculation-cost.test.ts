@@ -136,4 +136,21 @@ describe("Speculation.plan with the cost line", () => {
     const speculation = new Speculation(new CountingDrafter(4), 4, "ngram");
     expect(speculation.plan(slots, 512, 100_000).size).toBe(8);
   });
+
+  test("a draft model that proposes nothing pauses the sequence (its decode was spent); an n-gram lookup that finds nothing does not", () => {
+    const [slot] = generating(1);
+    const silent = new CountingDrafter(0);
+    const drafting = new Speculation(silent, 4, "draft");
+    expect(drafting.plan([slot!], 512, 100_000).size).toBe(0);
+    expect(drafting.plan([slot!], 512, 100_000).size).toBe(0);
+    expect(silent.calls).toBe(1);
+    slot!.active!.generated += 16;
+    drafting.plan([slot!], 512, 100_000);
+    expect(silent.calls).toBe(2);
+    const lookup = new CountingDrafter(0);
+    const ngram = new Speculation(lookup, 4, "ngram");
+    ngram.plan([slot!], 512, 100_000);
+    ngram.plan([slot!], 512, 100_000);
+    expect(lookup.calls).toBe(2);
+  });
 });

@@ -110,6 +110,20 @@ describe("/v1/chat/completions", () => {
   });
 });
 
+describe("other SSE streams", () => {
+  test("/v1/completions and /v1/responses keep a long prompt's stream alive with SSE comments before the first text", async () => {
+    const completions = await sse("/v1/completions", { model: "served-chat", prompt: longPrompt(), stream: true, max_tokens: 2 });
+    const firstText = completions.findIndex((e) => e.event !== "comment");
+    expect(completions.slice(0, firstText).filter((e) => e.event === "comment").length).toBeGreaterThanOrEqual(2);
+    expect(completions.at(-1)!.data).toBe("[DONE]");
+    const responses = await sse("/v1/responses", { model: "served-chat", input: longPrompt(), stream: true, max_output_tokens: 16 });
+    const names = responses.map((e) => e.event);
+    const firstDelta = names.findIndex((n) => n === "response.output_text.delta" || n === "response.completed");
+    expect(names.slice(0, firstDelta).filter((n) => n === "comment").length).toBeGreaterThanOrEqual(2);
+    expect(names.at(-1)).toBe("response.completed");
+  });
+});
+
 describe("/v1/messages", () => {
   test("a long prompt's stream pings after message_start at each step, before the first content block", async () => {
     const events = await sse("/v1/messages", {

@@ -110,6 +110,10 @@ export class Speculation {
       for (const r of requests) this.drafter.forget(r.seq);
       return planned;
     }
+    // A draft model that proposed nothing (its tokens were below the minimum probability) still cost a
+    // decode of the draft model: that sequence pauses as after a fruitless round. An n-gram lookup that
+    // found nothing cost next to nothing, and its next lookup may match.
+    if (this.method === "draft") chosen.forEach(({ slot }, i) => { if (drafts[i]!.length === 0) this.paceOf(slot.active!).skip(slot.active!.generated); });
     const length = this.lockstep ? Math.min(...drafts.map((d) => d.length)) : Infinity;
     if (length === 0) return planned;
     chosen.forEach(({ slot }, i) => {

@@ -98,10 +98,14 @@ export function responses(deps: ServerDeps, store: ResponseStore) {
       const usage = responsesUsage(result.usage, await countTokens(engine, result.reasoning));
       return c.json(responseObject(envelope, statusOf(result.finishReason), output, { usage }));
     }
-    return namedEventStream(c, async (send) => {
+    return namedEventStream(c, async (send, keepAlive) => {
       const writer = new ResponseEventWriter(envelope, send);
       await writer.start();
-      for await (const event of choice.events()) {
+      for await (const event of choice.eventsWithProgress()) {
+        if (event.type === "prompt_progress") {
+          await keepAlive();
+          continue;
+        }
         if (event.type !== "done") {
           await writer.push(event);
           continue;
