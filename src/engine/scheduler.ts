@@ -301,8 +301,7 @@ export class Scheduler {
   /**
    * Admitted requests in the order their prompts take this step's room: prompts that can finish within
    * one step first, then longer ones, each in admission order. A short request that arrives during a long
-   * prefill so starts at the next step instead of after the whole long prompt; the long one takes the room
-   * left, and a prompt shorter than a step is admitted with one step's tokens at most.
+   * prefill so starts at the next step instead of after the whole long prompt, which takes the room left.
    */
   private prefillOrder(): SequenceSlot[] {
     const long = (slot: SequenceSlot) => slot.active!.prompt.length - slot.active!.nextPromptIndex > this.batch.capacity;
