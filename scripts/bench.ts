@@ -67,14 +67,16 @@ const help = `Usage: bun scripts/bench.ts [options]     (make bench)
                                     cold start, constrained decoding, the engine limit (needs make llama-tools)
                           startup   the executable's start-up to a listening server (no model)
                           speculative  speculative decoding: plain, draft model, target as its own draft, n-gram,
-                                    n-gram on a copying prompt; 1 and 4 streams; llamux and llama-server
+                                    n-gram on a copying prompt and on a half-copying one; 1, 4 and 8 streams;
+                                    llamux and llama-server
                           busy      one client's decode rate with a CPU hog on one core, each server at its
                                     default threads (llamux, llamux with fixed threads, llama-server)
                           agents    agent sessions: sessions sharing a long prefix over fewer sequences, each
                                     turn's time to first token against a cold prefill, both servers with --cache-ram
   --spec-tiny           speculative decoding on the tiny test models instead (a quick check that it runs)
   --spec-cases LIST     speculative cases to run, comma-separated (default all: plain, draft, self-draft,
-                        ngram, plain-copy, ngram-copy; a case's baseline is added when left out)
+                        ngram, plain-copy, ngram-copy, plain-mixed, ngram-mixed; a case's baseline is
+                        added when left out)
   --binary PATH         the executable whose start-up is timed (default dist/llamux, rebuilt by make binary)
   --server-binary PATH  llamux executable for the server part (default: bun src/main.ts)
   --server-requests N   streaming requests per client in the server part (default 2)
@@ -345,7 +347,7 @@ const SPEC_MODELS = [
   { key: "lfm2", name: "lfm2-350m-q4_0", draft: "lfm2-350m-draft-q4_0", tiny: "tiny-lfm2", tinyDraft: "tiny-lfm2-draft" },
   { key: "llama", name: "llama-1b-q4_0", draft: "llama-1b-draft-q4_0", tiny: "tiny-llama", tinyDraft: "tiny-llama-draft" },
 ] as const;
-const SPEC_SETTINGS = { tokens: GENERATE, streams: [1, 4], draftTokens: 4, contextPerSequence: 1024 };
+const SPEC_SETTINGS = { tokens: GENERATE, streams: [1, 4, 8], draftTokens: 4, contextPerSequence: 1024 };
 
 /** Every case on llamux and (when built) llama-server; samples are medians over runs. Returns the report section. */
 async function measureSpeculative(options: Options): Promise<string> {

@@ -10,6 +10,10 @@
 //               passage again and a logit bias leaves only its tokens, as a model quoting its input would);
 //               compared with plain-copy, the same requests decoded plainly (the grammar and the bias
 //               over the whole vocabulary make every token dearer than in the other cases)
+//   ngram-mixed prompt lookup where only part of each draft is kept: the passage is copied again and
+//               again, but each word may come in either of two spellings (both in the prompt) and the
+//               model picks one each time, so a draft from an earlier copy holds only while the picks
+//               agree (acceptance in between the other cases); compared with plain-mixed
 // Throughput is completion tokens over wall time; acceptance is accepted / drafted tokens
 // (llamux: /metrics; llama-server: each response's timings.draft_n and draft_n_accepted).
 import { existsSync } from "node:fs";
@@ -34,10 +38,13 @@ export interface SpeculativeBenchOptions {
   contextPerSequence: number;
 }
 
-export type CaseName = "plain" | "draft" | "self-draft" | "ngram" | "plain-copy" | "ngram-copy";
-export const CASES: CaseName[] = ["plain", "draft", "self-draft", "ngram", "plain-copy", "ngram-copy"];
+export type CaseName = "plain" | "draft" | "self-draft" | "ngram" | "plain-copy" | "ngram-copy" | "plain-mixed" | "ngram-mixed";
+export const CASES: CaseName[] = ["plain", "draft", "self-draft", "ngram", "plain-copy", "ngram-copy", "plain-mixed", "ngram-mixed"];
 /** What a case's speed is compared with: plain decoding of the same requests. */
-const BASELINE: Record<CaseName, CaseName> = { plain: "plain", draft: "plain", "self-draft": "plain", ngram: "plain", "plain-copy": "plain-copy", "ngram-copy": "plain-copy" };
+const BASELINE: Record<CaseName, CaseName> = {
+  plain: "plain", draft: "plain", "self-draft": "plain", ngram: "plain", "plain-copy": "plain-copy", "ngram-copy": "plain-copy",
+  "plain-mixed": "plain-mixed", "ngram-mixed": "plain-mixed",
+};
 
 /** The cases with each one's baseline added, in CASES order. */
 export function withBaselines(cases: CaseName[]): CaseName[] {
@@ -95,6 +102,8 @@ export function serverArgs(server: "llamux" | "llama-server", model: Speculative
       "self-draft": ["--model-draft", model.path, "--draft-max", n],
       ngram: ["--speculative-config", JSON.stringify({ method: "ngram", num_speculative_tokens: o.draftTokens, prompt_lookup_max: 3, prompt_lookup_min: 1 })],
       "ngram-copy": ["--speculative-config", JSON.stringify({ method: "ngram", num_speculative_tokens: o.draftTokens, prompt_lookup_max: 3, prompt_lookup_min: 1 })],
+      "plain-mixed": [],
+      "ngram-mixed": ["--speculative-config", JSON.stringify({ method: "ngram", num_speculative_tokens: o.draftTokens, prompt_lookup_max: 3, prompt_lookup_min: 1 })],
     };
     return [process.execPath, MAIN, "serve", "--profile", "b", model.path, "--port", String(port), "--threads", String(o.threads),
       "--ctx-size", String(o.contextPerSequence), "--parallel", String(parallel), ...spec[name]];
@@ -107,6 +116,8 @@ export function serverArgs(server: "llamux" | "llama-server", model: Speculative
     "self-draft": ["-md", model.path, "--spec-type", "draft-simple", "--spec-draft-n-max", n],
     ngram: ["--spec-type", "ngram-simple", "--spec-ngram-simple-size-n", "3", "--spec-ngram-simple-size-m", n],
     "ngram-copy": ["--spec-type", "ngram-simple", "--spec-ngram-simple-size-n", "3", "--spec-ngram-simple-size-m", n],
+    "plain-mixed": [],
+    "ngram-mixed": ["--spec-type", "ngram-simple", "--spec-ngram-simple-size-n", "3", "--spec-ngram-simple-size-m", n],
   };
   return [LLAMA_SERVER, "-m", model.path, "--host", "127.0.0.1", "--port", String(port), "-t", String(o.threads), "-c", String(o.contextPerSequence * parallel),
     "-np", String(parallel), "--temp", "0", ...spec[name]];
@@ -123,15 +134,21 @@ async function tokenize(url: string, text: string): Promise<number[]> {
 /** The request body: an ordinary story prompt, or the copy prompt with its grammar and logit bias. */
 async function requestBody(server: "llamux" | "llama-server", url: string, name: CaseName, tokens: number, vocabularySize: number, stream: number): Promise<Record<string, unknown>> {
   const base = { max_tokens: tokens, n_predict: tokens, temperature: 0, ignore_eos: true };
-  if (!name.endsWith("copy")) return { ...base, prompt: `${STORY} (${stream + 1})` };
-  const allowed = new Set(await tokenize(url, PASSAGE));
+  const mixed = name.endsWith("mixed");
+  if (!name.endsWith("copy") && !mixed) return { ...base, prompt: `${STORY} (${stream + 1})` };
+  const words = PASSAGE.trim().split(" ");
+  const text = mixed ? `${PASSAGE}${PASSAGE.toUpperCase()}` : PASSAGE;
+  const allowed = new Set(await tokenize(url, text));
   // OpenAI's map form for llamux (-100 bans), llama-server's [token, false] pairs (false bans)
   const banned: number[] = [];
   for (let t = 0; t < vocabularySize; t++) if (!allowed.has(t)) banned.push(t);
   const bias = server === "llamux" ? Object.fromEntries(banned.map((t) => [t, -100])) : banned.map((t) => [t, false]);
   const copies = Math.ceil(tokens / Math.max(1, allowed.size)) + 1;
   // ignore_eos and more copies than max_tokens can reach: every run generates exactly `tokens` tokens
-  return { ...base, prompt: `Repeat:${PASSAGE}\nAgain:`, grammar: `root ::= (${JSON.stringify(PASSAGE)}){1,${copies}}`, logit_bias: bias };
+  if (!mixed) return { ...base, prompt: `Repeat:${PASSAGE}\nAgain:`, grammar: `root ::= (${JSON.stringify(PASSAGE)}){1,${copies}}`, logit_bias: bias };
+  // each word in either spelling, as the model picks
+  const choices = words.map((w) => `(${JSON.stringify(` ${w}`)} | ${JSON.stringify(` ${w.toUpperCase()}`)})`).join(" ");
+  return { ...base, prompt: `Repeat:${PASSAGE}\nOr:${PASSAGE.toUpperCase()}\nAgain:`, grammar: `root ::= (${choices}){1,${copies}}`, logit_bias: bias };
 }
 
 async function complete(server: "llamux" | "llama-server", url: string, body: Record<string, unknown>, model: string): Promise<Completion> {

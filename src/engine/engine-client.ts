@@ -2,7 +2,7 @@
 // request ids, event routing to each request's stream, calls with replies, and failing everything in
 // flight when the host goes away. Subclasses only start the host, carry messages and stop it.
 import type { ChildMessage, ParentMessage } from "./protocol.ts";
-import { EngineError, type EmbedResult, type EngineEvent, type EngineOptions, type EngineStats, type GenerateRequest, type ModelInfo, type RankResult } from "./types.ts";
+import { EngineError, isFinalEvent, type EmbedResult, type EngineEvent, type EngineOptions, type EngineStats, type GenerateRequest, type ModelInfo, type RankResult } from "./types.ts";
 import type { EventSink } from "./sequence.ts";
 import type { EngineHandle, TokenizeOptions } from "./engine-handle.ts";
 import { checkRequestTokenIds, checkTokenIds } from "./token-ids.ts";
@@ -99,7 +99,7 @@ export abstract class EngineClient implements EngineHandle {
       for (;;) {
         while (pending.length > 0) {
           const event = pending.shift()!;
-          if (event.type !== "token") finished = true;
+          if (isFinalEvent(event)) finished = true;
           yield event;
           if (finished) return;
         }
@@ -172,7 +172,7 @@ export abstract class EngineClient implements EngineHandle {
       for (const event of message.events) {
         const sink = this.sinks.get(event.id);
         if (!sink) continue;
-        if (event.type !== "token") {
+        if (isFinalEvent(event)) {
           this.sinks.delete(event.id);
           if (this.sinks.size === 0) this.idleSince = Date.now();
         }

@@ -251,6 +251,8 @@ export class Scheduler {
     const started = performance.now();
     this.batch.clear();
     const prefillingThisStep: ActiveRequest[] = [];
+    /** Requests that put prompt tokens into this step's batch. */
+    const progressing: ActiveRequest[] = [];
     const drafts = this.planDrafts(group);
     let room = this.roomForStep(group, drafts);
     // Decode tokens go in sequence-id order: llama.cpp splits a batch whose sequences are out of order
@@ -267,13 +269,14 @@ export class Scheduler {
         if (slot.draft) this.addDraft(slot, slot.draft);
       }
     }
-    for (const slot of this.admitted) {
+    for (const slot of this.prefillOrder()) {
       const active = slot.active!;
       if (!group.has(slot) || !active.prefilling || this.batch.free === 0 || active.pendingImage) continue;
       prefillingThisStep.push(active);
       // Text up to the next image: the image waits for an image step of its own.
       let end = Math.min(active.textEnd(), active.nextPromptIndex + this.batch.free, active.nextPromptIndex + room);
       if (end <= active.nextPromptIndex) continue;
+      progressing.push(active);
       room -= end - active.nextPromptIndex;
       for (let i = active.nextPromptIndex; i < end; i++) {
         const last = i === active.prompt.length - 1;
@@ -290,7 +293,10 @@ export class Scheduler {
     let status = this.context.decode(this.batch);
     // the cells may lie scattered: with every idle cache dropped, a second try finds room
     if (status === DecodeStatus.noSpace && this.makeRoom(Infinity) > 0) status = this.context.decode(this.batch);
-    this.threadGovernor?.record(performance.now() - decodeStarted, this.batch.count);
+    const decodeMs = performance.now() - decodeStarted;
+    this.threadGovernor?.record(decodeMs, this.batch.count);
+    // the cost of a row, from steps of generating sequences only (prompt rows cost less: no logits)
+    if (prefillingThisStep.length === 0) this.speculation?.recordStep(this.batch.count, decodeMs);
     this.decodeSteps++;
     this.decodedTokens += this.batch.count;
     if (status !== DecodeStatus.ok) {
@@ -308,11 +314,37 @@ export class Scheduler {
     }
     const elapsed = performance.now() - started;
     for (const active of prefillingThisStep) active.promptMs += elapsed;
+    for (const active of progressing) this.reportProgress(active);
     for (const slot of inGroup) {
       if (slot.draft) this.verifyDraft(slot, slot.draft);
       else if (slot.outputIndex >= 0) this.sampleSlot(slot);
     }
     return true;
+  }
+
+  /**
+   * Admitted requests in the order their prompts take this step's room: prompts that can finish within
+   * one step first, then longer ones, each in admission order. A short request that arrives during a long
+   * prefill so starts at the next step instead of after the whole long prompt, which takes the room left.
+   */
+  private prefillOrder(): SequenceSlot[] {
+    const long = (slot: SequenceSlot) => slot.active!.prompt.length - slot.active!.nextPromptIndex > this.batch.capacity;
+    return [...this.admitted.filter((slot) => !long(slot)), ...this.admitted.filter(long)];
+  }
+
+  /**
+   * Tells a request how far its prompt is: after every step that processed part of it when it asked,
+   * otherwise only for a prompt that spans several steps (its stream then hears from the engine at
+   * every step, which keeps clients and proxies from timing out), and always once it is complete when
+   * an earlier report went out, so that reports end at the whole prompt.
+   */
+  private reportProgress(active: ActiveRequest): void {
+    if (!active.request.promptProgress && !active.progressReported && !active.prefilling) return;
+    active.progressReported = true;
+    active.emit({
+      type: "progress", id: active.id, processed: active.nextPromptIndex, total: active.prompt.length,
+      cached: active.cachedPromptTokens, ms: performance.now() - active.startedAt,
+    });
   }
 
   // ---- the shared memory: with a unified KV cache, all sequences take their cells from one pool ----

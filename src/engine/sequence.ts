@@ -22,6 +22,8 @@ export class ActiveRequest {
   /** A restored checkpoint's logits: the first token is sampled from them, with no decode. */
   restoredLogits: Float32Array | undefined;
   cancelled = false;
+  /** A progress event went out for this prompt (the complete prompt is then reported too). */
+  progressReported = false;
   /** Speculative decoding counts; undefined when the engine does not speculate. */
   draftTokens: number | undefined;
   acceptedDraftTokens = 0;

@@ -59,6 +59,11 @@ export interface GenerateRequest {
    * 0 turns speculation off for it. Default: the engine's maxDraftTokens, which also caps it.
    */
   draftTokens?: number;
+  /**
+   * Report prompt progress after every step that processes this prompt, even one that fits a single
+   * step. Without it, progress is reported only for prompts that span several steps (a keep-alive).
+   */
+  promptProgress?: boolean;
 }
 
 export type FinishReason = "stop" | "length" | "cancelled";
@@ -91,8 +96,20 @@ export type EngineErrorCode =
   /** an RPC server answered out of protocol, or the engine using it ended (502) */
   | "rpc_failure";
 
+/**
+ * After a step that processed part of a prompt: `processed` of its `total` positions are in the
+ * sequence's memory, `cached` of them were reused rather than processed; `ms` since the request was
+ * admitted. The prompt is done when processed equals total.
+ */
+export interface PromptProgressEvent { type: "progress"; id: string; processed: number; total: number; cached: number; ms: number }
+
+/** Whether the event ends its request's stream (progress and token events do not). */
+export const isFinalEvent = (event: EngineEvent): event is Extract<EngineEvent, { type: "done" | "error" }> =>
+  event.type === "done" || event.type === "error";
+
 export type EngineEvent =
   | { type: "token"; id: string; token: number; text: string; logprobs?: TokenLogprobs }
+  | PromptProgressEvent
   | { type: "done"; id: string; finishReason: FinishReason; stop?: string; stopToken?: number; usage: RequestUsage }
   | { type: "error"; id: string; code: EngineErrorCode; message: string };
 

@@ -12,3 +12,14 @@ export type ChatEvent =
   /** `logprobs`: those of the tokens no content event carried (tool calls, trailing markup), when asked for. */
   | { type: "done"; finishReason: ChatFinishReason; stop?: string; stopToken?: number; usage: RequestUsage; logprobs?: TokenLogprobs[] }
   | { type: "error"; code: EngineErrorCode; message: string };
+
+/** How far the prompt is, before the first token (ChatChoice.eventsWithProgress). */
+export interface PromptProgress {
+  type: "prompt_progress";
+  /** Prompt positions in memory so far, of `total`; `cached` of them were reused, not processed. */
+  processed: number;
+  total: number;
+  cached: number;
+  /** Since the request left the queue. */
+  ms: number;
+}

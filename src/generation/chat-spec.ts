@@ -76,6 +76,11 @@ export interface ChatSpec {
   keepSpecialTokens?: boolean;
   /** At most this many reasoning tokens; then the reasoning is closed and the answer follows. */
   reasoningBudget?: number;
+  /**
+   * Report the prompt's progress after every step that processes it (ChatChoice.eventsWithProgress),
+   * even a prompt that fits one step. Without it, only prompts that span several steps are reported.
+   */
+  promptProgress?: boolean;
 }
 
 /** The model a request runs on, as its host (server, SDK, CLI) loads it. */

@@ -7,7 +7,7 @@ import { runOffThread } from "../chat/off-thread/pool.ts";
 import { EngineError, type EngineImage, type GenerateRequest, type TokenLogprobs } from "../engine/types.ts";
 import { ChoiceStream, doneFields, startChoices, type DoneEvent } from "./choices.ts";
 import { PlainTextOutput, type OutputParser, type ParsedToolCall } from "../chat/output-parser.ts";
-import type { ChatEvent, ChatFinishReason } from "./chat-events.ts";
+import type { ChatEvent, ChatFinishReason, PromptProgress } from "./chat-events.ts";
 import type { EngineHandle } from "../engine/engine-handle.ts";
 import { placeImages, withoutMediaMarkers } from "./prompt-images.ts";
 import { modelLabel } from "./model-label.ts";
@@ -97,7 +97,16 @@ export class ChatChoice {
   constructor(readonly stream: ChoiceStream, private readonly parser: OutputParser) {}
 
   /** The choice's events; ends with one `done` or `error`. */
-  async *events(): AsyncGenerator<ChatEvent> {
+  events(): AsyncGenerator<ChatEvent> {
+    return this.read(false) as AsyncGenerator<ChatEvent>;
+  }
+
+  /** The same, with prompt progress reports before the first event (for every prompt when the spec asked for progress). */
+  eventsWithProgress(): AsyncGenerator<ChatEvent | PromptProgress> {
+    return this.read(true);
+  }
+
+  private async *read(withProgress: boolean): AsyncGenerator<ChatEvent | PromptProgress> {
     let pendingLogprobs: TokenLogprobs[] = [];
     let calledTools = false;
     const outputs = function* (this: void, items: ReturnType<OutputParser["push"]>): Generator<ChatEvent> {
@@ -111,8 +120,10 @@ export class ChatChoice {
         pendingLogprobs = [];
       }
     };
-    for await (const event of this.stream.events()) {
-      if (event.type === "token") {
+    for await (const event of this.stream.eventsWithProgress()) {
+      if (event.type === "progress") {
+        if (withProgress) yield { type: "prompt_progress", processed: event.processed, total: event.total, cached: event.cached, ms: event.ms };
+      } else if (event.type === "token") {
         if (event.logprobs) pendingLogprobs.push(event.logprobs);
         yield* outputs(this.parser.push(event.text));
       } else if (event.type === "done") {

@@ -1,6 +1,6 @@
 // Runs the n choices of one request as parallel sequences of a model's engine, and hands out each
 // choice's engine events; the routes (and the chat layer) decide what a chunk looks like.
-import { EngineError, type EngineEvent, type FinishReason, type GenerateRequest, type RequestUsage, type TokenLogprobs } from "../engine/types.ts";
+import { EngineError, isFinalEvent, type EngineEvent, type PromptProgressEvent, type FinishReason, type GenerateRequest, type RequestUsage, type TokenLogprobs } from "../engine/types.ts";
 import type { EngineHandle } from "../engine/engine-handle.ts";
 
 export type DoneEvent = Extract<EngineEvent, { type: "done" }>;
@@ -17,7 +17,13 @@ export interface ChoiceResult {
 export class ChoiceStream {
   constructor(private readonly generator: AsyncGenerator<EngineEvent>, private readonly first: EngineEvent, private readonly onDone?: (event: DoneEvent) => void) {}
 
-  async *events(): AsyncGenerator<EngineEvent> {
+  /** The choice's tokens and its end (a done or error event). */
+  async *events(): AsyncGenerator<Exclude<EngineEvent, PromptProgressEvent>> {
+    for await (const event of this.eventsWithProgress()) if (event.type !== "progress") yield event;
+  }
+
+  /** The same, with the engine's prompt progress reports before the first token. */
+  async *eventsWithProgress(): AsyncGenerator<EngineEvent> {
     for await (const event of this.all()) {
       if (event.type === "done") this.onDone?.(event);
       yield event;
@@ -26,7 +32,7 @@ export class ChoiceStream {
 
   private async *all(): AsyncGenerator<EngineEvent> {
     yield this.first;
-    if (this.first.type !== "token") return;
+    if (isFinalEvent(this.first)) return;
     yield* this.generator;
   }
 
@@ -59,6 +65,8 @@ export function doneFields(event: DoneEvent): Pick<ChoiceResult, "finishReason" 
 /**
  * Starts each request n times (seeds seed, seed+1, …) and waits for every sequence's first event, so
  * that a refused request (busy queue, prompt too long) becomes an error before any response is sent.
+ * The first event is the first token, or a progress report when the prompt spans several steps: a long
+ * prompt's response then starts while it is processed.
  */
 export async function startChoices(
   engine: EngineHandle, requests: Array<Omit<GenerateRequest, "id">>, n: number, signal?: AbortSignal, onDone?: (event: DoneEvent) => void,

@@ -19,7 +19,7 @@ async function scoreOne(engine: EngineHandle, prompt: number[], continuation: nu
   for await (const event of engine.generate({ prompt, forcedTokens: continuation, logprobs: 0 }, signal)) {
     if (event.type === "error") throw new EngineError(event.code, event.message);
     if (event.type === "done") done = event;
-    else if (event.logprobs) {
+    else if (event.type === "token" && event.logprobs) {
       logprob += event.logprobs.logprob;
       tokens++;
     }

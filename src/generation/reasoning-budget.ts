@@ -35,6 +35,7 @@ async function* budgeted(
   const first = engine.generate(request, signal);
   for await (const event of first) {
     yield event;
+    if (event.type === "progress") continue;
     if (event.type !== "token") return;
     tokens.push(event.token);
     text += event.text;
@@ -70,6 +71,8 @@ async function* budgeted(
     : [...request.prompt, ...tokens, ...closeTokens];
   const rest = engine.generate({ ...request, prompt, ...(left !== undefined ? { maxTokens: left } : {}) }, signal);
   for await (const event of rest) {
+    // the continuation's prompt is this request's: its progress was reported already
+    if (event.type === "progress") continue;
     if (event.type !== "done") {
       yield event;
       continue;

@@ -9,7 +9,7 @@ import type { ChatMessage, ToolDefinition } from "../chat/types.ts";
 import type { RequestUsage } from "../engine/types.ts";
 import type { EngineHandle } from "../engine/engine-handle.ts";
 import type { EngineSettings } from "../options/engine-settings.ts";
-import type { ChatEvent } from "./chat-events.ts";
+import type { ChatEvent, PromptProgress } from "./chat-events.ts";
 import type { RenderedPrompt } from "./chat.ts";
 import type { ChatSpec, ModelHandle, RunOptions } from "./chat-spec.ts";
 import { runChat, type RunningChat } from "./run-chat.ts";
@@ -77,6 +77,8 @@ export type ToolLoopEvent =
   | { type: "round"; round: number }
   /** The chat events of the generation; tool_call_delta and tool_call only for the client's own functions. */
   | Exclude<ChatEvent, { type: "done" }>
+  /** How far each generation's prompt is (keep-alives for streams during a long prompt). */
+  | PromptProgress
   /** Part of a server call as it streams (as tool_call_delta). */
   | { type: "server_call_delta"; index: number; tool: ServerTool; arguments: string }
   /** A complete server call, about to run. */
@@ -212,7 +214,7 @@ export async function runToolLoop(model: ModelHandle, spec: ChatSpec, run: RunOp
       const calls: Array<{ call: ParsedToolCall; index: number }> = [];
       const serverOf = new Map<number, ServerTool | undefined>();
       let done: Extract<ChatEvent, { type: "done" }> | undefined;
-      for await (const event of running.choices[0]!.events()) {
+      for await (const event of running.choices[0]!.eventsWithProgress()) {
         if (event.type === "content") content += event.text;
         else if (event.type === "reasoning") reasoning += event.text;
         else if (event.type === "tool_call_delta") {

@@ -5,8 +5,11 @@ import { streamSSE } from "hono/streaming";
 
 export type SendEvent = (data: { type: string } & Record<string, unknown>) => Promise<void>;
 
-export function namedEventStream(c: Context, produce: (send: SendEvent) => Promise<void>): Response {
+/** Writes an SSE comment, which clients skip: it keeps the connection and proxies alive during a long prefill. */
+export type KeepAlive = () => Promise<void>;
+
+export function namedEventStream(c: Context, produce: (send: SendEvent, keepAlive: KeepAlive) => Promise<void>): Response {
   return streamSSE(c, async (stream) => {
-    await produce((data) => stream.writeSSE({ event: data.type, data: JSON.stringify(data) }));
+    await produce((data) => stream.writeSSE({ event: data.type, data: JSON.stringify(data) }), () => stream.write(": keep-alive\n\n").then(() => undefined));
   });
 }

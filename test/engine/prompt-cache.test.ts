@@ -18,7 +18,7 @@ function run(engine: Engine, request: Omit<GenerateRequest, "id">, onToken?: (co
       if (event.type === "token") {
         if (event.token >= 0) outcome.tokens.push(event.token);
         onToken?.(outcome.tokens.length);
-      } else {
+      } else if (event.type !== "progress") {
         if (event.type === "done") outcome.done = event;
         else outcome.error = event;
         resolve(outcome);

@@ -11,11 +11,14 @@ interface Outcome {
   logprobs?: TokenLogprobs[];
   done?: Extract<EngineEvent, { type: "done" }>;
   error?: Extract<EngineEvent, { type: "error" }>;
+  progress?: Extract<EngineEvent, { type: "progress" }>[];
 }
 
 let nextId = 0;
 /** Submits a request and resolves with everything it produced. */
-function run(engine: Engine, request: Omit<GenerateRequest, "id">, onToken?: (id: string, count: number) => void): { id: string; result: Promise<Outcome> } {
+function run(
+  engine: Engine, request: Omit<GenerateRequest, "id">, onToken?: (id: string, count: number) => void, onProgress?: () => void,
+): { id: string; result: Promise<Outcome> } {
   const id = `t${++nextId}`;
   const outcome: Outcome = { tokens: [], text: "" };
   const result = new Promise<Outcome>((resolve) => {
@@ -26,6 +29,9 @@ function run(engine: Engine, request: Omit<GenerateRequest, "id">, onToken?: (id
           if (event.logprobs) (outcome.logprobs ??= []).push(event.logprobs);
           outcome.text += event.text;
           onToken?.(id, outcome.tokens.length);
+        } else if (event.type === "progress") {
+          (outcome.progress ??= []).push(event);
+          onProgress?.();
         } else if (event.type === "done") {
           outcome.done = event;
           resolve(outcome);
@@ -179,6 +185,63 @@ describe("llama-architecture engine", () => {
     expect(r.done?.finishReason).toBe("length");
     // Every position of the context holds a token; the last sampled token needs no position of its own.
     expect(r.done!.usage.promptTokens + r.done!.usage.completionTokens).toBe(512 + 1);
+  });
+});
+
+describe("prompt progress and long prefills", () => {
+  // 32-token steps: a few hundred tokens of prompt span many steps
+  let engine: Engine;
+  beforeAll(async () => {
+    engine = Engine.load({ modelPath: await ensureModel("tiny-llama"), parallel: 2, contextPerSequence: 1024, batchSize: 32, threads: 2 });
+  });
+  afterAll(() => engine.dispose());
+  const longPrompt = (tag: string) => `${tag} ${"the dragon flew over the hills and far away ".repeat(30)}`;
+
+  test("a prompt spanning several steps reports progress in order up to the whole prompt, all before its first token", async () => {
+    const order: string[] = [];
+    const text = longPrompt("a");
+    const total = engine.tokenize(text).length;
+    const outcome = await run(engine, { prompt: text, maxTokens: 2, sampling: greedy, ignoreEos: true }, () => order.push("token")).result;
+    const progress = outcome.progress ?? [];
+    expect(progress.length).toBe(Math.ceil(total / 32));
+    const processed = progress.map((p) => p.processed);
+    expect([...processed].sort((a, b) => a - b)).toEqual(processed);
+    expect(new Set(processed).size).toBe(processed.length);
+    expect(progress.every((p) => p.total === total && p.cached === 0)).toBe(true);
+    expect(processed.at(-1)).toBe(total);
+    expect(outcome.tokens.length).toBe(2);
+  });
+
+  test("a prompt within one step reports nothing, unless progress is asked for: then once, complete", async () => {
+    const plain = await run(engine, { prompt: "b short prompt", maxTokens: 1, sampling: greedy }).result;
+    expect(plain.progress).toBeUndefined();
+    const asked = await run(engine, { prompt: "c short prompt", maxTokens: 1, sampling: greedy, promptProgress: true }).result;
+    const total = engine.tokenize("c short prompt").length;
+    expect(asked.progress?.map((p) => [p.processed, p.total])).toEqual([[total, total]]);
+  });
+
+  test("a cached prefix counts as processed and as cached from the first report", async () => {
+    const text = longPrompt("d");
+    await run(engine, { prompt: text, maxTokens: 1, sampling: greedy }).result;
+    const again = await run(engine, { prompt: `${text} and back again over the sea`, maxTokens: 1, sampling: greedy, promptProgress: true }).result;
+    const first = again.progress![0]!;
+    expect(first.cached).toBeGreaterThan(32);
+    expect(first.processed).toBeGreaterThan(first.cached);
+    expect(again.progress!.at(-1)!.processed).toBe(again.progress!.at(-1)!.total);
+  });
+
+  test("a short request sent during a long prefill gets its first token before the long prompt does", async () => {
+    const firsts: string[] = [];
+    let short: ReturnType<typeof run> | undefined;
+    // sent at the long prompt's first progress report, as a client arriving while it is processed
+    const long = run(engine, { prompt: longPrompt("e"), maxTokens: 1, sampling: greedy }, () => firsts.push("long"), () => {
+      short ??= run(engine, { prompt: "f a short question", maxTokens: 1, sampling: greedy }, () => firsts.push("short"));
+    });
+    const longOutcome = await long.result;
+    expect(short).toBeDefined();
+    await short!.result;
+    expect(longOutcome.progress!.at(-1)!.processed).toBe(longOutcome.progress!.at(-1)!.total);
+    expect(firsts).toEqual(["short", "long"]);
   });
 });
 

@@ -2,7 +2,7 @@
 // engine loads), usage counts, a choice made of hand-written chat events, and a `send` that keeps what
 // a writer sends.
 import type { RequestUsage } from "../../src/engine/types.ts";
-import type { ChatEvent } from "../../src/generation/chat-events.ts";
+import type { ChatEvent, PromptProgress } from "../../src/generation/chat-events.ts";
 import type { ServedModel } from "../../src/server/model-service.ts";
 import type { ResolvedModel } from "../../src/store/resolved-model.ts";
 import { CONFIG_MEDIA_TYPE, MANIFEST_MEDIA_TYPE } from "../../src/store/manifest.ts";
@@ -26,10 +26,13 @@ export function usage(fields: Partial<RequestUsage> = {}): RequestUsage {
   return { promptTokens: 7, cachedPromptTokens: 0, completionTokens: 3, timeToFirstTokenMs: 50, promptMs: 20, decodeMs: 500, queueMs: 0, ...fields };
 }
 
-/** A choice whose events are these, as a writer reads a ChatChoice's. */
-export function choiceOf(events: ChatEvent[]): { events(): AsyncGenerator<ChatEvent> } {
+/** A choice whose events are these, as a writer reads a ChatChoice's (with or without prompt progress). */
+export function choiceOf(events: Array<ChatEvent | PromptProgress>): { events(): AsyncGenerator<ChatEvent>; eventsWithProgress(): AsyncGenerator<ChatEvent | PromptProgress> } {
   return {
     async *events() {
+      for (const event of events) if (event.type !== "prompt_progress") yield event;
+    },
+    async *eventsWithProgress() {
       yield* events;
     },
   };

@@ -49,9 +49,24 @@ export class DraftPace {
     return Math.max(0, this.resumeAt - generated);
   }
 
+  /** The next round is a probe: one token, drafted whatever the cost model says (set by skip). */
+  probeNext = false;
+
+  /**
+   * Drafting would not pay now (see cost.ts): pause as after a fruitless round, keeping the length; the
+   * round after the pause probes with one token, so that a sequence whose output starts to repeat its
+   * input is found again.
+   */
+  skip(generated: number): void {
+    this.resumeAt = generated + this.pauseTokens;
+    this.pauseTokens = Math.min(PAUSE_MAX_TOKENS, this.pauseTokens * 2);
+    this.probeNext = true;
+  }
+
   /** Records a verified round: `drafted` tokens proposed, `accepted` of them kept. */
   settle(drafted: number, accepted: number, generated: number): void {
     if (drafted === 0) return;
+    this.probeNext = false;
     if (accepted === drafted) this.length = Math.min(this.max, Math.max(this.length, drafted) * 2);
     else this.length = Math.max(1, Math.min(this.max, accepted + 1));
     if (accepted === 0) {

@@ -1,5 +1,5 @@
 // The streamed Messages API: a reply's chat events as Anthropic's event sequence. message_start (and a
-// ping), then each content block in turn: content_block_start, its deltas (thinking_delta, text_delta,
+// ping, and one more after each step of a long prompt), then each content block in turn: content_block_start, its deltas (thinking_delta, text_delta,
 // input_json_delta), content_block_stop; then message_delta with the stop reason and usage, and
 // message_stop. A failure mid-stream is an `error` event.
 import type { ChatEvent } from "../../generation/chat-events.ts";
@@ -20,6 +20,11 @@ export class MessageEventWriter {
   async start(promptTokens: number): Promise<void> {
     const usage = { input_tokens: promptTokens, cache_creation_input_tokens: 0, cache_read_input_tokens: 0, output_tokens: 0 };
     await this.send({ type: "message_start", message: messageBody(this.id, this.model, [], null, usage) });
+    await this.send({ type: "ping" });
+  }
+
+  /** A `ping` while the prompt is still processed: it keeps clients and proxies from timing out. */
+  async ping(): Promise<void> {
     await this.send({ type: "ping" });
   }
 

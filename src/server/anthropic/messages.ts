@@ -69,7 +69,11 @@ export function messages(deps: ServerDeps) {
     return namedEventStream(c, async (send) => {
       const writer = new MessageEventWriter(id, model.id, stopSequences, send);
       await writer.start(prompt.tokens.length);
-      for await (const event of choice.events()) {
+      for await (const event of choice.eventsWithProgress()) {
+        if (event.type === "prompt_progress") {
+          await writer.ping();
+          continue;
+        }
         if (event.type === "done") report(event.usage);
         await writer.push(event);
       }

@@ -24,8 +24,16 @@ export interface Reply {
 
 const noUsage: RequestUsage = { promptTokens: 0, cachedPromptTokens: 0, completionTokens: 0, timeToFirstTokenMs: 0, promptMs: 0, decodeMs: 0, queueMs: 0 };
 
-/** Reads the events to their end, telling `emit` each piece as LM Studio's streaming events. */
+/**
+ * Reads the events to their end, telling `emit` each piece as LM Studio's streaming events: first
+ * prompt_processing.start, a prompt_processing.progress with the fraction of the prompt's tokens to
+ * process done after each step that processed some, and prompt_processing.end; then the reply (tool
+ * rounds after the first report no prompt progress).
+ */
 export async function readReply(source: { events(): AsyncIterable<ToolLoopEvent> }, emit: (event: string, data: Record<string, unknown>) => Promise<void>): Promise<Reply> {
+  await emit("prompt_processing.start", {});
+  let processing = true;
+  let reported = 0;
   let reasoning = "";
   let content = "";
   const items: OutputItem[] = [];
@@ -49,6 +57,18 @@ export async function readReply(source: { events(): AsyncIterable<ToolLoopEvent>
   };
   const end = (usage: RequestUsage, error?: ApiError): Reply => ({ reasoning, content, usage, ...(ranTools ? { items } : {}), ...(error ? { error } : {}) });
   for await (const event of source.events()) {
+    if (event.type === "prompt_progress") {
+      const toProcess = event.total - event.cached;
+      const progress = toProcess > 0 ? (event.processed - event.cached) / toProcess : 1;
+      if (processing && progress > reported) await emit("prompt_processing.progress", { progress });
+      reported = Math.max(reported, progress);
+      continue;
+    }
+    if (processing) {
+      processing = false;
+      if (reported < 1) await emit("prompt_processing.progress", { progress: 1 });
+      await emit("prompt_processing.end", {});
+    }
     if (event.type === "reasoning" && event.text) {
       reasoning += event.text;
       await text("reasoning", event.text);

@@ -91,6 +91,8 @@ export function v1ChatSpec(profile: Profile, model: ServedModel, body: ChatReque
     output: { reasoning: thinking, ...(body.tool_choice ? { toolChoice: body.tool_choice } : {}) },
     options: mergeOptionValues(profile.openAiDefaults, modelOptions(model), readLmStudioRest(body)),
     limit: { overflow: profile.replyOverflow },
+    // a streamed reply reports prompt_processing.progress
+    ...(body.stream ? { promptProgress: true } : {}),
   };
 }
 
@@ -163,8 +165,6 @@ export function v1Chat(deps: ServerDeps, models: LmStudioModelService, threads: 
         await emit("model_load.start", { model_instance_id: instanceId });
         await emit("model_load.end", { model_instance_id: instanceId, load_time_seconds: loadSeconds });
       }
-      await emit("prompt_processing.start", {});
-      await emit("prompt_processing.end", {});
       try {
         const reply = await readReply(loop, emit);
         // After an error, chat.end still carries what was generated, as LM Studio does.

@@ -57,6 +57,8 @@ export function chatCompletionSpec(profile: Profile, model: ServedModel, body: C
     n: body.n ?? 1, ...optional("logprobs", logprobs),
     // A client that asks for special tokens to be skipped gets call markers skipped too.
     ...(options.skipSpecialTokens === true ? { keepSpecialTokens: false } : {}),
+    // llama-server's return_progress: prompt_progress chunks while a streamed prompt is processed
+    ...(body.stream && body.return_progress ? { promptProgress: true } : {}),
   };
 }
 
@@ -88,8 +90,11 @@ export function chatCompletions(deps: ServerDeps, extension?: ResponseExtension)
       const extra = extension?.({ engine, choices: results, maxTokens }) ?? {};
       return c.json({ ...chatCompletionBody(id, created, model.id, results, usage, withLogprobs), ...extra });
     }
-    return openAiEventStream(c, async (send) => {
-      const usages = await streamChatChoices(choices, { id, created, model: model.id, profile: deps.profile, withLogprobs }, send);
+    return openAiEventStream(c, async (send, keepAlive) => {
+      const context = {
+        id, created, model: model.id, profile: deps.profile, withLogprobs, returnProgress: body.return_progress === true, keepAlive,
+      };
+      const usages = await streamChatChoices(choices, context, send);
       if (!usages) return;
       const usage = toUsage(usages[0]?.promptTokens ?? prompt.tokens.length, usages);
       reportUsage(usage);

@@ -120,9 +120,9 @@ export function completions(deps: ServerDeps, extension?: ResponseExtension) {
       finish: (index, done) => chunk(index, "", { finish_reason: finishReasonOf(done.finishReason), stop_reason: stopReasonOf(done) }),
       error: (code, message) => errorChunk(deps.profile, code, message),
     };
-    return openAiEventStream(c, async (send) => {
+    return openAiEventStream(c, async (send, keepAlive) => {
       if (body.echo) for (let i = 0; i < choices.length; i++) await send(chunk(i, echoOf(i), {}));
-      const usages = await streamChoices(choices, format, send);
+      const usages = await streamChoices(choices, format, send, keepAlive);
       if (!usages) return;
       const usage = toUsage(promptTokens, usages);
       c.set("usage", { promptTokens: usage.prompt_tokens, completionTokens: usage.completion_tokens });

@@ -135,12 +135,19 @@ export function responses(deps: ServerDeps, store: ResponseStore) {
       };
       const report = (usage: ChatResult["usage"]) => c.set("usage", { promptTokens: usage.promptTokens, completionTokens: usage.completionTokens });
 
-      // One writer for both: streamed, its events go out; otherwise only the items it ends with.
-      const run = async (writer: ResponseEventWriter, onError: (event: { type: "error"; code: EngineErrorCode; message: string }) => Promise<void>) => {
+      // One writer for both: streamed, its events go out; otherwise only the items it ends with. While a
+      // long prompt is processed, a streamed reply sends keep-alive comments.
+      const run = async (
+        writer: ResponseEventWriter, onError: (event: { type: "error"; code: EngineErrorCode; message: string }) => Promise<void>, keepAlive?: () => Promise<void>,
+      ) => {
         await writer.start();
         await writer.listTools(toolset?.servers ?? []);
         for await (const event of loop.events()) {
           if (event.type === "error") return onError(event);
+          if (event.type === "prompt_progress") {
+            await keepAlive?.();
+            continue;
+          }
           if (event.type !== "done") {
             await writer.push(event);
             continue;
@@ -184,10 +191,10 @@ export function responses(deps: ServerDeps, store: ResponseStore) {
       }
       const closing = toolset;
       toolsetHandedOver = true;
-      return namedEventStream(c, async (send) => {
+      return namedEventStream(c, async (send, keepAlive) => {
         try {
           const writer = new ResponseEventWriter(envelope, send);
-          await run(writer, (event) => writer.push(event));
+          await run(writer, (event) => writer.push(event), keepAlive);
         } finally {
           await closing?.close();
         }

@@ -72,6 +72,8 @@ export const chatCompletionSchema = z.object({
   ...structuredOutputFields,
   chat_template_kwargs: z.record(z.string(), z.unknown()).optional(),
   add_generation_prompt: z.boolean().optional(),
+  /** llama-server: stream `prompt_progress` chunks while the prompt is processed. */
+  return_progress: z.boolean().nullable().optional().describe("llama-server: report prompt processing progress in the stream"),
   ...samplingFields,
 });
 

@@ -31,10 +31,15 @@ export interface ChunkFormat {
 }
 
 /** Sends one choice's chunks; resolves with its usage, or undefined after sending an error chunk. */
-async function streamChoice(choice: ChoiceStream, index: number, format: ChunkFormat, send: (data: unknown) => Promise<void>): Promise<RequestUsage | undefined> {
+async function streamChoice(
+  choice: ChoiceStream, index: number, format: ChunkFormat, send: (data: unknown) => Promise<void>, keepAlive?: () => Promise<void>,
+): Promise<RequestUsage | undefined> {
   let pendingLogprobs: TokenLogprobs[] = [];
-  for await (const event of choice.events()) {
-    if (event.type === "token") {
+  // The choices share one prompt: the first one's progress keeps the stream alive during a long prefill.
+  for await (const event of keepAlive && index === 0 ? choice.eventsWithProgress() : choice.events()) {
+    if (event.type === "progress") {
+      await keepAlive?.();
+    } else if (event.type === "token") {
       if (event.logprobs) pendingLogprobs.push(event.logprobs);
       // Text held back (a possible stop string, a partial character) waits for a later chunk.
       if (!event.text) continue;
@@ -51,8 +56,13 @@ async function streamChoice(choice: ChoiceStream, index: number, format: ChunkFo
   return undefined;
 }
 
-/** Streams all choices concurrently; resolves with their usages, or undefined if any ended in error. */
-export async function streamChoices(choices: ChoiceStream[], format: ChunkFormat, send: (data: unknown) => Promise<void>): Promise<RequestUsage[] | undefined> {
-  const usages = await Promise.all(choices.map((choice, index) => streamChoice(choice, index, format, send)));
+/**
+ * Streams all choices concurrently; resolves with their usages, or undefined if any ended in error.
+ * `keepAlive` is written after each step of a prompt that spans several.
+ */
+export async function streamChoices(
+  choices: ChoiceStream[], format: ChunkFormat, send: (data: unknown) => Promise<void>, keepAlive?: () => Promise<void>,
+): Promise<RequestUsage[] | undefined> {
+  const usages = await Promise.all(choices.map((choice, index) => streamChoice(choice, index, format, send, keepAlive)));
   return usages.includes(undefined) ? undefined : (usages as RequestUsage[]);
 }

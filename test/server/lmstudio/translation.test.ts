@@ -4,7 +4,7 @@
 import { describe, expect, test } from "bun:test";
 import type { ChatMessage } from "../../../src/chat/types.ts";
 import { EngineError } from "../../../src/engine/types.ts";
-import type { ChatEvent } from "../../../src/generation/chat-events.ts";
+import type { ChatEvent, PromptProgress } from "../../../src/generation/chat-events.ts";
 import { ApiError } from "../../../src/server/api-error.ts";
 import { ChatThreads } from "../../../src/server/lmstudio/chat-threads.ts";
 import { collapse, predictionConfig } from "../../../src/server/lmstudio/sdk/config-stack.ts";
@@ -67,24 +67,36 @@ describe("conversation and userMessage", () => {
 });
 
 describe("readReply and replyResult", () => {
-  async function read(events: ChatEvent[]) {
+  async function read(events: Array<ChatEvent | PromptProgress>) {
     const emitted: Array<[string, Record<string, unknown>]> = [];
-    const reply = await readReply(choiceOf(events), async (event, data) => void emitted.push([event, data]));
+    const reply = await readReply({ events: () => choiceOf(events).eventsWithProgress() }, async (event, data) => void emitted.push([event, data]));
     return { reply, emitted };
   }
 
   test("reasoning then message, each opened, filled and closed; tool-call events are not LM Studio's", async () => {
     const { reply, emitted } = await read([reasoning("Hm"), reasoning("m."), content(""), content("Hi"), ...toolCallEvents(0, "c1", "f", {}), content("!"), done("stop")]);
     expect(emitted).toEqual([
+      ["prompt_processing.start", {}], ["prompt_processing.progress", { progress: 1 }], ["prompt_processing.end", {}],
       ["reasoning.start", {}], ["reasoning.delta", { content: "Hm" }], ["reasoning.delta", { content: "m." }], ["reasoning.end", {}],
       ["message.start", {}], ["message.delta", { content: "Hi" }], ["message.delta", { content: "!" }], ["message.end", {}],
     ]);
     expect(reply).toEqual({ reasoning: "Hmm.", content: "Hi!", usage: usage() });
   });
 
+  test("prompt progress: fractions of the tokens to process, rising, up to 1, before the reply's parts", async () => {
+    const progress = (processed: number) => ({ type: "prompt_progress" as const, processed, total: 300, cached: 100, ms: 5 });
+    const { emitted } = await read([progress(150), progress(150), progress(250), content("Hi"), done("stop")]);
+    expect(emitted.slice(0, 5)).toEqual([
+      ["prompt_processing.start", {}], ["prompt_processing.progress", { progress: 0.25 }], ["prompt_processing.progress", { progress: 0.75 }],
+      ["prompt_processing.progress", { progress: 1 }], ["prompt_processing.end", {}],
+    ]);
+  });
+
   test("an error ends the open part and keeps what came before, with the error in API terms", async () => {
     const { reply, emitted } = await read([content("Hi"), { type: "error", code: "busy", message: "queue full" }]);
-    expect(emitted.map(([event]) => event)).toEqual(["message.start", "message.delta", "message.end"]);
+    expect(emitted.map(([event]) => event)).toEqual([
+      "prompt_processing.start", "prompt_processing.progress", "prompt_processing.end", "message.start", "message.delta", "message.end",
+    ]);
     expect(reply.content).toBe("Hi");
     expect(reply.error).toBeInstanceOf(ApiError);
     expect([reply.error!.status, reply.error!.message]).toEqual([503, "queue full"]);
@@ -122,6 +134,7 @@ describe("predictSpec", () => {
       output: { tools: [], reasoning: true },
       options: { temperature: 0.4, topP: 1, topK: 9, minP: 0, repeatPenalty: 1, maxTokens: 16 },
       limit: { overflow: "refuse" },
+      promptProgress: true,
     });
   });
 

@@ -204,7 +204,10 @@ describe("chat.completion body", () => {
 });
 
 describe("chat.completion.chunk stream", () => {
-  const ctx = (profile: ProfileName, withLogprobs = false) => ({ id: "chatcmpl-1", created: 1, model: "tiny", profile: profiles[profile], withLogprobs });
+  const keepAlives: string[] = [];
+  const ctx = (profile: ProfileName, withLogprobs = false, returnProgress = false) => ({
+    id: "chatcmpl-1", created: 1, model: "tiny", profile: profiles[profile], withLogprobs, returnProgress, keepAlive: async () => void keepAlives.push("keep-alive"),
+  });
   const chunk = (delta: Record<string, unknown>, finishReason: string | null = null, extra: Record<string, unknown> = {}) =>
     ({ id: "chatcmpl-1", object: "chat.completion.chunk", created: 1, model: "tiny", choices: [{ index: 0, delta, logprobs: null, finish_reason: finishReason, ...extra }] });
 
@@ -225,6 +228,23 @@ describe("chat.completion.chunk stream", () => {
       chunk({ tool_calls: [{ index: 0, function: { arguments: '"Oslo"}' } }] }),
       chunk({}, "tool_calls", { stop_reason: 2 }),
     ]);
+  });
+
+  test("prompt progress: llama-server's prompt_progress chunks with return_progress, else keep-alives", async () => {
+    const progress = (processed: number) => ({ type: "prompt_progress" as const, processed, total: 1024, cached: 256, ms: 12.4 });
+    const events = [progress(768), progress(1024), content("Hi"), done("stop")];
+    const withChunks = collector<unknown>();
+    keepAlives.length = 0;
+    await streamChatChoices([choiceOf(events)], ctx("b", false, true), withChunks.send);
+    expect(withChunks.sent.slice(1, 3)).toEqual([768, 1024].map((processed) => ({
+      id: "chatcmpl-1", object: "chat.completion.chunk", created: 1, model: "tiny", choices: [],
+      prompt_progress: { total: 1024, cache: 256, processed, time_ms: 12 },
+    })));
+    expect(keepAlives).toEqual([]);
+    const withComments = collector<unknown>();
+    await streamChatChoices([choiceOf(events)], ctx("b"), withComments.send);
+    expect(keepAlives).toEqual(["keep-alive", "keep-alive"]);
+    expect(withComments.sent).toEqual([chunk({ role: "assistant", content: "" }), chunk({ content: "Hi" }), chunk({}, "stop", { stop_reason: null })]);
   });
 
   test("logprobs ride on content chunks, and the rest on the finish chunk", async () => {

@@ -20,7 +20,7 @@ import { collapse, kvConfigStackSchema, predictionConfig } from "./config-stack.
 import { chatHistorySchema, toChatMessages } from "./history.ts";
 import { Instances, parameter, specifierSchema } from "./instances.ts";
 import { instanceInfo, loadConfigOf } from "./model-info.ts";
-import { effectiveConfig, predictionOutput, predictionStats, predictOptions, predictPrompt, predictSpec, sendFragments, withSystemPrompt } from "./prediction.ts";
+import { effectiveConfig, predictionOutput, predictionStats, predictOptions, predictPrompt, predictSpec, reportingPromptProgress, sendFragments, withSystemPrompt } from "./prediction.ts";
 import type { ChannelContext, ChannelEndpoint, RpcEndpoint } from "./socket-session.ts";
 
 const predictSchema = z.object({
@@ -62,9 +62,8 @@ export function predictEndpoint(deps: ServerDeps, instances: Instances): Channel
 
     channel.send({ type: "promptProcessingProgress", progress: 0 });
     const { maxTokens, settings, choices: [choice] } = await runChat(loadedEngine(engine), spec, serverRun(deps, loaded.model, cancel.signal, arrived));
-    channel.send({ type: "promptProcessingProgress", progress: 1 });
-
-    const done = await sendFragments(choice!.events(), (packet) => channel.send(packet));
+    const send = (packet: Record<string, unknown>) => channel.send(packet);
+    const done = await sendFragments(reportingPromptProgress(choice!.eventsWithProgress(), send), send);
     if (!done) return;
     const instance = models.loaded().find((l) => l.engine === engine) ?? loaded;
     channel.send({

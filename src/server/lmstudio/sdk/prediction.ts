@@ -5,7 +5,7 @@
 import type { ChatMessage } from "../../../chat/types.ts";
 import { EngineError } from "../../../engine/types.ts";
 import type { ChatOutputRequest } from "../../../generation/chat-output.ts";
-import type { ChatEvent } from "../../../generation/chat-events.ts";
+import type { ChatEvent, PromptProgress } from "../../../generation/chat-events.ts";
 import type { ChatSpec, PromptSpec } from "../../../generation/chat-spec.ts";
 import { toLmStudioFields } from "../../../options/lmstudio-names.ts";
 import { mergeOptionValues, type OptionValues } from "../../../options/values.ts";
@@ -81,7 +81,36 @@ export function predictOptions(profile: Profile, model: ServedModel, config: Pre
 
 /** A predict call as a chat spec for the model that answers it. */
 export function predictSpec(profile: Profile, model: ServedModel, config: PredictionConfig, prompt: PromptSpec): ChatSpec {
-  return { prompt, output: predictionOutput(config), options: predictOptions(profile, model, config), limit: { overflow: profile.replyOverflow } };
+  return {
+    prompt, output: predictionOutput(config), options: predictOptions(profile, model, config), limit: { overflow: profile.replyOverflow },
+    // the SDK shows promptProcessingProgress for every prediction
+    promptProgress: true,
+  };
+}
+
+/**
+ * The chat events without the prompt's progress reports, which go out as promptProcessingProgress
+ * packets instead: real fractions of the tokens to process (a cached prefix is not processed), rising,
+ * and 1 before the first fragment.
+ */
+export async function* reportingPromptProgress(
+  events: AsyncIterable<ChatEvent | PromptProgress>, send: (packet: Record<string, unknown>) => void,
+): AsyncGenerator<ChatEvent> {
+  let reported = 0;
+  const report = (fraction: number) => {
+    if (fraction <= reported) return;
+    reported = fraction;
+    send({ type: "promptProcessingProgress", progress: fraction });
+  };
+  for await (const event of events) {
+    if (event.type === "prompt_progress") {
+      const toProcess = event.total - event.cached;
+      report(toProcess > 0 ? (event.processed - event.cached) / toProcess : 1);
+      continue;
+    }
+    report(1);
+    yield event;
+  }
 }
 
 type DoneEvent = Extract<ChatEvent, { type: "done" }>;
