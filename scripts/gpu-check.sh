@@ -115,8 +115,10 @@ run() {
   LLAMUX_LIB_DIR="$lib" "$bun" src/main.ts doctor || true
 
   # Engine and server tests that need nothing but the runtime packages, on these libraries.
-  local tests="${GPU_CHECK_TESTS:-test/ffi/context.test.ts test/engine/engine-process.test.ts test/engine/speculative.test.ts test/server/openai-e2e.test.ts}"
+  local tests="${GPU_CHECK_TESTS:-test/ffi/context.test.ts test/engine/engine-process.test.ts test/engine/speculative.test.ts test/server/openai/openai-e2e.test.ts}"
   say "tests on $lib: $tests"
+  local file
+  for file in $tests; do [ -f "$file" ] || die "no test file $file"; done
   local test_status=0
   # shellcheck disable=SC2086
   LLAMUX_LIB_DIR="$lib" "$bun" test --timeout=120000 $tests || test_status=$?

@@ -57,6 +57,7 @@ export async function readReply(source: { events(): AsyncIterable<ToolLoopEvent>
   };
   const end = (usage: RequestUsage, error?: ApiError): Reply => ({ reasoning, content, usage, ...(ranTools ? { items } : {}), ...(error ? { error } : {}) });
   for await (const event of source.events()) {
+    if (event.type === "round") continue; // the tool loop's rounds are not LM Studio events
     if (event.type === "prompt_progress") {
       const toProcess = event.total - event.cached;
       const progress = toProcess > 0 ? (event.processed - event.cached) / toProcess : 1;

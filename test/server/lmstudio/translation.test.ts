@@ -67,9 +67,10 @@ describe("conversation and userMessage", () => {
 });
 
 describe("readReply and replyResult", () => {
-  async function read(events: Array<ChatEvent | PromptProgress>) {
+  async function read(events: Array<ChatEvent | PromptProgress | { type: "round"; round: number }>) {
     const emitted: Array<[string, Record<string, unknown>]> = [];
-    const reply = await readReply({ events: () => choiceOf(events).eventsWithProgress() }, async (event, data) => void emitted.push([event, data]));
+    // as the tool loop gives them: rounds, progress and the chat's events
+    const reply = await readReply({ events: async function* () { yield* events; } }, async (event, data) => void emitted.push([event, data]));
     return { reply, emitted };
   }
 
@@ -83,9 +84,9 @@ describe("readReply and replyResult", () => {
     expect(reply).toEqual({ reasoning: "Hmm.", content: "Hi!", usage: usage() });
   });
 
-  test("prompt progress: fractions of the tokens to process, rising, up to 1, before the reply's parts", async () => {
+  test("prompt progress: fractions of the tokens to process, rising, up to 1, before the reply's parts (the tool loop's round first)", async () => {
     const progress = (processed: number) => ({ type: "prompt_progress" as const, processed, total: 300, cached: 100, ms: 5 });
-    const { emitted } = await read([progress(150), progress(150), progress(250), content("Hi"), done("stop")]);
+    const { emitted } = await read([{ type: "round", round: 0 }, progress(150), progress(150), progress(250), content("Hi"), done("stop")]);
     expect(emitted.slice(0, 5)).toEqual([
       ["prompt_processing.start", {}], ["prompt_processing.progress", { progress: 0.25 }], ["prompt_processing.progress", { progress: 0.75 }],
       ["prompt_processing.progress", { progress: 1 }], ["prompt_processing.end", {}],
