@@ -118,7 +118,7 @@ const addUsage = (a: RequestUsage, b: RequestUsage): RequestUsage => ({
 });
 
 /** The results' share of a request: each cut to its limit, and refused once all results reach theirs. */
-class OutputBudget {
+export class OutputBudget {
   private used = 0;
   constructor(private readonly limits: ToolLoopLimits) {}
 
@@ -135,10 +135,10 @@ class OutputBudget {
   }
 }
 
-const limitFailure = (message: string): ServerToolOutcome => ({ ok: false, failure: { type: "limit", message } });
+export const limitFailure = (message: string): ServerToolOutcome => ({ ok: false, failure: { type: "limit", message } });
 
 /** What the model reads of an outcome. */
-const resultText = (outcome: ServerToolOutcome) => (outcome.ok ? outcome.output : `Error: ${outcome.failure.message}`);
+export const resultText = (outcome: ServerToolOutcome) => (outcome.ok ? outcome.output : `Error: ${outcome.failure.message}`);
 
 const toolCallOf = (call: ParsedToolCall) => ({ id: call.id, type: "function" as const, function: { name: call.name, arguments: call.arguments } });
 

@@ -10,6 +10,7 @@ export { LeapStr, LeapNum, LeapInt, LeapBool, LeapArr, LeapObj, LeapNull, type L
 export { LeapFunction, LeapFunctionParameter, InvalidFunctionError, checkFunctionName, type LeapFunctionInit, type LeapFunctionParameterInit } from "./functions.ts";
 export { validateFunctionCall, type LeapFunctionCall } from "./function-call-validation.ts";
 export { GenerationOptions, DefaultFunctionCallParser, AlternateFunctionCallParser, type FunctionCallParser, type ToolChoice, type GenerationOptionsInit } from "./generation-options.ts";
-export { MessageResponse, Chunk, ReasoningChunk, AudioSample, FunctionCalls, Complete, GenerationError, type GenerationStats, type CompletionFinishReason } from "./message-response.ts";
+export { MessageResponse, Chunk, ReasoningChunk, AudioSample, FunctionCalls, McpToolResult, Complete, GenerationError, type GenerationStats, type CompletionFinishReason } from "./message-response.ts";
 export { UnknownToolChoiceError } from "./tool-choice.ts";
 export { RemoteModelRunner, type RemoteModelRunnerOptions } from "./remote-model-runner.ts";
+export { McpServerError, type McpServerInit, type McpServerOptions } from "./mcp-server.ts";

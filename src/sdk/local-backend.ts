@@ -54,10 +54,11 @@ export function toTemplateMessages(messages: ChatMessage[], model: string, media
 export class LocalBackend implements ConversationBackend {
   constructor(private readonly model: LocalModel) {}
 
-  async *generate({ messages, functions, options, signal }: GenerationRequest): AsyncGenerator<MessageResponse> {
+  async *generate({ messages, functions, mcpTools, options, signal }: GenerationRequest): AsyncGenerator<MessageResponse> {
     const engine = await this.model.engine();
     const choice = options.toolChoice;
-    checkToolChoice(choice, functions);
+    checkToolChoice(choice, [...functions, ...mcpTools.map((tool) => tool.function)]);
+    const tools = [...functions.map((fn) => fn.toToolDefinition()), ...mcpTools];
     // The grammar of a forced call follows the model's own syntax (from its template), whichever parser
     // reads the reply; a template that shows none gets the chosen parser's syntax.
     const syntax = toolCallSyntaxOfTemplate(engine.info.chatTemplate) ?? options.functionCallParser?.format.syntax ?? TOOL_CALL_FORMATS.lfm2.syntax;
@@ -66,13 +67,13 @@ export class LocalBackend implements ConversationBackend {
     const { choices: [chatChoice] } = await runChat({ engine: async () => engine }, {
       prompt: { kind: "conversation", messages: toTemplateMessages(messages, this.model.model, media), layers: await this.model.layers() },
       output: {
-        tools: functions.map((fn) => fn.toToolDefinition()), toolChoice: choice, parallelToolCalls: options.parallelToolCalls,
+        tools, toolChoice: choice, parallelToolCalls: options.parallelToolCalls,
         readCallsAs: parser ? parser.format.syntax : "none",
       },
       options: options.optionValues(),
       limit: { ...(options.maxTokens !== undefined ? { maxTokens: options.maxTokens } : {}), overflow: "allow" },
       // Call markers are special tokens in most vocabularies: the parser (or the caller, without one) needs their text.
-      keepSpecialTokens: functions.length > 0 && choice !== "none",
+      keepSpecialTokens: tools.length > 0 && choice !== "none",
     }, { toolCallParser: syntax, signal });
 
     let content = "";

@@ -24,6 +24,15 @@ export class FunctionCalls {
   constructor(readonly functionCalls: LeapFunctionCall[]) {}
 }
 
+/**
+ * A call of a registered MCP server's tool that the conversation ran itself: what the model called and
+ * what it read back (the tool's text, or "Error: …" where the call failed). The model then continues.
+ */
+export class McpToolResult {
+  readonly type = "mcpToolResult";
+  constructor(readonly server: string, readonly call: LeapFunctionCall, readonly result: string, readonly isError: boolean) {}
+}
+
 export interface GenerationStats {
   promptTokens: number;
   completionTokens: number;
@@ -46,6 +55,6 @@ export class GenerationError {
   constructor(readonly message: string, readonly cause?: unknown) {}
 }
 
-export type MessageResponse = Chunk | ReasoningChunk | AudioSample | FunctionCalls | Complete | GenerationError;
+export type MessageResponse = Chunk | ReasoningChunk | AudioSample | FunctionCalls | McpToolResult | Complete | GenerationError;
 
-export const MessageResponse = { Chunk, ReasoningChunk, AudioSample, FunctionCalls, Complete, Error: GenerationError } as const;
+export const MessageResponse = { Chunk, ReasoningChunk, AudioSample, FunctionCalls, McpToolResult, Complete, Error: GenerationError } as const;

@@ -42,7 +42,12 @@ export function toOpenAiMessages(messages: ChatMessage[]): ChatCompletionMessage
         };
       }
       case "tool":
-        return { role: "tool", tool_call_id: message.toolCallId ?? unanswered.shift() ?? `call_${callNumber++}`, content: message.text };
+        // A result naming its call answers that one (the MCP results a conversation ran have ids).
+        if (message.toolCallId) {
+          unanswered = unanswered.filter((id) => id !== message.toolCallId);
+          return { role: "tool", tool_call_id: message.toolCallId, content: message.text };
+        }
+        return { role: "tool", tool_call_id: unanswered.shift() ?? `call_${callNumber++}`, content: message.text };
     }
   });
 }
@@ -61,9 +66,10 @@ interface PartialCall { id?: string; name: string; arguments: string }
 export class RemoteBackend implements ConversationBackend {
   constructor(private readonly client: OpenAI, private readonly model: string) {}
 
-  async *generate({ messages, functions, options, signal }: GenerationRequest): AsyncGenerator<MessageResponse> {
+  async *generate({ messages, functions, mcpTools, options, signal }: GenerationRequest): AsyncGenerator<MessageResponse> {
     const choice = options.toolChoice;
-    checkToolChoice(choice, functions);
+    checkToolChoice(choice, [...functions, ...mcpTools.map((tool) => tool.function)]);
+    const tools = [...functions.map((fn) => fn.toToolDefinition()), ...mcpTools];
     const body: ChatCompletionCreateParamsStreaming = {
       model: this.model,
       messages: toOpenAiMessages(messages),
@@ -71,8 +77,8 @@ export class RemoteBackend implements ConversationBackend {
       stream_options: { include_usage: true },
       ...samplingFields(options),
     };
-    if (functions.length > 0) {
-      body.tools = functions.map((fn) => fn.toToolDefinition());
+    if (tools.length > 0) {
+      body.tools = tools as ChatCompletionCreateParamsStreaming["tools"];
       if (!options.parallelToolCalls) body.parallel_tool_calls = false;
       if (choice !== "auto") body.tool_choice = typeof choice === "object" ? { type: "function", function: { name: choice.name } } : choice;
     }
