@@ -141,34 +141,40 @@ export class ChatChoice {
   }
 
   /** The whole choice; an engine error is thrown as an EngineError. */
-  async collect(): Promise<ChatResult> {
-    let content = "";
-    let reasoning = "";
-    const toolCalls: ParsedToolCall[] = [];
-    const logprobs: TokenLogprobs[] = [];
-    for await (const event of this.events()) {
-      switch (event.type) {
-        case "content":
-          content += event.text;
-          logprobs.push(...event.logprobs);
-          break;
-        case "reasoning":
-          reasoning += event.text;
-          break;
-        case "tool_call":
-          toolCalls.push(event.call);
-          break;
-        case "done": {
-          const { type: _, logprobs: rest, ...fields } = event;
-          if (rest) logprobs.push(...rest);
-          return { content, reasoning, toolCalls, logprobs, ...fields };
-        }
-        case "error":
-          throw new EngineError(event.code, event.message);
-      }
-    }
-    throw new EngineError("engine_failure", "Generation ended without a result");
+  collect(): Promise<ChatResult> {
+    return collectChatEvents(this.events());
   }
+}
+
+/** Chat events read to their end as one result (other events are passed over); an error is thrown as an EngineError. */
+export async function collectChatEvents(events: AsyncIterable<ChatEvent | { type: string }>): Promise<ChatResult> {
+  let content = "";
+  let reasoning = "";
+  const toolCalls: ParsedToolCall[] = [];
+  const logprobs: TokenLogprobs[] = [];
+  for await (const item of events) {
+    const event = item as ChatEvent;
+    switch (event.type) {
+      case "content":
+        content += event.text;
+        logprobs.push(...event.logprobs);
+        break;
+      case "reasoning":
+        reasoning += event.text;
+        break;
+      case "tool_call":
+        toolCalls.push(event.call);
+        break;
+      case "done": {
+        const { type: _, logprobs: rest, ...fields } = event;
+        if (rest) logprobs.push(...rest);
+        return { content, reasoning, toolCalls, logprobs, ...fields };
+      }
+      case "error":
+        throw new EngineError(event.code, event.message);
+    }
+  }
+  throw new EngineError("engine_failure", "Generation ended without a result");
 }
 
 /** The prompt fields of an engine request for a rendered prompt: its tokens, or with images its text and images (the engine places each at its marker). */

@@ -19,6 +19,7 @@ import { audioReader } from "../request-audio.ts";
 import { chatCompletionSchema, type ChatCompletionRequest } from "./schemas.ts";
 import { openAiEventStream } from "./sse.ts";
 import { streamChatChoices } from "./chat-stream.ts";
+import { chatMcpServers, mcpChatCompletion } from "./chat-mcp.ts";
 import { requestOptions } from "../request-options.ts";
 import { ttlKeepAlive } from "../ttl.ts";
 import { draftModelOverrides } from "./draft-model.ts";
@@ -66,16 +67,22 @@ export function chatCompletionSpec(profile: Profile, model: ServedModel, body: C
 export function chatCompletions(deps: ServerDeps, extension?: ResponseExtension) {
   return async function chatCompletionsHandler(c: Context) {
     const arrived = performance.now();
-    const body = validate(chatCompletionSchema, await readJsonBody(c));
+    // MCP tool entries (configured servers the server runs) are taken out before the schema reads function tools.
+    const { body: plain, requests: mcpServers } = chatMcpServers(await readJsonBody(c));
+    const body = validate(chatCompletionSchema, plain);
     const model = deps.models.resolve(body.model);
     const options = chatCompletionOptions(deps.profile, model, body);
     refuseEmbeddingModel(deps, model);
 
     // Images are read (and refused) before the model loads.
     const messages = await toChatMessages(body.messages, imageUrlReader(deps, model), audioReader(deps, model));
+    const load = { extra: draftModelOverrides(deps, body.draft_model), keepAlive: ttlKeepAlive(deps.profile, body.ttl) };
+    if (mcpServers.length > 0) {
+      const specOf = (request: ChatCompletionRequest) => chatCompletionSpec(deps.profile, model, request, messages, options);
+      return mcpChatCompletion(c, deps, { body, model, requests: mcpServers, specOf, arrived, load });
+    }
     const spec = chatCompletionSpec(deps.profile, model, body, messages, options);
     const withLogprobs = spec.logprobs !== undefined;
-    const load = { extra: draftModelOverrides(deps, body.draft_model), keepAlive: ttlKeepAlive(deps.profile, body.ttl) };
     const { engine, prompt, maxTokens, choices } = await runChat(servedModel(deps, model, load), spec, serverRun(deps, model, c.req.raw.signal, arrived));
     const id = completionId("chatcmpl");
     const created = Math.floor(Date.now() / 1000);
