@@ -3,8 +3,8 @@
 // Responses API's spelling so one tool entry serves both routes. Only configured servers: a server_url or a
 // command is a 400, and without --mcp/--mcp-config no server is configured. Chat Completions has no
 // approval round trip, so require_approval may only be "never" (the default here). The server runs the
-// calls through the tool loop; the reply is the model's answer, and a non-streamed one lists the calls it
-// ran as `mcp_calls` on the message (the Responses API's mcp_call items).
+// calls through the tool loop; the reply is the model's answer, with the calls it ran as `mcp_calls` (the
+// Responses API's mcp_call items) on the message, or streamed, in a chunk of their own each.
 import type { Context } from "hono";
 import { collectChatEvents } from "../../generation/chat.ts";
 import type { ChatSpec } from "../../generation/chat-spec.ts";
@@ -21,7 +21,7 @@ import { streamChatChoices } from "./chat-stream.ts";
 import { mcpCallItem, mcpToolChoice, newMcpCallId } from "./responses-mcp.ts";
 import type { ChatCompletionRequest } from "./schemas.ts";
 import { openAiEventStream } from "./sse.ts";
-import { chatCompletionBody, completionId, toUsage } from "./translate.ts";
+import { chatChunk, chatCompletionBody, completionId, toUsage } from "./translate.ts";
 
 /** The body without its mcp tools (for the schema, which knows function tools), and the servers they name. */
 export function chatMcpServers(raw: unknown): { body: unknown; requests: McpServerRequest[] } {
@@ -57,11 +57,17 @@ function functionChoice(body: ChatCompletionRequest, toolset: McpToolset): ChatC
 const LOOP_ONLY = new Set<ToolLoopEvent["type"]>(["round", "server_call", "server_call_delta", "server_result", "approval_request"]);
 const isChatEvent = (event: ToolLoopEvent): event is ChatEvent | PromptProgress => !LOOP_ONLY.has(event.type);
 
-/** The loop's chat events (the server's calls and results left out), as a choice to stream. */
-function loopChoice(loop: ToolLoop): ChatEvents {
+type ServerResult = Extract<ToolLoopEvent, { type: "server_result" }>;
+
+/** A call the server ran, as the Responses API's mcp_call item. */
+const mcpCallOf = (event: ServerResult) => mcpCallItem(newMcpCallId(), event.tool, JSON.stringify(event.call.arguments), { outcome: event.outcome });
+
+/** The loop's chat events as a choice to stream; each call the server ran goes to `onCall` as it completes. */
+function loopChoice(loop: ToolLoop, onCall: (event: ServerResult) => Promise<void>): ChatEvents {
   async function* chatEvents(withProgress: boolean): AsyncGenerator<ChatEvent | PromptProgress> {
     for await (const event of loop.events()) {
-      if (isChatEvent(event) && (withProgress || event.type !== "prompt_progress")) yield event;
+      if (event.type === "server_result") await onCall(event);
+      else if (isChatEvent(event) && (withProgress || event.type !== "prompt_progress")) yield event;
     }
   }
   return { events: () => chatEvents(false) as AsyncGenerator<ChatEvent>, eventsWithProgress: () => chatEvents(true) };
@@ -102,7 +108,7 @@ export async function mcpChatCompletion(c: Context, deps: ServerDeps, request: M
       const calls: Array<Record<string, unknown>> = [];
       async function* withCalls() {
         for await (const event of loop.events()) {
-          if (event.type === "server_result") calls.push(mcpCallItem(newMcpCallId(), event.tool, JSON.stringify(event.call.arguments), { outcome: event.outcome }));
+          if (event.type === "server_result") calls.push(mcpCallOf(event));
           yield event;
         }
       }
@@ -116,7 +122,9 @@ export async function mcpChatCompletion(c: Context, deps: ServerDeps, request: M
     return openAiEventStream(c, async (send, keepAlive) => {
       try {
         const context = { id, created, model: model.id, profile: deps.profile, withLogprobs, returnProgress: body.return_progress === true, keepAlive };
-        const usages = await streamChatChoices([loopChoice(loop)], context, send);
+        // Each call the server ran is a chunk of its own, its delta's mcp_calls the call's mcp_call item.
+        const sendCall = (event: ServerResult) => send(chatChunk(id, created, model.id, 0, { mcp_calls: [mcpCallOf(event)] }));
+        const usages = await streamChatChoices([loopChoice(loop, sendCall)], context, send);
         if (!usages) return;
         const usage = toUsage(usages[0]!.promptTokens, usages);
         reportUsage(usage);

@@ -67,23 +67,26 @@ describe.each(PROFILES)("profile %s", (profile) => {
     expect(completion.usage!.completion_tokens).toBeGreaterThan(0);
   });
 
-  test("streamed, the answer arrives as content deltas and no tool call is handed to the client", async () => {
+  test("streamed, the call the server ran arrives in a chunk of its own, then the answer; no tool call is handed to the client", async () => {
     const stream = await client().chat.completions.create({
       model: MODEL, messages: [{ role: "user", content: "What is the weather?" }], tools: [everything()] as never,
       tool_choice: { type: "mcp", server_label: "everything", name: WEATHER_TOOL } as never, max_tokens: CALL_TOKENS, temperature: 0,
       stream: true, stream_options: { include_usage: true },
     });
     const finishes: string[] = [];
+    const calls: McpCall[] = [];
     let toolDeltas = 0;
     let usage: OpenAI.CompletionUsage | undefined;
     for await (const chunk of stream) {
       if (chunk.usage) usage = chunk.usage;
       for (const choice of chunk.choices) {
         if (choice.delta.tool_calls) toolDeltas++;
+        calls.push(...((choice.delta as { mcp_calls?: McpCall[] }).mcp_calls ?? []));
         if (choice.finish_reason) finishes.push(choice.finish_reason);
       }
     }
     expect(toolDeltas).toBe(0);
+    expectWeatherCall(calls);
     expect(finishes).toHaveLength(1);
     expect(finishes[0]).toBeOneOf(["stop", "length"]);
     // The forced call's tokens and the answer's are both counted.
