@@ -9,7 +9,7 @@ import {
   type MessageResponse,
 } from "llamux";
 import { ensureModel } from "../../scripts/gen-models.ts";
-import { everythingEntry, startEverythingHttp, WEATHER, type HttpMcpServer } from "../fixtures/mcp-servers.ts";
+import { everythingEntry, misbehavingEntry, startEverythingHttp, WEATHER, type HttpMcpServer } from "../fixtures/mcp-servers.ts";
 import { startServer, type RunningServer } from "../server/serve-fixture.ts";
 import { collect, weatherFunction } from "./tool-flow.ts";
 
@@ -112,6 +112,22 @@ test("a forced choice holds for the first round only: the next round may answer,
   expectWeatherResult(responses);
   expect((responses.at(-1) as Complete).fullMessage.functionCalls ?? []).toEqual([]);
 }, 240_000);
+
+test("a server that hangs or crashes gives the model an error result and the program an McpToolResult with isError; the reply completes", async () => {
+  const conversation = local.createConversation();
+  open.push(conversation);
+  expect(await conversation.registerMcpServer("bad", misbehavingEntry(), { allowedTools: ["hang", "crash"], limits: { callTimeoutMs: 1000 } })).toEqual(["hang", "crash"]);
+  const hung = await collect(conversation.generateResponse("x", { toolChoice: { name: "hang" }, maxTokens: 60, temperature: 0 }, { toolLimits: { maxRounds: 1 } }));
+  const [timeout] = only(hung, McpToolResult);
+  expect(timeout!.isError).toBe(true);
+  expect(timeout!.result).toBe('Error: MCP server "bad" did not run "hang" within 1 s');
+  expect(hung.at(-1)).toBeInstanceOf(Complete);
+  const crashed = await collect(conversation.generateResponse("x", { toolChoice: { name: "crash" }, maxTokens: 60, temperature: 0 }, { toolLimits: { maxRounds: 1 } }));
+  const [crash] = only(crashed, McpToolResult);
+  expect(crash!.isError).toBe(true);
+  expect(crash!.result).toContain('MCP server "bad" closed the connection');
+  expect(crashed.at(-1)).toBeInstanceOf(Complete);
+}, 120_000);
 
 test("close() ends the sessions and forgets the servers: their tools are gone from the conversation", async () => {
   const conversation = await withEverything(local.createConversation());

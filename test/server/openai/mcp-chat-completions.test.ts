@@ -8,7 +8,7 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import OpenAI from "openai";
 import { WEATHER } from "../../fixtures/mcp-servers.ts";
-import { MODEL, PROFILES, startMcpServers, type McpServers, type Profile } from "../mcp-fixture.ts";
+import { CALL_TIMEOUT_S, MODEL, PROFILES, startMcpServers, type McpServers, type Profile } from "../mcp-fixture.ts";
 import { startServer, type RunningServer } from "../serve-fixture.ts";
 
 const WEATHER_TOOL = "get-structured-content";
@@ -92,6 +92,18 @@ describe.each(PROFILES)("profile %s", (profile) => {
     // The forced call's tokens and the answer's are both counted.
     expect(usage!.completion_tokens).toBeGreaterThan(0);
   });
+});
+
+test("a server that hangs: the call fails at --mcp-call-timeout with a clear mcp_calls error, and the reply completes (profile b)", async () => {
+  const completion = await clients.b!.chat.completions.create({
+    model: MODEL, messages: [{ role: "user", content: "x" }], tools: [{ type: "mcp", server_label: "bad", allowed_tools: ["hang"] }] as never,
+    tool_choice: { type: "mcp", server_label: "bad", name: "hang" } as never, max_tokens: CALL_TOKENS, temperature: 0,
+  });
+  const [call] = (completion.choices[0]!.message as unknown as { mcp_calls: McpCall[] }).mcp_calls;
+  expect(call!.status).toBe("failed");
+  expect(call!.output).toBeNull();
+  expect(call!.error).toEqual({ type: "mcp_protocol_error", code: -32001, message: `MCP server "bad" did not run "hang" within ${CALL_TIMEOUT_S} s` });
+  expect(completion.choices[0]!.finish_reason).toBeOneOf(["stop", "length"]);
 });
 
 describe("refusals (profile b)", () => {
