@@ -173,13 +173,13 @@ export class Conversation {
             yield new McpToolResult(server, call, text, !outcome.ok);
             turn.push(new ChatMessage({ role: "tool", content: text, ...(call.id ? { toolCallId: call.id } : {}) }));
           }
-          const maxTokens = options.maxTokens;
-          const spent = maxTokens !== undefined && stats.completionTokens >= maxTokens;
-          // Calls of the program's own functions go back to it; so does a spent token budget or an abort.
           if (controller.signal.aborted) {
             yield new GenerationError("Generation was aborted", extras.signal?.reason);
             return;
           }
+          const maxTokens = options.maxTokens;
+          const spent = maxTokens !== undefined && stats.completionTokens >= maxTokens;
+          // The model goes on with the results, unless calls of the program's own functions wait or the tokens are spent.
           if (calls.length === mcpCalls.length && !spent) continue;
           if (spent && calls.length === mcpCalls.length) finishReason = "length";
         }
