@@ -2,9 +2,7 @@
 // (vision/image-fetch.ts): http(s) only, no credentials in the URL, every host (the first and each
 // redirect's) resolved and all its addresses public unless private ones are allowed, plain-http requests
 // sent to the address that was checked, and no answer larger than a bound.
-import { lookup } from "node:dns/promises";
-import { isIP } from "node:net";
-import { isInternalAddress } from "../vision/internal-address.ts";
+import { checkHostAddresses, pinnedToAddress } from "../vision/internal-address.ts";
 
 export interface McpUrlPolicy {
   /** Reach loopback, private and link-local addresses too (`--allow-private-mcp-urls`). */
@@ -30,33 +28,9 @@ const REDIRECTS = new Set([301, 302, 303, 307, 308]);
 export async function checkMcpUrl(url: URL, policy: Pick<McpUrlPolicy, "allowPrivate" | "isBlocked">): Promise<string> {
   if (url.protocol !== "http:" && url.protocol !== "https:") throw new McpUrlError(`Cannot connect to MCP server "${url.protocol}" URL: only http and https are allowed`);
   if (url.username || url.password) throw new McpUrlError(`Cannot connect to MCP server at "${url.origin}": URLs with credentials are not allowed (send them in headers)`);
-  const host = url.hostname.replace(/^\[|\]$/g, "");
-  let addresses: string[];
-  if (isIP(host)) addresses = [host];
-  else {
-    try {
-      addresses = (await lookup(host, { all: true, verbatim: true })).map((entry) => entry.address);
-    } catch (error) {
-      throw new McpUrlError(`Cannot connect to MCP server at "${url.origin}": host "${host}" does not resolve`, { cause: error });
-    }
-  }
-  if (addresses.length === 0) throw new McpUrlError(`Cannot connect to MCP server at "${url.origin}": host "${host}" has no address`);
-  const isBlocked = policy.isBlocked ?? (policy.allowPrivate ? () => false : isInternalAddress);
-  const blocked = addresses.find(isBlocked);
-  if (blocked) {
-    throw new McpUrlError(
-      `Cannot connect to MCP server at "${url.origin}": it resolves to ${blocked}, a loopback, private or link-local address (start the server with --allow-private-mcp-urls to allow it)`,
-    );
-  }
-  return addresses[0]!;
-}
-
-/** For plain http, the checked address in place of the name (the Host header keeps the name). */
-function pinned(url: URL, address: string): URL {
-  if (url.protocol !== "http:") return url;
-  const target = new URL(url);
-  target.hostname = address.includes(":") ? `[${address}]` : address;
-  return target;
+  const checked = await checkHostAddresses(url, policy, "--allow-private-mcp-urls");
+  if (!checked.ok) throw new McpUrlError(`Cannot connect to MCP server at "${url.origin}": ${checked.reason}`, checked.cause !== undefined ? { cause: checked.cause } : undefined);
+  return checked.address;
 }
 
 /** The response with its body cut off (as an error) past `maxBytes`. */
@@ -82,7 +56,7 @@ export function guardedFetch(policy: McpUrlPolicy): (input: string | URL, init?:
       const address = await checkMcpUrl(url, policy);
       const headers = new Headers(init.headers);
       headers.set("host", url.host);
-      const response = await fetch(pinned(url, address), { ...init, headers, redirect: "manual" });
+      const response = await fetch(pinnedToAddress(url, address), { ...init, headers, redirect: "manual" });
       if (!follow || !REDIRECTS.has(response.status)) return capped(response, policy.maxBodyBytes, url.origin);
       await response.body?.cancel();
       const location = response.headers.get("location");

@@ -3,9 +3,7 @@
 // its addresses must be public unless private ones are allowed; plain-http requests go to the address
 // that was checked (so DNS cannot answer differently between check and connect), while https ones are
 // bound to the name by certificate checks; at most `maxBytes`, all within `timeoutMs`.
-import { lookup } from "node:dns/promises";
-import { isIP } from "node:net";
-import { isInternalAddress } from "./internal-address.ts";
+import { checkHostAddresses, pinnedToAddress } from "./internal-address.ts";
 import { ImageInputError } from "./image-input-error.ts";
 
 export interface ImageFetchPolicy {
@@ -27,33 +25,9 @@ const REDIRECTS = new Set([301, 302, 303, 307, 308]);
 
 /** The host's addresses, each checked; returns the one to connect to. */
 async function checkedAddress(url: URL, policy: ImageFetchPolicy): Promise<string> {
-  const host = url.hostname.replace(/^\[|\]$/g, "");
-  let addresses: string[];
-  if (isIP(host)) addresses = [host];
-  else {
-    try {
-      addresses = (await lookup(host, { all: true, verbatim: true })).map((entry) => entry.address);
-    } catch (error) {
-      throw new ImageInputError(`Cannot fetch image from "${url.origin}": host "${host}" does not resolve`, { cause: error });
-    }
-  }
-  if (addresses.length === 0) throw new ImageInputError(`Cannot fetch image from "${url.origin}": host "${host}" has no address`);
-  const isBlocked = policy.isBlocked ?? (policy.allowPrivate ? () => false : isInternalAddress);
-  const blocked = addresses.find(isBlocked);
-  if (blocked) {
-    throw new ImageInputError(
-      `Cannot fetch image from "${url.origin}": it resolves to ${blocked}, a loopback, private or link-local address (start the server with --allow-private-image-urls to allow it)`,
-    );
-  }
-  return addresses[0]!;
-}
-
-/** The URL to request: for plain http, the checked address in place of the name (the Host header keeps the name). */
-function pinned(url: URL, address: string): URL {
-  if (url.protocol !== "http:") return url;
-  const target = new URL(url);
-  target.hostname = address.includes(":") ? `[${address}]` : address;
-  return target;
+  const checked = await checkHostAddresses(url, policy, "--allow-private-image-urls");
+  if (!checked.ok) throw new ImageInputError(`Cannot fetch image from "${url.origin}": ${checked.reason}`, checked.cause !== undefined ? { cause: checked.cause } : undefined);
+  return checked.address;
 }
 
 async function readCapped(response: Response, url: URL, maxBytes: number): Promise<Uint8Array> {
@@ -88,7 +62,7 @@ export async function fetchImageUrl(address: string, policy: ImageFetchPolicy = 
         throw new ImageInputError(`Cannot fetch image from "${url.protocol}" URL: only http and https are allowed`);
       }
       if (url.username || url.password) throw new ImageInputError(`Cannot fetch image from "${url.origin}": URLs with credentials are not allowed`);
-      const target = pinned(url, await checkedAddress(url, policy));
+      const target = pinnedToAddress(url, await checkedAddress(url, policy));
       const response = await fetch(target, { redirect: "manual", signal, headers: { host: url.host, accept: "image/*", "user-agent": "llamux" } });
       if (REDIRECTS.has(response.status)) {
         await response.body?.cancel();

@@ -1,7 +1,9 @@
 // Whether an IP address belongs to this machine or a private network rather than the public internet:
 // what a server fetching URLs for its clients must not reach (loopback, RFC 1918, link-local cloud
-// metadata at 169.254.169.254, carrier-grade NAT, unique-local IPv6, multicast, reserved ranges).
-import { isIPv4, isIPv6 } from "node:net";
+// metadata at 169.254.169.254, carrier-grade NAT, unique-local IPv6, multicast, reserved ranges); and the
+// host check that image and MCP server URLs share.
+import { lookup } from "node:dns/promises";
+import { isIP, isIPv4, isIPv6 } from "node:net";
 
 /** [first address, prefix length] of the IPv4 ranges that are not public unicast. */
 const INTERNAL_V4: Array<[string, number]> = [
@@ -68,3 +70,43 @@ export function isInternalAddress(address: string): boolean {
   if (isIPv6(address)) return isInternalV6(address);
   return true;
 }
+
+/** Which of a host's addresses a guarded fetch refuses: internal ones (isInternalAddress) unless private ones are allowed. */
+export interface AddressPolicy {
+  allowPrivate: boolean;
+  isBlocked?: (address: string) => boolean;
+}
+
+/** A URL's host resolved and checked: the address to connect to, or why it may not be reached (in words). */
+export type AddressCheck = { ok: true; address: string } | { ok: false; reason: string; cause?: unknown };
+
+/**
+ * Resolves the URL's host and checks every address it has (one internal address is enough to refuse it);
+ * `allowFlag` is the server flag a refusal names. Image URLs and MCP server URLs share this guard.
+ */
+export async function checkHostAddresses(url: URL, policy: AddressPolicy, allowFlag: string): Promise<AddressCheck> {
+  const host = url.hostname.replace(/^\[|\]$/g, "");
+  let addresses: string[];
+  if (isIP(host)) addresses = [host];
+  else {
+    try {
+      addresses = (await lookup(host, { all: true, verbatim: true })).map((entry) => entry.address);
+    } catch (error) {
+      return { ok: false, reason: `host "${host}" does not resolve`, cause: error };
+    }
+  }
+  if (addresses.length === 0) return { ok: false, reason: `host "${host}" has no address` };
+  const isBlocked = policy.isBlocked ?? (policy.allowPrivate ? () => false : isInternalAddress);
+  const blocked = addresses.find(isBlocked);
+  if (blocked) return { ok: false, reason: `it resolves to ${blocked}, a loopback, private or link-local address (start the server with ${allowFlag} to allow it)` };
+  return { ok: true, address: addresses[0]! };
+}
+
+/** The URL to request: for plain http, the checked address in place of the name (the Host header keeps the name). */
+export function pinnedToAddress(url: URL, address: string): URL {
+  if (url.protocol !== "http:") return url;
+  const target = new URL(url);
+  target.hostname = address.includes(":") ? `[${address}]` : address;
+  return target;
+}
+
