@@ -12,8 +12,7 @@ import { existsSync } from "node:fs";
 import { parseArgs } from "node:util";
 import { ensureModel } from "../gen-models.ts";
 import { readGgufHeaderSync, type GgufArray } from "../../src/store/gguf.ts";
-import { LLAMA_SERVER, defaultLlamuxCommand, percentile, randomPrompt, serverArgv, streamRequest, type RunningServer, type ServerKind, type ServerSpec } from "./server.ts";
-import { freePort } from "./free-port.ts";
+import { LLAMA_SERVER, defaultLlamuxCommand, percentile, randomPrompt, startServer, streamRequest, type RunningServer, type ServerKind, type ServerSpec } from "./server.ts";
 
 export interface AgentSessionsShape {
   sessions: number;
@@ -53,43 +52,6 @@ function vocabularySize(path: string): number {
   return (header.metadata.get("tokenizer.ggml.tokens") as GgufArray | undefined)?.length ?? 32_000;
 }
 
-/** A server of `kind` with the prompt cache on, started as the other parts start theirs. */
-async function startWithCache(kind: ServerKind, spec: ServerSpec, cacheRamMiB: number): Promise<RunningServer> {
-  const port = await freePort();
-  const argv = [...serverArgv(kind, spec, port), "--cache-ram", String(cacheRamMiB)];
-  const child = Bun.spawn(argv, { env: { ...process.env, LLAMUX_LOG_LEVEL: "warn", LLAMUX_PERSONA: "llamux" }, stdin: "ignore", stdout: "ignore", stderr: "pipe" });
-  let stderr = "";
-  void (async () => {
-    for await (const chunk of child.stderr) stderr = (stderr + new TextDecoder().decode(chunk)).slice(-4000);
-  })();
-  const baseUrl = `http://127.0.0.1:${port}`;
-  const stop = async () => {
-    child.kill("SIGTERM");
-    const timer = setTimeout(() => child.kill("SIGKILL"), 10_000);
-    await child.exited;
-    clearTimeout(timer);
-  };
-  const deadline = performance.now() + 300_000;
-  for (;;) {
-    if (child.exitCode !== null) throw new Error(`${kind} exited with status ${child.exitCode}: ${stderr.trim().split("\n").slice(-3).join(" | ")}`);
-    if (performance.now() > deadline) {
-      await stop();
-      throw new Error(`${kind} did not answer within 300 s`);
-    }
-    try {
-      const response = await fetch(`${baseUrl}/v1/completions`, {
-        method: "POST", headers: { "content-type": "application/json" },
-        body: JSON.stringify({ model: spec.model, prompt: "Hello", max_tokens: 1, temperature: 0 }), signal: AbortSignal.timeout(30_000),
-      });
-      await response.arrayBuffer();
-      if (response.ok) return { kind, baseUrl, stop };
-    } catch {
-      // not listening yet
-    }
-    await Bun.sleep(50);
-  }
-}
-
 /** Time to the first token, and the prompt tokens the server says it took from its cache (0 when it does not say). */
 async function timeToFirstToken(server: RunningServer, model: string, prompt: number[], outputTokens: number): Promise<{ ttftMs: number; cachedTokens: number }> {
   const timing = await streamRequest(server.baseUrl, "/v1/completions", { model, prompt, max_tokens: outputTokens, temperature: 0, ignore_eos: true });
@@ -101,7 +63,7 @@ async function runOne(kind: ServerKind, model: string, options: AgentSessionsOpt
   const vocabulary = vocabularySize(model);
   const longest = options.prefixTokens + (options.turns + 1) * options.turnTokens;
   const spec: ServerSpec = { model, threads: options.threads, parallel: options.parallel, llamux: options.llamux, contextPerSequence: longest + options.outputTokens + 64 };
-  const server = await startWithCache(kind, spec, options.cacheRamMiB);
+  const server = await startServer(kind, { ...spec, extraArgs: ["--cache-ram", String(options.cacheRamMiB)] });
   try {
     const prefix = randomPrompt(options.prefixTokens, vocabulary, 1);
     const histories = Array.from({ length: options.sessions }, () => [] as number[]);
@@ -198,8 +160,22 @@ if (import.meta.main) {
     options: {
       model: { type: "string" }, sessions: { type: "string" }, parallel: { type: "string" }, prefix: { type: "string" }, "turn-tokens": { type: "string" },
       turns: { type: "string" }, output: { type: "string" }, "cache-ram": { type: "string" }, threads: { type: "string" },
+      help: { type: "boolean", short: "h" },
     },
   });
+  if (values.help) {
+    console.log(`Usage: bun scripts/bench/agent-sessions.ts [options]     (make bench, part agents)
+  --model PATH       the model (default: the generated lfm2-350m-q4_0)
+  --sessions N       sessions at once (default 8)
+  --parallel N       sequences of each server (default 4)
+  --prefix N         tokens of the prefix every session shares (default 12000)
+  --turn-tokens N    tokens each turn adds to a session's history (default 1500)
+  --turns N          turns per session (default 4)
+  --output N         tokens generated per turn (default 16)
+  --cache-ram MIB    each server's host-memory prompt cache (default 8192)
+  --threads N        threads of each server, or "default" (default)`);
+    process.exit(0);
+  }
   const model = values.model ?? await ensureModel("lfm2-350m-q4_0");
   const result = await runAgentSessions(model, {
     sessions: Number(values.sessions ?? 8), parallel: Number(values.parallel ?? 4), prefixTokens: Number(values.prefix ?? 12_000),

@@ -46,6 +46,8 @@ export interface ServerSpec {
    * fit a 1B model's 8 slots in 24 GB, and a swapping server measures the disk.
    */
   contextPerSequence?: number;
+  /** Flags both servers take alike, appended (the agents part's --cache-ram). */
+  extraArgs?: string[];
 }
 
 export interface RunningServer {
@@ -61,10 +63,10 @@ export function serverArgv(kind: ServerKind, spec: ServerSpec, port: number): st
   if (kind === "llama-server") {
     // -c is the total over the slots (one KV stream per slot without -kvu)
     return [LLAMA_SERVER, "-m", spec.model, "--host", "127.0.0.1", "--port", String(port), ...(spec.threads === "default" ? [] : ["-t", String(spec.threads)]), "-np", String(spec.parallel), "--no-webui",
-      ...(context ? ["-c", String(context * spec.parallel)] : [])];
+      ...(context ? ["-c", String(context * spec.parallel)] : []), ...(spec.extraArgs ?? [])];
   }
   return [...spec.llamux, "serve", spec.model, "--profile", "b", "--host", "127.0.0.1", "--port", String(port), ...(spec.threads === "default" ? [] : ["--threads", String(spec.threads)]), "--parallel", String(spec.parallel),
-    ...(context ? ["--max-model-len", String(context)] : [])];
+    ...(context ? ["--max-model-len", String(context)] : []), ...(spec.extraArgs ?? [])];
 }
 
 export function defaultLlamuxCommand(binary?: string): string[] {
