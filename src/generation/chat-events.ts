@@ -23,3 +23,9 @@ export interface PromptProgress {
   /** Since the request left the queue. */
   ms: number;
 }
+
+/** The share of the prompt's tokens to process that is done (a cached prefix is not processed): 0 to 1. */
+export function processedFraction(progress: PromptProgress): number {
+  const toProcess = progress.total - progress.cached;
+  return toProcess > 0 ? (progress.processed - progress.cached) / toProcess : 1;
+}

@@ -4,6 +4,7 @@
 // message.start/delta/end).
 import { EngineError, type RequestUsage } from "../../engine/types.ts";
 import type { ToolLoopEvent } from "../../generation/tool-loop.ts";
+import { processedFraction } from "../../generation/chat-events.ts";
 import { ApiError, toApiError } from "../api-error.ts";
 import { providerInfo } from "./v1-chat-integrations.ts";
 
@@ -59,8 +60,7 @@ export async function readReply(source: { events(): AsyncIterable<ToolLoopEvent>
   for await (const event of source.events()) {
     if (event.type === "round") continue; // the tool loop's rounds are not LM Studio events
     if (event.type === "prompt_progress") {
-      const toProcess = event.total - event.cached;
-      const progress = toProcess > 0 ? (event.processed - event.cached) / toProcess : 1;
+      const progress = processedFraction(event);
       if (processing && progress > reported) await emit("prompt_processing.progress", { progress });
       reported = Math.max(reported, progress);
       continue;

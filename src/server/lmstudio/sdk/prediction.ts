@@ -5,7 +5,7 @@
 import type { ChatMessage } from "../../../chat/types.ts";
 import { EngineError } from "../../../engine/types.ts";
 import type { ChatOutputRequest } from "../../../generation/chat-output.ts";
-import type { ChatEvent, PromptProgress } from "../../../generation/chat-events.ts";
+import { processedFraction, type ChatEvent, type PromptProgress } from "../../../generation/chat-events.ts";
 import type { ChatSpec, PromptSpec } from "../../../generation/chat-spec.ts";
 import { toLmStudioFields } from "../../../options/lmstudio-names.ts";
 import { mergeOptionValues, type OptionValues } from "../../../options/values.ts";
@@ -104,8 +104,7 @@ export async function* reportingPromptProgress(
   };
   for await (const event of events) {
     if (event.type === "prompt_progress") {
-      const toProcess = event.total - event.cached;
-      report(toProcess > 0 ? (event.processed - event.cached) / toProcess : 1);
+      report(processedFraction(event));
       continue;
     }
     report(1);
