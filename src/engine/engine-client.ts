@@ -1,17 +1,20 @@
 // The parent side of the host protocol, whatever hosts the engine (a child process or a Worker):
 // request ids, event routing to each request's stream, calls with replies, and failing everything in
 // flight when the host goes away. Subclasses only start the host, carry messages and stop it.
-import type { ChildMessage, ParentMessage } from "./protocol.ts";
-import { EngineError, isFinalEvent, type EmbedResult, type EngineEvent, type EngineOptions, type EngineStats, type GenerateRequest, type ModelInfo, type RankResult } from "./types.ts";
+import type { ChildMessage, ParentMessage, SpeechEvent } from "./protocol.ts";
+import { EngineError, isFinalEvent, type EmbedResult, type EngineEvent, type EngineOptions, type EngineStats, type GenerateRequest, type ModelInfo, type RankResult, type SpeechRequest, type SpeechStream } from "./types.ts";
 import type { EventSink } from "./sequence.ts";
 import type { EngineHandle, TokenizeOptions } from "./engine-handle.ts";
 import { checkRequestTokenIds, checkTokenIds } from "./token-ids.ts";
 import { isRpcAbort, rpcAbortNote } from "./rpc-failure.ts";
+import { PushedSpeech } from "./speech-stream.ts";
 
 let nextRequestId = 0;
 
 export abstract class EngineClient implements EngineHandle {
   private readonly sinks = new Map<string, EventSink>();
+  /** Speeches in flight by id: they count as requests (busy, inFlight) like text ones. */
+  private readonly speeches = new Map<string, PushedSpeech>();
   private readonly calls = new Map<number, { resolve: (value: unknown) => void; reject: (error: Error) => void }>();
   private nextCallId = 0;
   protected exited = false;
@@ -33,14 +36,14 @@ export abstract class EngineClient implements EngineHandle {
   private idleWaiters: Array<() => void> = [];
 
   private noteBusy(): void {
-    const busy = this.sinks.size + this.calls.size > 0;
+    const busy = this.busy;
     if (busy !== this.wasBusy) this.busyChanged((this.wasBusy = busy));
     if (!busy) for (const wake of this.idleWaiters.splice(0)) wake();
   }
 
   /** A request or call (tokenize, embed, …) is in flight. */
   get busy(): boolean {
-    return this.sinks.size + this.calls.size > 0;
+    return this.sinks.size + this.speeches.size + this.calls.size > 0;
   }
 
   /** Resolves once nothing is in flight (at once when idle already, or when the host has gone). */
@@ -54,7 +57,7 @@ export abstract class EngineClient implements EngineHandle {
   }
 
   get inFlight(): number {
-    return this.sinks.size;
+    return this.sinks.size + this.speeches.size;
   }
 
   /** Sends a request; events arrive at `sink` until a done or error event. Returns the request id. */
@@ -78,7 +81,44 @@ export abstract class EngineClient implements EngineHandle {
   }
 
   cancel(id: string): void {
-    if (this.sinks.has(id)) this.post({ type: "cancel", id });
+    if (this.sinks.has(id) || this.speeches.has(id)) this.post({ type: "cancel", id });
+  }
+
+  /** Speaks a text on a speech model; aborting `signal` or leaving the chunks' loop early cancels it. */
+  speak(request: SpeechRequest, { signal }: { signal?: AbortSignal } = {}): SpeechStream {
+    const id = `s${++nextRequestId}`;
+    const speech = new PushedSpeech(() => this.cancel(id));
+    if (this.exited) {
+      speech.fail(new EngineError("engine_exited", `Engine for "${this.options.modelPath}" is not running`));
+      return speech;
+    }
+    if (this.info && !this.info.speech) {
+      speech.fail(new EngineError("invalid_request", `Model "${this.info.path}" does not produce speech`));
+      return speech;
+    }
+    this.speeches.set(id, speech);
+    this.noteBusy();
+    this.idleSince = Infinity;
+    this.post({ type: "speak", id, request });
+    const onAbort = () => this.cancel(id);
+    signal?.addEventListener("abort", onAbort);
+    if (signal?.aborted) onAbort();
+    const forget = () => signal?.removeEventListener("abort", onAbort);
+    speech.done.then(forget, forget);
+    return speech;
+  }
+
+  private receiveSpeech(id: string, event: SpeechEvent): void {
+    const speech = this.speeches.get(id);
+    if (!speech) return;
+    if (event.type === "audio") {
+      speech.push(event.samples);
+      return;
+    }
+    this.speeches.delete(id);
+    if (this.sinks.size + this.speeches.size === 0) this.idleSince = Date.now();
+    if (event.type === "end") speech.finish(event.result);
+    else speech.fail(new EngineError(event.code, event.message));
   }
 
   /** Streams a request's events; breaking out of the loop or aborting `signal` cancels it. */
@@ -174,10 +214,12 @@ export abstract class EngineClient implements EngineHandle {
         if (!sink) continue;
         if (isFinalEvent(event)) {
           this.sinks.delete(event.id);
-          if (this.sinks.size === 0) this.idleSince = Date.now();
+          if (this.sinks.size + this.speeches.size === 0) this.idleSince = Date.now();
         }
         sink(event);
       }
+    } else if (message.type === "speech") {
+      this.receiveSpeech(message.id, message.event);
     } else if (message.type === "reply") {
       const call = this.calls.get(message.callId);
       this.calls.delete(message.callId);
@@ -198,6 +240,8 @@ export abstract class EngineClient implements EngineHandle {
     const message = `Engine for "${this.options.modelPath}" stopped (${reason}) while the request was running${lostRpc ? `: ${rpcAbortNote(this.options.rpcServers!)}` : ""}`;
     for (const [id, sink] of this.sinks) sink({ type: "error", id, code, message });
     this.sinks.clear();
+    for (const speech of this.speeches.values()) speech.fail(new EngineError(code, message));
+    this.speeches.clear();
     for (const call of this.calls.values()) call.reject(new EngineError(code, message));
     this.calls.clear();
     this.noteBusy();

@@ -1,7 +1,7 @@
 // What the generation path needs of a loaded model, whatever hosts its engine: the server's child
 // process (EngineProcess) or the SDK's worker. Routes and the SDK call this, never the host directly.
 // It lives beside its implementers, so the engine needs nothing from the layers above it.
-import type { EngineEvent, GenerateRequest, ModelInfo } from "./types.ts";
+import type { EngineEvent, GenerateRequest, ModelInfo, SpeechRequest, SpeechStream } from "./types.ts";
 
 export interface TokenizeOptions {
   /** Add BOS/EOS as the vocabulary asks. Default: true. */
@@ -16,4 +16,9 @@ export interface EngineHandle {
   detokenize(tokens: number[]): Promise<string>;
   /** Streams a request's events; leaving the loop early or aborting `signal` cancels it. */
   generate(request: Omit<GenerateRequest, "id">, signal?: AbortSignal): AsyncGenerator<EngineEvent>;
+  /**
+   * Speaks a text on a speech model (info.speech); rejects through `done` (and the chunks) with an
+   * EngineError on any other. Aborting `signal` stops it between frames.
+   */
+  speak(request: SpeechRequest, options?: { signal?: AbortSignal }): SpeechStream;
 }

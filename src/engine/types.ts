@@ -231,6 +231,49 @@ export interface ModelInfo {
   vision?: VisionInfo;
   /** Present when the engine speculates. */
   speculative?: { method: "draft" | "ngram"; draftModelPath?: string; maxDraftTokens: number };
+  /** Present when the model (its backbone and audio-generation projector) speaks: EngineHandle.speak works. */
+  speech?: SpeechInfo;
+}
+
+/** A text-to-speech model's pipeline (libmtmd's audio generation) and the PCM it produces. */
+export interface SpeechInfo {
+  pipeline: "qwen3tts" | "pockettts";
+  /** Samples per second of the mono float PCM it produces. */
+  sampleRate: number;
+  /** The pipeline's model variant, where the projector names one. */
+  variant?: string;
+}
+
+/** One text spoken by a speech model. */
+export interface SpeechRequest {
+  text: string;
+  /** A language name the pipeline knows (Qwen3-TTS: "english", "chinese", …); unset: the pipeline's default. */
+  language?: string;
+  /** A reference voice: the bytes of a WAV, MP3 or FLAC file, decoded by libmtmd in the engine. */
+  speaker?: Uint8Array;
+  seed: number;
+  topK?: number;
+  topP?: number;
+  temperature?: number;
+  /** Most audio frames to generate; the speech ends there if the model has not ended it before. */
+  maxFrames: number;
+}
+
+/** How a speech ended: the model ended it, maxFrames was reached, or the caller cancelled it. */
+export type SpeechStopReason = "end" | "limit" | "cancelled";
+
+export interface SpeechResult {
+  frames: number;
+  samples: number;
+  promptTokens: number;
+  stoppedBy: SpeechStopReason;
+}
+
+/** A speech being generated: PCM chunks as frames are decoded, then its result. */
+export interface SpeechStream {
+  /** Mono float PCM at info.speech.sampleRate, in order; ends when the speech does (throws its error). */
+  chunks: AsyncIterable<Float32Array>;
+  done: Promise<SpeechResult>;
 }
 
 export interface VisionInfo {

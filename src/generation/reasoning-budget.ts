@@ -21,6 +21,7 @@ export function withReasoningBudget(engine: EngineHandle, budget: number, prompt
     tokenize: (text, options) => engine.tokenize(text, options),
     detokenize: (tokens) => engine.detokenize(tokens),
     generate: (request, signal) => budgeted(engine, request, budget, startsInside, signal),
+    speak: (request, options) => engine.speak(request, options),
   };
 }
 

@@ -21,6 +21,9 @@ function handleOf(engine: Engine, chatTemplate?: string): EngineHandle {
     generate: () => {
       throw new Error("not used here");
     },
+    speak: () => {
+      throw new Error("not used here");
+    },
   };
 }
 

@@ -34,6 +34,9 @@ function handleOf(chatTemplate: string): EngineHandle {
     generate: () => {
       throw new Error("not used here");
     },
+    speak: () => {
+      throw new Error("not used here");
+    },
   };
 }
 

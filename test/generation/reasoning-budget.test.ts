@@ -22,6 +22,9 @@ function scriptedEngine(scripts: string[][]): { engine: EngineHandle; requests: 
       for (const [i, text] of words.entries()) yield { type: "token", id: "", token: 100 + i, text };
       yield { type: "done", id: "", finishReason: "length", usage: usage((request.prompt as number[]).length, words.length) };
     },
+    speak: () => {
+      throw new Error("not used here");
+    },
   };
   return { engine, requests };
 }

@@ -1,0 +1,51 @@
+// The one orchestrator of a speech request, shared by every surface: check the request's bounds, load the
+// model with the request's load options, refuse a model without speech output, and start the speech on
+// its engine. It knows nothing of HTTP or of audio file formats: the caller encodes the PCM it streams.
+import { checkedAudio } from "../audio/audio-source.ts";
+import { OptionError } from "../options/check-value.ts";
+import { engineSettings } from "../options/engine-settings.ts";
+import type { EngineHandle } from "../engine/engine-handle.ts";
+import type { SpeechRequest, SpeechResult } from "../engine/types.ts";
+import type { ModelHandle, RunOptions } from "./chat-spec.ts";
+import { MAX_SPEECH_FRAMES, MAX_SPEECH_TEXT_CHARS, NoSpeechOutputError, type SpeechSpec } from "./speech-spec.ts";
+
+export interface RunningSpeech {
+  engine: EngineHandle;
+  /** Samples per second of the chunks. */
+  sampleRate: number;
+  /** Mono float PCM, in order, as the engine decodes frames. */
+  chunks: AsyncIterable<Float32Array>;
+  done: Promise<SpeechResult>;
+}
+
+/** The request's text and frame limit, checked before any model is loaded. */
+function checkSpeechBounds(spec: SpeechSpec): number {
+  if (spec.text.length === 0) throw new OptionError("input", "a non-empty text", "Cannot speak an empty text");
+  if (spec.text.length > MAX_SPEECH_TEXT_CHARS) {
+    throw new OptionError("input", `at most ${MAX_SPEECH_TEXT_CHARS} characters`, `Cannot speak a text of ${spec.text.length} characters: at most ${MAX_SPEECH_TEXT_CHARS} are allowed`);
+  }
+  const maxFrames = spec.maxFrames ?? MAX_SPEECH_FRAMES;
+  if (!Number.isInteger(maxFrames) || maxFrames < 1 || maxFrames > MAX_SPEECH_FRAMES) {
+    throw new OptionError("max_frames", `an integer in [1, ${MAX_SPEECH_FRAMES}]`);
+  }
+  return maxFrames;
+}
+
+export async function runSpeech(model: ModelHandle, spec: SpeechSpec, run: RunOptions = {}): Promise<RunningSpeech> {
+  const maxFrames = checkSpeechBounds(spec);
+  const speaker = spec.speaker === undefined ? undefined : checkedAudio(spec.speaker, "the speaker reference audio");
+  const settings = engineSettings(spec.options);
+  const engine = await model.engine(settings.load);
+  if (!engine.info.speech) throw new NoSpeechOutputError(engine.info.path);
+  const { seed, topK, topP, temperature } = settings.sampling;
+  const request: SpeechRequest = {
+    text: spec.text, seed: seed!, maxFrames,
+    ...(spec.language !== undefined ? { language: spec.language } : {}),
+    ...(speaker ? { speaker } : {}),
+    ...(topK !== undefined ? { topK } : {}),
+    ...(topP !== undefined ? { topP } : {}),
+    ...(temperature !== undefined ? { temperature } : {}),
+  };
+  const speech = engine.speak(request, run.signal ? { signal: run.signal } : {});
+  return { engine, sampleRate: engine.info.speech.sampleRate, chunks: speech.chunks, done: speech.done };
+}
