@@ -29,6 +29,7 @@ requirements=(
   "command espeak-ng espeak-ng the audio tests (a real spoken WAV)"
   "command sox sox the audio tests (conversions, a long file)"
   "command lame lame the audio tests (an MP3 to decode)"
+  "command ffmpeg ffmpeg the speech tests (every response_format decoded back to samples)"
 )
 
 missing=()
