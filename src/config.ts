@@ -1,6 +1,7 @@
 // The environment variables llamux reads: one table of name, default and meaning (printed by
 // `llamux serve --help`), and a named accessor per variable that reads it when called. A value that
 // does not parse stops start-up with a message naming the variable, rather than being guessed at.
+import { homedir } from "node:os";
 import type { EngineOptions } from "./engine/types.ts";
 import { keepAliveFromEnv } from "./server/ollama/duration.ts";
 
@@ -16,6 +17,7 @@ export const envVars: EnvVar[] = [
   { name: "LLAMUX_HOST", default: "127.0.0.1", description: "host:port for llamux serve (flags win)" },
   { name: "LLAMUX_API_KEY", default: "", description: "require this API key (VLLM_API_KEY too on profile b)" },
   { name: "LLAMUX_MODELS", default: "~/.llamux/models", description: "the model store requests can name models from (all profiles)" },
+  { name: "LLAMUX_VOICES", default: "~/.llamux/voices", description: "speaker files (WAV, MP3, FLAC) a speech request names as its `voice`, beside the model's own folder" },
   { name: "LLAMUX_LOG_LEVEL", default: "info", description: "error, warn, info or debug (with llama.cpp's own log)" },
   { name: "LLAMUX_RPC_SERVERS", default: "", description: "host:port list of `llamux rpc-server`s that take part of each model's layers (--rpc wins; the way to set it for `ollama serve`)" },
   { name: "LLAMUX_JIT_AUTO_EVICT", default: "1", description: "profile c: a model loaded just in time unloads the one loaded just in time before it (LM Studio's Auto-Evict); 0 keeps both" },
@@ -153,4 +155,10 @@ export function rpcServerList(value: string, source: string): string[] {
 export function rpcServers(env: Env = process.env): string[] | undefined {
   const value = read(env, "LLAMUX_RPC_SERVERS");
   return value === undefined ? undefined : rpcServerList(value, "LLAMUX_RPC_SERVERS");
+}
+
+/** LLAMUX_VOICES: the folder of named speaker files (default ~/.llamux/voices). */
+export function voicesDir(env: Env = process.env): string {
+  const value = read(env, "LLAMUX_VOICES") ?? "~/.llamux/voices";
+  return value.replace(/^~(?=$|\/)/, env.HOME ?? homedir());
 }

@@ -28,7 +28,7 @@ import { exposureWarnings, serverOptionFlags, serverOptionsFromFlags, serverOpti
 import { logger } from "../log.ts";
 import {
   envVarsHelp, ollamaContextLength, ollamaDebug, ollamaFlashAttention, ollamaHost, ollamaKeepAliveMs, ollamaKvCacheType,
-  ollamaMaxLoadedModels, ollamaMaxQueue, ollamaNumParallel,
+  ollamaMaxLoadedModels, ollamaMaxQueue, ollamaNumParallel, voicesDir,
 } from "../config.ts";
 
 const log = logger("serve");
@@ -267,7 +267,7 @@ export async function serveCommand(args: string[]): Promise<number | undefined> 
     if (mcpConfig.servers.size) log.info(`profile ${name}: MCP servers ${[...mcpConfig.servers.keys()].join(", ")} (from ${mcpConfig.sources.join(", ")})`);
     const mcp = new McpHub(mcpConfig, mcpPolicy);
     const app = createApp({
-      profile, models, imageFetch, mcp, allowPush: values["allow-push"] ?? false, ...(toolCallParser ? { toolCallParser } : {}), ...(readiness ? { readiness } : {}),
+      profile, models, imageFetch, mcp, allowPush: values["allow-push"] ?? false, voicesDir: voicesDir(), ...(toolCallParser ? { toolCallParser } : {}), ...(readiness ? { readiness } : {}),
       ...(name === "b" ? createVllmMetrics(manager, models) : {}),
     }, options);
     const listenPort = port ?? profile.defaultPort;

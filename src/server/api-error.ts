@@ -5,6 +5,7 @@ import { EngineError } from "../engine/types.ts";
 import { ImageInputError } from "../vision/image-input-error.ts";
 import { AudioInputError } from "../audio/audio-input-error.ts";
 import { ContextLimitError } from "../generation/chat-spec.ts";
+import { NoSpeechOutputError } from "../generation/speech-spec.ts";
 import { OptionError } from "../options/check-value.ts";
 import { McpRequestError } from "../mcp/mcp-request-error.ts";
 
@@ -73,6 +74,8 @@ export function toApiError(error: unknown): ApiError {
   if (error instanceof ImageInputError) return new ApiError(400, error.message, { cause: error });
   if (error instanceof AudioInputError) return new ApiError(400, error.message, { cause: error });
   if (error instanceof ContextLimitError) return contextLimitError(error);
+  // Speech asked of a model that has none.
+  if (error instanceof NoSpeechOutputError) return new ApiError(400, error.message, { param: "model", cause: error });
   // MCP servers a request may not use (unknown names, URLs without the flag or to private addresses).
   if (error instanceof McpRequestError) return new ApiError(400, error.message, { param: error.param, cause: error });
   // A parameter out of its range, named as the request spelled it.

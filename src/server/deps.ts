@@ -41,6 +41,8 @@ export interface ServerDeps {
   allowPush?: boolean;
   /** The MCP servers requests may use (mcp.json, and URLs with --allow-request-mcp). Default: none, and no URLs. */
   mcp?: McpHub;
+  /** The folder of named speaker files a speech request's `voice` may name (LLAMUX_VOICES). */
+  voicesDir?: string;
   /** The loads of the models named on the command line (profile b's /health waits for them). */
   readiness?: StartupReadiness;
 }

@@ -41,8 +41,8 @@ function watchBody(request: Request, done: () => void): Request {
   return new Request(request.url, { method: request.method, headers: request.headers, body, signal: request.signal, duplex: "half" } as RequestInit);
 }
 
-/** Streamed answers (SSE, NDJSON) may pause between tokens for longer than the idle timeout. */
-const STREAM_TYPES = ["text/event-stream", "application/x-ndjson"];
+/** Streamed answers (SSE, NDJSON, speech audio) may pause between tokens for longer than the idle timeout. */
+const STREAM_TYPES = ["text/event-stream", "application/x-ndjson", "audio/"];
 
 /** The same bytes, with `ended` called once the stream has delivered its last one. */
 function watchEnd(body: ReadableStream<Uint8Array>, ended: () => void): ReadableStream<Uint8Array> {

@@ -319,6 +319,11 @@ export class ModelService {
     return model.projectorPath !== undefined && projectorModalities(model.projectorPath).audio;
   }
 
+  /** Whether the model speaks (/v1/audio/speech): its projector generates audio. */
+  speaks(model: ServedModel): boolean {
+    return model.projectorPath !== undefined && projectorModalities(model.projectorPath).speech;
+  }
+
   /** Context sizes growContext chose, per model file: later loads of the model keep them. */
   private readonly grown = new Map<string, GrownContext>();
 

@@ -34,6 +34,8 @@ export function siblingProjector(modelPath: string): string | undefined {
 export interface ProjectorModalities {
   vision: boolean;
   audio: boolean;
+  /** The projector generates audio (clip.has_gen_audio_encoder): the model is a text-to-speech model. */
+  speech: boolean;
 }
 
 const modalitiesByPath = new Map<string, ProjectorModalities>();
@@ -48,9 +50,13 @@ export function projectorModalities(path: string): ProjectorModalities {
   if (!found) {
     try {
       const header = readGgufHeaderSync(path, { maxArrayLength: 0 });
-      found = { vision: ggufBool(header, "clip.has_vision_encoder") ?? false, audio: ggufBool(header, "clip.has_audio_encoder") ?? false };
+      found = {
+        vision: ggufBool(header, "clip.has_vision_encoder") ?? false,
+        audio: ggufBool(header, "clip.has_audio_encoder") ?? false,
+        speech: ggufBool(header, "clip.has_gen_audio_encoder") ?? false,
+      };
     } catch {
-      found = { vision: true, audio: false };
+      found = { vision: true, audio: false, speech: false };
     }
     modalitiesByPath.set(path, found);
   }

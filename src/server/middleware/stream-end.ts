@@ -2,8 +2,8 @@
 // the answer is over (logging it, letting go of the engine it used) waits for the stream's end.
 export type StreamOutcome = "completed" | "cancelled" | "failed";
 
-/** Content types of answers streamed while they are generated. */
-export const STREAM_TYPES = ["text/event-stream", "application/x-ndjson"];
+/** Content types of answers streamed while they are generated (speech audio as it is encoded). */
+export const STREAM_TYPES = ["text/event-stream", "application/x-ndjson", "audio/"];
 
 /** Whether the response is a streamed answer with a body still to be sent. */
 export function isStreamedAnswer(response: Response): response is Response & { body: ReadableStream<Uint8Array> } {

@@ -9,6 +9,7 @@ import { ResponseStore } from "./response-store.ts";
 import { responses } from "./responses.ts";
 import { rerank } from "../rerank/rerank-routes.ts";
 import { transcriptions } from "./transcriptions.ts";
+import { speech } from "./speech.ts";
 
 export function openAiRoutes(deps: ServerDeps): Hono {
   const routes = new Hono();
@@ -19,6 +20,8 @@ export function openAiRoutes(deps: ServerDeps): Hono {
   routes.post("/v1/embeddings", embeddings(deps));
   // speech to text, as Ollama and vLLM serve it (LM Studio has no such route)
   if (deps.profile.transcriptions) routes.post("/v1/audio/transcriptions", transcriptions(deps));
+  // text to speech (OpenAI's; on every profile, for the models that speak)
+  routes.post("/v1/audio/speech", speech(deps));
   // reranking (vLLM's; on profiles a and c an extension)
   routes.post("/v1/rerank", rerank(deps));
   // models (ids may contain "/", as in org/model)

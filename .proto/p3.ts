@@ -1,0 +1,16 @@
+import { Output, BufferTarget, FlacOutputFormat, AudioSampleSource, AudioSample, canEncodeAudio } from "mediabunny";
+import { registerFlacEncoder } from "@mediabunny/flac-encoder";
+registerFlacEncoder();
+console.log("can", await canEncodeAudio("flac", { numberOfChannels: 1, sampleRate: 24000 } as any));
+const rate = 24000, n = 25234;
+const pcm = new Float32Array(n); for (let i = 0; i < n; i++) pcm[i] = 0.5 * Math.sin(i / 7);
+const output = new Output({ format: new FlacOutputFormat(), target: new BufferTarget() });
+const src = new AudioSampleSource({ codec: "flac" });
+output.addAudioTrack(src);
+await output.start(); console.log("started");
+const p = src.add(new AudioSample({ data: pcm, format: "s16" === "x" ? "s16" : "f32", numberOfChannels: 1, sampleRate: rate, timestamp: 0 }));
+setTimeout(() => console.log("still waiting"), 3000);
+await p; console.log("added");
+src.close(); await output.finalize();
+console.log(output.target.buffer!.byteLength);
+process.exit(0);

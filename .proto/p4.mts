@@ -1,0 +1,15 @@
+import { Output, BufferTarget, FlacOutputFormat, AudioSampleSource, AudioSample } from "mediabunny";
+import { registerFlacEncoder } from "@mediabunny/flac-encoder";
+registerFlacEncoder();
+const rate = 24000, n = Number(process.argv[2] ?? 25234);
+const pcm = new Int16Array(n); for (let i = 0; i < n; i++) pcm[i] = Math.round(8000 * Math.sin(i / 7));
+const output = new Output({ format: new FlacOutputFormat(), target: new BufferTarget() });
+const src = new AudioSampleSource({ codec: "flac" });
+output.addAudioTrack(src);
+await output.start();
+await src.add(new AudioSample({ data: pcm, format: "s16", numberOfChannels: 1, sampleRate: rate, timestamp: 0 }));
+console.log("added");
+src.close(); await output.finalize();
+(await import("node:fs")).writeFileSync(".proto/out.flac", new Uint8Array(output.target.buffer));
+console.log(output.target.buffer.byteLength);
+process.exit(0);
