@@ -166,6 +166,13 @@ export class LlamaContext extends NativeHandle {
     return Number(this.n.llama.llama_state_seq_set_data_ext(this.handle, ptr(state), state.length, seq, STATE_SEQ_PARTIAL_ONLY)) > 0;
   }
 
+  /** Where the hidden state (embedding) of batch index `index` of the last decode is: valid only until the next decode. */
+  embeddingsPointer(index: number): Pointer {
+    const p = asPointer(this.n.llama.llama_get_embeddings_ith(this.handle, index));
+    if (!p) throw new RangeError(`Cannot read the hidden state at batch index ${index}: the context keeps no embeddings for it`);
+    return p;
+  }
+
   /** The logits at batch index `index` without copying them: valid only until the next decode. */
   logitsView(index: number): Float32Array {
     const p = asPointer(this.n.llama.llama_get_logits_ith(this.handle, index));

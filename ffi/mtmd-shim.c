@@ -46,6 +46,26 @@ mtmd_bitmap * llamux_mtmd_audio_from_buf(const mtmd_context * ctx, const unsigne
     return w.bitmap;
 }
 
+// Audio generation (text to speech): mtmd_gen_audio_get_info returns a struct by value; its fields come
+// back through pointers. 0 when the projector generates no audio.
+int32_t llamux_gen_audio_info(const mtmd_context * ctx, int32_t * sample_rate, const char ** variant) {
+    struct mtmd_gen_audio_info info = mtmd_gen_audio_get_info(ctx);
+    *sample_rate = info.sample_rate;
+    *variant = info.model_variant;
+    return (int32_t) info.type;
+}
+
+// mtmd_helper_gen_audio_set_input with its input struct built here, asking for float PCM (not WAV):
+// the caller reads the samples with mtmd_helper_gen_audio_get_output as frames come.
+int32_t llamux_gen_audio_set_input(mtmd_helper_gen_audio * gen, int32_t seq_id, const char * prompt, size_t prompt_len,
+                                   mtmd_bitmap * speaker, const char * lang, int32_t top_k, float top_p, uint32_t seed) {
+    struct mtmd_helper_gen_audio_inp inp = {
+        .seq_id = seq_id, .prompt = prompt, .prompt_len = prompt_len, .speaker_ref = speaker, .lang = lang,
+        .top_k = top_k, .top_p = top_p, .seed = seed, .out_type = MTMD_HELPER_GEN_AUDIO_OUTTYPE_PCM,
+    };
+    return mtmd_helper_gen_audio_set_input(gen, &inp);
+}
+
 #define SIZE(T) { "sizeof " #T, sizeof(struct T) }
 #define FIELD(T, F) { #T "." #F, offsetof(struct T, F) }
 

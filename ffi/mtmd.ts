@@ -14,7 +14,10 @@ import { MtmdBitmap, takeChunks, type MtmdChunk, type PromptChunk } from "./mtmd
 import type { LlamaModel } from "./model.ts";
 import type { LlamaContext } from "./context.ts";
 
+import { AudioGenerator, generatedAudioInfo, type GeneratedAudioInfo } from "./speech.ts";
+
 export { MtmdBitmap, MtmdChunk, type PromptChunk } from "./mtmd-chunks.ts";
+export { AudioGenerator, type GeneratedAudioInfo, type SpeechPipeline } from "./speech.ts";
 
 let mtmdNative: MtmdNative | undefined;
 
@@ -67,9 +70,9 @@ export class MtmdContext extends NativeHandle {
     const { result: pointer, error } = withLlamaError(() => asPointer(n.shim.llamux_mtmd_init(cstr(path), model.pointer, params.pointer)));
     if (!pointer) throw new Error(`Cannot load projector "${path}": ${error ?? "libmtmd rejected the file"}`);
     const context = new MtmdContext(n, pointer, path, model);
-    if (!context.supportsVision && !context.supportsAudio) {
+    if (!context.supportsVision && !context.supportsAudio && !context.generatedAudio) {
       context.dispose();
-      throw new Error(`Cannot load projector "${path}": it has neither a vision nor an audio encoder`);
+      throw new Error(`Cannot load projector "${path}": it has neither a vision nor an audio encoder, nor audio generation`);
     }
     return context;
   }
@@ -86,6 +89,16 @@ export class MtmdContext extends NativeHandle {
   /** The projector encodes audio (mtmd_support_audio). */
   get supportsAudio(): boolean {
     return this.n.mtmd.mtmd_support_audio(this.handle);
+  }
+
+  /** What the projector generates (a text-to-speech pipeline's audio), or undefined. */
+  get generatedAudio(): GeneratedAudioInfo | undefined {
+    return generatedAudioInfo(this.n, this.handle);
+  }
+
+  /** A generator that speaks through this projector and the backbone's `context` (see ffi/speech.ts). */
+  audioGenerator(context: LlamaContext): AudioGenerator {
+    return AudioGenerator.create(this.n, context, this.handle);
   }
 
   /** Samples per second audio is resampled to before encoding (16000 for Whisper-style encoders); -1 without audio. */

@@ -97,6 +97,7 @@ const llamaSymbols = {
   llama_vocab_sep: { args: [ptr], returns: i32 },
   llama_vocab_nl: { args: [ptr], returns: i32 },
   llama_vocab_is_eog: { args: [ptr, i32], returns: bool },
+  llama_vocab_get_suppress_tokens: { args: [ptr, ptr], returns: ptr },
   llama_vocab_is_control: { args: [ptr, i32], returns: bool },
   llama_vocab_get_add_bos: { args: [ptr], returns: bool },
   llama_vocab_get_add_eos: { args: [ptr], returns: bool },
@@ -190,6 +191,14 @@ const mtmdSymbols = {
   mtmd_get_output_embd: { args: [ptr], returns: ptr },
   mtmd_helper_decode_image_chunk: { args: [ptr, ptr, ptr, ptr, i32, i32, i32, ptr, ptr, ptr], returns: i32 },
 
+  // audio generation (text to speech), driven frame by frame
+  mtmd_helper_gen_audio_init: { args: [ptr, ptr], returns: ptr },
+  mtmd_helper_gen_audio_free: { args: [ptr], returns: none },
+  mtmd_helper_gen_audio_reset: { args: [ptr], returns: none },
+  mtmd_helper_gen_audio_step_prompt: { args: [ptr, i32], returns: i32 },
+  mtmd_helper_gen_audio_step_gen: { args: [ptr, i32, ptr, ptr, ptr], returns: i32 },
+  mtmd_helper_gen_audio_get_output: { args: [ptr, ptr, ptr, ptr, ptr], returns: i32 },
+
   // stb_image, which libmtmd decodes image files with (and exports): its own header parse.
   stbi_info_from_memory: { args: [ptr, i32, ptr, ptr, ptr], returns: i32 },
 } as const;
@@ -199,6 +208,8 @@ const mtmdShimSymbols = {
   llamux_mtmd_init: { args: [ptr, ptr, ptr], returns: ptr },
   llamux_mtmd_image_from_buf: { args: [ptr, ptr, usize], returns: ptr },
   llamux_mtmd_audio_from_buf: { args: [ptr, ptr, usize], returns: ptr },
+  llamux_gen_audio_info: { args: [ptr, ptr, ptr], returns: i32 },
+  llamux_gen_audio_set_input: { args: [ptr, i32, ptr, usize, ptr, ptr, i32, f32, u32], returns: i32 },
   llamux_audio_decoded_frames: { args: [ptr, usize, i32, ptr], returns: i32 },
   llamux_mtmd_layout_count: { args: [], returns: i32 },
   llamux_mtmd_layout_name: { args: [i32], returns: cstring },

@@ -1,5 +1,5 @@
 // Tokenizer access through a model's llama_vocab (owned by the model, so nothing to free).
-import { ptr, type Pointer } from "bun:ffi";
+import { ptr, toArrayBuffer, type Pointer } from "bun:ffi";
 import type { Native } from "./symbols.ts";
 
 export interface TokenizeOptions {
@@ -37,6 +37,14 @@ export class LlamaVocab {
 
   get pointer(): Pointer {
     return this.vocab;
+  }
+
+  /** Tokens the model must never produce (tokenizer.ggml.suppress_tokens): llama.cpp's common sampler biases them to -inf. */
+  suppressTokens(): number[] {
+    const count = new Int32Array(1);
+    const list = this.n.llama.llama_vocab_get_suppress_tokens(this.vocab, ptr(count));
+    if (!list || count[0]! <= 0) return [];
+    return Array.from(new Int32Array(toArrayBuffer(list as Pointer, 0, count[0]! * 4).slice(0)));
   }
 
   tokenize(text: string, { addSpecial = true, parseSpecial = false }: TokenizeOptions = {}): Int32Array {

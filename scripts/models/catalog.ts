@@ -7,6 +7,7 @@ import { type ModelContent } from "./common.ts";
 import { lfm2Model, type Lfm2Shape } from "./lfm2.ts";
 import { llamaModel, type LlamaShape } from "./llama.ts";
 import { llamaLora, type LoraShape } from "./lora.ts";
+import { qwen3ttsBackbone, qwen3ttsProjector, qwen3ttsTokenizer, type Qwen3ttsProjectorShape, type Qwen3ttsShape } from "./qwen3tts.ts";
 import { CHATML_HERMES_TEMPLATE, CHATML_HERMES_THINK_TEMPLATE, LFM2_ORIGINAL_TEMPLATE, LFM2_TEMPLATE, LFM25_INSTRUCT_TEMPLATE, LLAMA3_TEMPLATE } from "./templates.ts";
 import { BERT_TOKENIZER, LLAMA3_TOKENIZER, QWEN_TOKENIZER, type TokenizerSpec, buildTokenizer, lfm2Tokenizer } from "./tokenizers.ts";
 
@@ -23,6 +24,8 @@ export const TINY_MODEL_NAMES = [
   "tiny-bert-rerank", "tiny-audio-mmproj",
   // coding agents: a long trained context, a tool template and replies that end after a few words
   "tiny-llama-agent",
+  // speech output: Qwen3-TTS (backbone and its audio-generation projector)
+  "tiny-qwen3tts", "tiny-qwen3tts-mmproj",
 ] as const;
 export const BENCH_MODEL_NAMES = [
   "lfm2-350m",
@@ -250,6 +253,24 @@ tinyRecipes.push(generated(
   { ...QWEN_TOKENIZER, chatTemplate: CHATML_HERMES_TEMPLATE },
   llamaModel,
 ));
+
+// Qwen3-TTS, 64 wide: head size 32, so the M-RoPE sections sum to 16.
+const tinyQwen3ttsShape: Qwen3ttsShape = { nEmbd: 64, nLayer: 2, nHead: 2, nHeadKv: 1, nFf: 128, nCtx: 4096, ropeSections: [6, 5, 5, 0] };
+const tinyQwen3ttsProjectorShape: Qwen3ttsProjectorShape = {
+  talkerEmbd: 64, predictorEmbd: 32, predictorLayers: 1, predictorHeads: 2, predictorHeadsKv: 1, predictorHeadDim: 16, predictorFf: 64,
+  acousticCodes: 64, codebookDim: 16, quantizerOut: 32, preConvOut: 32, transformerHeadDim: 4, transformerFf: 64, upsampleChannels: 8, dacChannels: 4,
+  speakerChannels: 16, speakerSe: 8, speakerAggregate: 24, speakerAttention: 8,
+};
+tinyRecipes.push(
+  generated("tiny-qwen3tts", "Tiny random-weight Qwen3-TTS backbone (talker) with the Qwen2 vocabulary and the codec tokens",
+    tinyQwen3ttsShape, qwen3ttsTokenizer(), qwen3ttsBackbone),
+  {
+    kind: "generated", name: "tiny-qwen3tts-mmproj",
+    description: "Tiny random-weight Qwen3-TTS audio-generation projector (code predictor and code2wav) for tiny-qwen3tts",
+    fingerprint: fingerprintOf({ name: "tiny-qwen3tts-mmproj", shape: tinyQwen3ttsProjectorShape }),
+    build: () => qwen3ttsProjector("tiny-qwen3tts-mmproj", "Tiny random-weight Qwen3-TTS audio-generation projector", tinyQwen3ttsProjectorShape),
+  },
+);
 
 const lfm2_350m = generated(
   "lfm2-350m",

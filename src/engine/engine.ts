@@ -20,6 +20,7 @@ import { EngineError, type EmbedResult, type EngineOptions, type EngineStats, ty
 import { ThreadGovernor } from "./thread-governor.ts";
 import { PromptCache } from "./prompt-cache.ts";
 import type { SpeechEvent } from "./protocol.ts";
+import { SpeechRunner } from "./speech-runner.ts";
 
 // llama.cpp's own log lines go through llamux's logger in every process that runs an engine.
 setNativeLog({ write: writeLog, debug: logEnabled("debug") });
@@ -104,6 +105,16 @@ function layerCountOf(path: string): number {
   return ggufNumber(header, ggufArchKey(header, "block_count")) ?? 0;
 }
 
+/** The projector's header says it generates audio (clip.has_gen_audio_encoder): a text-to-speech model. */
+function projectorGeneratesAudio(path: string): boolean {
+  try {
+    return readGgufHeaderSync(path, { maxArrayLength: 0 }).metadata.get("clip.has_gen_audio_encoder")?.value === true;
+  } catch {
+    // MtmdContext.load reports what is wrong with the file
+    return false;
+  }
+}
+
 /** The text of every control token (such as "<|im_start|>"), which only a chat template may produce. */
 function controlTokenTexts(model: LlamaModel): string[] {
   const texts = new Set<string>();
@@ -126,6 +137,7 @@ export class Engine {
     contextPerSequence: number,
     private readonly images?: ImageEncoder,
     private readonly speculation?: Speculation,
+    private readonly speech?: SpeechRunner,
   ) {
     // threads the user did not choose follow what the machine has free (thread-governor.ts)
     const governed = options.threads === undefined && runsOnCpu(gpuLayers) && threads > 1;
@@ -163,6 +175,7 @@ export class Engine {
       metadata: model.allMetadata(),
       ...(images ? { vision: { projectorPath: images.projector.path, mediaMarker: images.mediaMarker, images: images.projector.supportsVision, audio: images.projector.supportsAudio } } : {}),
       ...(speculation ? { speculative: speculation.summary } : {}),
+      ...(speech ? { speech: speech.info } : {}),
     };
   }
 
@@ -173,8 +186,11 @@ export class Engine {
     const model = LlamaModel.load(options.modelPath, { gpuLayers });
     let images: ImageEncoder | undefined;
     let speculation: Speculation | undefined;
+    let speech: SpeechRunner | undefined;
     try {
-      const parallel = options.parallel ?? DEFAULT_PARALLEL;
+      // A text-to-speech projector: one sequence, whose hidden states the pipeline reads (speech-runner.ts)
+      const speaks = options.projectorPath !== undefined && projectorGeneratesAudio(options.projectorPath);
+      const parallel = speaks ? 1 : options.parallel ?? DEFAULT_PARALLEL;
       const embeddings = options.embeddings ?? false;
       // Embedding inputs are one batch each: their sequences keep memory of their own.
       const sizes = contextWithinMemory(model, parallel, options.contextPerSequence, embeddings ? undefined : options.sharedContext);
@@ -188,7 +204,7 @@ export class Engine {
         threads,
         flashAttention: options.flashAttention ?? "auto",
         ...(options.kvCacheType ? { kvCacheType: options.kvCacheType } : {}),
-        embeddings: options.embeddings ?? false,
+        embeddings: (options.embeddings ?? false) || speaks,
         ...(options.embeddings && options.rank ? { pooling: "rank" as const } : {}),
         // Non-causal (embedding) models must see a whole input in one micro-batch.
         ...(options.embeddings ? { microBatchSize: batchSize } : {}),
@@ -199,7 +215,14 @@ export class Engine {
         const adapters = (options.loraAdapters ?? []).map((path) => ({ adapter: loadLoraAdapter(model, path), scale: 1 }));
         if (adapters.length > 0) applyLoraAdapters(context, adapters);
         if (options.projectorPath) {
-          images = new ImageEncoder(MtmdContext.load(options.projectorPath, model, { threads, gpu: gpuLayers !== 0, mediaMarker: randomMediaMarker() }));
+          const projector = MtmdContext.load(options.projectorPath, model, { threads, gpu: gpuLayers !== 0, mediaMarker: randomMediaMarker() });
+          const generated = projector.generatedAudio;
+          if (generated) {
+            const info = { pipeline: generated.pipeline, sampleRate: generated.sampleRate, ...(generated.variant ? { variant: generated.variant } : {}) };
+            speech = new SpeechRunner(model, context, projector, info, options.queueLimit ?? DEFAULT_QUEUE_LIMIT, batchSize);
+          } else {
+            images = new ImageEncoder(projector);
+          }
         }
         if (options.speculative && !options.embeddings) {
           speculation = createSpeculation(options.speculative, model, context, {
@@ -208,10 +231,11 @@ export class Engine {
         }
       } catch (error) {
         images?.dispose();
+        speech?.dispose("engine load failed");
         context.dispose();
         throw error;
       }
-      return new Engine(model, context, options, threads, gpuLayers, sizes.perSequence, images, speculation);
+      return new Engine(model, context, options, threads, gpuLayers, sizes.perSequence, images, speculation, speech);
     } catch (error) {
       model.dispose();
       throw error;
@@ -224,21 +248,23 @@ export class Engine {
 
   /** Queues a request and makes sure the step loop runs; throws EngineError when it cannot be queued. */
   submit(request: GenerateRequest, emit: EventSink): void {
+    if (this.speech) {
+      throw new EngineError("invalid_request", `Model "${this.info.path}" is a text-to-speech model: it speaks text and generates none (its tokens are audio codes)`);
+    }
     this.scheduler.submit(request, emit);
     void this.runLoop();
   }
 
   cancel(id: string): void {
+    if (this.speech?.cancel(id)) return;
     this.scheduler.cancel(id);
     void this.runLoop();
   }
 
   /** Queues a speech (a speech model only); its PCM and its end go to `emit`. */
   speak(id: string, request: SpeechRequest, emit: (event: SpeechEvent) => void): void {
-    if (!this.info.speech) throw new EngineError("invalid_request", `Model "${this.info.path}" does not produce speech`);
-    void request;
-    void emit;
-    void id;
+    if (!this.speech) throw new EngineError("invalid_request", `Model "${this.info.path}" does not produce speech`);
+    this.speech.submit(id, request, emit);
   }
 
   /**
@@ -347,6 +373,7 @@ export class Engine {
 
   dispose(reason = "engine stopped"): void {
     this.scheduler.failAll(reason);
+    this.speech?.dispose(reason);
     this.images?.dispose();
     this.speculation?.dispose();
     this.context.dispose();

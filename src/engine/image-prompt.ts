@@ -88,7 +88,8 @@ function checkAudioHeader(mtmd: MtmdContext, bytes: Uint8Array): void {
   if (seconds > MAX_AUDIO_SECONDS) throw new Error(`the decoder would read ${seconds.toPrecision(4)} seconds from it, longer than the ${MAX_AUDIO_SECONDS} allowed`);
 }
 
-function audioBitmap(mtmd: MtmdContext, bytes: Uint8Array): MtmdBitmap {
+/** An audio file's samples as libmtmd decodes them, after the length checks; throws (a plain Error) what is wrong. */
+export function audioBitmap(mtmd: MtmdContext, bytes: Uint8Array): MtmdBitmap {
   if (!mtmd.supportsAudio) throw new Error(`projector "${mtmd.path}" has no audio encoder`);
   checkAudioHeader(mtmd, bytes);
   const bitmap = mtmd.audioFromFile(bytes);
