@@ -12,7 +12,7 @@ import { SPEECH_FORMATS, SPEECH_MIME_TYPES, isSpeechFormat } from "../../audio/s
 import { MAX_SPEECH_SPEED, MIN_SPEECH_SPEED } from "../../audio/speech/time-stretch.ts";
 import { chooseVoice, readSpeakerFile, unknownVoiceMessage } from "../../audio/voices.ts";
 import { runSpeech } from "../../generation/run-speech.ts";
-import { MAX_SPEECH_TEXT_CHARS, type SpeechSpec } from "../../generation/speech-spec.ts";
+import { MAX_SPEECH_FRAMES, MAX_SPEECH_TEXT_CHARS, type SpeechSpec } from "../../generation/speech-spec.ts";
 import type { SpeechResult } from "../../engine/types.ts";
 import { mergeOptionValues } from "../../options/values.ts";
 import { readWireOptions, wireOptionFields } from "../../options/wire-names.ts";
@@ -43,6 +43,8 @@ const speechSchema = z.object({
   stream_format: z.string().optional(),
   /** llamux's extension: the language the pipeline speaks in (Qwen3-TTS: "english", "chinese", …). */
   language: z.string().max(MAX_LANGUAGE_CHARS).optional(),
+  /** llamux's extension: the most audio frames (12.5 a second) to make; default and ceiling MAX_SPEECH_FRAMES. */
+  max_frames: z.number().int().min(1).max(MAX_SPEECH_FRAMES).optional(),
   ...samplingFields(),
 });
 type SpeechBody = z.infer<typeof speechSchema>;
@@ -94,6 +96,7 @@ export function speech(deps: ServerDeps) {
       options: mergeOptionValues(deps.profile.openAiDefaults, modelOptions(model), readWireOptions(body, deps.profile.preferredWireNames)),
       ...(speaker ? { speaker } : {}),
       ...(body.language ? { language: body.language } : {}),
+      ...(body.max_frames !== undefined ? { maxFrames: body.max_frames } : {}),
     };
     const running = await runSpeech(servedModel(deps, model), spec, { signal: c.req.raw.signal });
     const mode = body.stream_format === undefined ? "whole" : "stream";
