@@ -11,11 +11,15 @@ import { profiles } from "../server/profiles/index.ts";
 import { ModelStore, storeRoot } from "../store/model-store.ts";
 import { llamaCppRelease, llamuxVersion } from "./version.ts";
 import { UsageError } from "../usage-error.ts";
+import { voicesDir } from "../config.ts";
+import { listVoices } from "../audio/voices.ts";
+import { SPEECH_FORMATS } from "../audio/speech/speech-encoder.ts";
 
 export const doctorHelp = `Usage: llamux doctor
 
 Reports what llamux finds on this machine: its version and native library variant, the CPU and its
-features, GPUs llama.cpp can use, memory, the model store with its free space, and whether the ports of
+features, GPUs llama.cpp can use, memory, the model store with its free space, speech output (its formats
+and the voices in LLAMUX_VOICES), and whether the ports of
 the three profiles (11434, 8000, 1234) are free. Exits 1 when something would stop llamux from working.
 
 Options:
@@ -77,6 +81,16 @@ function storeFindings(): Finding[] {
   ];
 }
 
+/** Speech output: what a text-to-speech model can answer in, and the named voices found. */
+function speechFindings(): Finding[] {
+  const folder = voicesDir();
+  const voices = [...listVoices([folder]).keys()];
+  return [
+    { label: "speech", value: `text-to-speech models (Qwen3-TTS, Pocket TTS projectors) on /v1/audio/speech and \`run --output\`; formats ${SPEECH_FORMATS.join(", ")}; speed 0.25 to 4` },
+    { label: "voices", value: `${folder}: ${voices.length === 0 ? "no speaker files" : voices.join(", ")}` },
+  ];
+}
+
 async function portFindings(): Promise<Finding[]> {
   return Promise.all(Object.values(profiles).map(async (profile) => {
     const free = await portIsFree(profile.defaultPort);
@@ -99,6 +113,7 @@ export async function doctorCommand(args: string[]): Promise<number> {
     ...(await engineFindings()),
     { label: "memory", value: `${gib(freemem())} free of ${gib(totalmem())}` },
     ...storeFindings(),
+    ...speechFindings(),
     ...(await portFindings()),
   ];
   const width = Math.max(...findings.map((f) => f.label.length));

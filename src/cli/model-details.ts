@@ -4,6 +4,8 @@
 import { detectCapabilities, type Capability } from "../store/capabilities.ts";
 import { ggufBool, ggufNumber, ggufParameterCount, ggufString, readGgufHeaderSync } from "../store/gguf.ts";
 
+/** A text-to-speech projector (it generates audio rather than reading it). */
+const generatesAudio = (header: ReturnType<typeof readGgufHeaderSync>) => ggufBool(header, "clip.has_gen_audio_encoder") === true;
 const audioOnly = (header: ReturnType<typeof readGgufHeaderSync>) =>
   ggufBool(header, "clip.has_audio_encoder") === true && ggufBool(header, "clip.has_vision_encoder") !== true;
 import { fileTypeName, formatParameterCount } from "../store/model-config.ts";
@@ -56,8 +58,10 @@ export function modelDetails(model: Pick<ResolvedModel, "name" | "modelPath" | "
     } : {}),
     capabilities: detectCapabilities(header, {
       // an audio-only projector (clip.has_audio_encoder without clip.has_vision_encoder) adds audio, not vision
-      projector: projectorHeader !== undefined && ggufBool(projectorHeader, "clip.has_vision_encoder") !== false && !audioOnly(projectorHeader),
+      // a text-to-speech projector (clip.has_gen_audio_encoder) adds speech only
+      projector: projectorHeader !== undefined && ggufBool(projectorHeader, "clip.has_vision_encoder") !== false && !audioOnly(projectorHeader) && !generatesAudio(projectorHeader),
       audio: projectorHeader !== undefined && ggufBool(projectorHeader, "clip.has_audio_encoder") === true,
+      speech: projectorHeader !== undefined && generatesAudio(projectorHeader),
       ...(model.template !== undefined ? { goTemplate: model.template } : {}) }),
     template: model.template ?? ggufString(header, "tokenizer.chat_template") ?? "",
     system: model.system ?? "",

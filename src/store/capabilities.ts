@@ -1,7 +1,8 @@
 // What a model can do, read from its GGUF header (never its weights), in Ollama's capability words.
 import { GgufValueType, type GgufHeader, ggufArchKey, ggufBool, ggufString } from "./gguf.ts";
 
-export type Capability = "completion" | "tools" | "insert" | "vision" | "audio" | "embedding" | "thinking";
+/** `speech` is llamux's word for a model that produces audio (/v1/audio/speech); Ollama has no such model. */
+export type Capability = "completion" | "tools" | "insert" | "vision" | "audio" | "speech" | "embedding" | "thinking";
 
 /** Architectures that only embed (no generation); others embed only when their file says how to pool. */
 const EMBEDDING_ARCHITECTURES = new Set(["bert", "nomic-bert", "nomic-bert-moe", "jina-bert-v2", "jina-bert-v3", "modern-bert", "neo-bert", "t5encoder"]);
@@ -27,6 +28,8 @@ export interface CapabilityHints {
   projector?: boolean;
   /** the attached projector has an audio encoder (libmtmd's mtmd_support_audio) */
   audio?: boolean;
+  /** the attached projector generates audio: a text-to-speech model */
+  speech?: boolean;
   /** the model's Go template (Ollama TEMPLATE), which decides `insert` and can add `tools` and `thinking` */
   goTemplate?: string;
 }
@@ -47,6 +50,7 @@ export function detectCapabilities(header: GgufHeader, hints: CapabilityHints = 
   const visionInFile = ggufBool(header, "clip.has_vision_encoder") === true;
   if (hints.projector || visionInFile) capabilities.push("vision");
   if (hints.audio || ggufBool(header, "clip.has_audio_encoder") === true) capabilities.push("audio");
+  if (hints.speech) capabilities.push("speech");
   if (/enable_thinking|reasoning_content|<think>/.test(template) || /\.Think\b/.test(goTemplate) || hasToken(THINKING_TOKENS)) capabilities.push("thinking");
   return capabilities;
 }

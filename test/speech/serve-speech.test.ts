@@ -131,6 +131,20 @@ describe("POST /v1/audio/speech", () => {
   }, 300_000);
 });
 
+describe("listings say the model speaks", () => {
+  test("Ollama's /api/show and LM Studio's /api/v0 and /api/v1 models name speech; a text model's do not", async () => {
+    const show = async (model: string) => (await (await fetch(`${apps.base.a}/api/show`, { method: "POST", body: JSON.stringify({ model }) })).json()) as { capabilities: string[] };
+    expect((await show(SPEECH_MODEL)).capabilities).toContain("speech");
+    expect((await show(TEXT_MODEL)).capabilities).not.toContain("speech");
+    const v0 = (await (await fetch(`${apps.base.c}/api/v0/models`)).json()) as { data: Array<{ id: string; capabilities?: string[] }> };
+    expect(v0.data.find((m) => m.id.includes(SPEECH_MODEL))?.capabilities).toContain("speech");
+    expect(v0.data.find((m) => m.id.includes(TEXT_MODEL))?.capabilities ?? []).not.toContain("speech");
+    const v1 = (await (await fetch(`${apps.base.c}/api/v1/models`)).json()) as { models: Array<{ key: string; capabilities?: { speech?: boolean } }> };
+    expect(v1.models.find((m) => m.key.includes(SPEECH_MODEL))?.capabilities?.speech).toBe(true);
+    expect(v1.models.find((m) => m.key.includes(TEXT_MODEL))?.capabilities?.speech).toBeUndefined();
+  });
+});
+
 describe("refused speech requests: a 400 in each profile's shape", () => {
   const cases: Array<[string, Record<string, unknown>, RegExp]> = [
     ["empty input", { input: "" }, /input must not be empty/],

@@ -21,6 +21,8 @@ export interface ModelFacts {
   reasoning: boolean;
   /** The projector takes audio (an llamux addition to LM Studio's capabilities). */
   audio: boolean;
+  /** The projector generates audio: a text-to-speech model (an llamux addition: `speech`). */
+  speech: boolean;
 }
 
 const cache = new Map<string, ModelFacts>();
@@ -40,8 +42,8 @@ export function modelFacts(model: { path: string; projectorPath?: string }): Mod
   const cached = cache.get(key);
   if (cached) return cached;
   const header = readGgufHeaderSync(model.path, { maxArrayLength: 0 });
-  const modalities = model.projectorPath !== undefined ? projectorModalities(model.projectorPath) : { vision: false, audio: false };
-  const capabilities = detectCapabilities(header, { projector: modalities.vision, audio: modalities.audio });
+  const modalities = model.projectorPath !== undefined ? projectorModalities(model.projectorPath) : { vision: false, audio: false, speech: false };
+  const capabilities = detectCapabilities(header, { projector: modalities.vision, audio: modalities.audio, speech: modalities.speech });
   const facts: ModelFacts = {
     type: capabilities.includes("embedding") ? "embeddings" : capabilities.includes("vision") ? "vlm" : "llm",
     arch: ggufString(header, "general.architecture") ?? "unknown",
@@ -51,6 +53,7 @@ export function modelFacts(model: { path: string; projectorPath?: string }): Mod
     trainedForToolUse: capabilities.includes("tools"),
     reasoning: capabilities.includes("thinking"),
     audio: capabilities.includes("audio"),
+    speech: capabilities.includes("speech"),
   };
   cache.set(key, facts);
   return facts;

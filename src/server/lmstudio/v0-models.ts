@@ -22,7 +22,8 @@ export function v0Model(models: LmStudioModelService, model: ServedModel) {
     max_context_length: facts.maxContextLength,
     // the context it is loaded with (grown for a long request: src/server/context-growth.ts)
     ...(loaded ? { loaded_context_length: loaded.engine.info.contextPerSequence } : {}),
-    ...(facts.trainedForToolUse ? { capabilities: ["tool_use"] } : {}),
+    // "speech" (a text-to-speech model) is an llamux addition
+    ...(facts.trainedForToolUse || facts.speech ? { capabilities: [...(facts.trainedForToolUse ? ["tool_use"] : []), ...(facts.speech ? ["speech"] : [])] } : {}),
   };
 }
 

@@ -67,6 +67,7 @@ function v1Model(models: LmStudioModelService, model: ServedModel) {
       capabilities: {
         vision: facts.type === "vlm",
         ...(facts.audio ? { audio: true } : {}),
+        ...(facts.speech ? { speech: true } : {}),
         trained_for_tool_use: facts.trainedForToolUse,
         ...(facts.reasoning ? { reasoning: { allowed_options: ["off", "on"], default: "on" } } : {}),
       },

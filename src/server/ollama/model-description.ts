@@ -43,10 +43,10 @@ export function storedDetails(model: ServedModel) {
 }
 
 /** `vision` when the projector encodes images, `audio` when it encodes audio. */
-export function projectorHints(projectorPath: string | undefined): { projector: boolean; audio: boolean } {
-  if (projectorPath === undefined) return { projector: false, audio: false };
+export function projectorHints(projectorPath: string | undefined): { projector: boolean; audio: boolean; speech: boolean } {
+  if (projectorPath === undefined) return { projector: false, audio: false, speech: false };
   const modalities = projectorModalities(projectorPath);
-  return { projector: modalities.vision, audio: modalities.audio };
+  return { projector: modalities.vision, audio: modalities.audio, speech: modalities.speech };
 }
 
 export function capabilitiesOf(model: ServedModel): Capability[] {
