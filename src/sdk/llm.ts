@@ -4,6 +4,8 @@
 import type { ChatMessage as TemplateMessage, ToolDefinition } from "../chat/types.ts";
 import { startChoices, type ChoiceStream } from "../generation/choices.ts";
 import { runChat } from "../generation/run-chat.ts";
+import { runSpeech } from "../generation/run-speech.ts";
+import { MAX_SPEECH_SPEED, MIN_SPEECH_SPEED, timeStretch } from "../audio/speech/time-stretch.ts";
 import type { EngineHandle } from "../engine/engine-handle.ts";
 import { promptInput, type RenderedPrompt } from "../generation/chat.ts";
 import { toTemplateMessages, type ChatInputMessage } from "./chat-input.ts";
@@ -27,6 +29,8 @@ export interface LLMOptions {
   chat_template?: string;
   /** Model store root for store names and pulls. */
   store_root?: string;
+  /** A projector GGUF (vision, audio, or a text-to-speech model's audio generator) when none lies beside the model as mmproj-*.gguf. */
+  mmproj?: string;
   /**
    * Speculative decoding, as vLLM's LLM(speculative_config=…): `{ model: DRAFT_GGUF, num_speculative_tokens: 4 }`
    * or `{ method: "ngram", num_speculative_tokens: 4, prompt_lookup_max: 4, prompt_lookup_min: 1 }`.
@@ -55,6 +59,34 @@ export interface RequestOutput {
   prompt_token_ids: number[];
   outputs: CompletionOutput[];
   finished: boolean;
+}
+
+/** What LLM.speech takes besides the texts (a text-to-speech model: a projector that generates audio). */
+export interface SpeechParams {
+  seed?: number;
+  temperature?: number;
+  top_p?: number;
+  top_k?: number;
+  /** Most audio frames (12.5 a second); default and ceiling MAX_SPEECH_FRAMES. */
+  max_frames?: number;
+  /** 0.25 to 4: faster or slower without a change of pitch (Sonic). @default 1 */
+  speed?: number;
+  /** A language name the pipeline knows (Qwen3-TTS: "english", "chinese", …). */
+  language?: string;
+  /** A reference voice: a WAV, MP3 or FLAC file's bytes. */
+  speaker?: Uint8Array;
+}
+
+export interface SpeechOutput {
+  request_id: string;
+  text: string;
+  /** Mono float PCM in [-1, 1]. */
+  samples: Float32Array;
+  sample_rate: number;
+  /** Audio frames the model made. */
+  frames: number;
+  /** "stop" (the model ended it), "length" (max_frames) or "abort". */
+  finish_reason: "stop" | "length" | "abort";
 }
 
 export type PromptInput = string | { prompt: string } | { prompt_token_ids: number[] };
@@ -93,6 +125,7 @@ export class LLM {
       ...(o.threads !== undefined ? { threads: o.threads } : {}),
       ...(o.n_gpu_layers !== undefined ? { gpuLayers: o.n_gpu_layers } : {}),
       ...(o.chat_template !== undefined ? { chatTemplate: o.chat_template } : {}),
+      ...(o.mmproj !== undefined ? { projectorPath: o.mmproj } : {}),
       ...(o.speculative_config ? { speculative: fromVllmSpeculativeConfig(o.speculative_config) } : {}),
     }, o.store_root ? { storeRoot: o.store_root } : {});
   }
@@ -138,6 +171,46 @@ export class LLM {
       return { prompt, streams: choices.map((choice) => choice.stream) };
     });
     return runBatch(jobs, options);
+  }
+
+  /**
+   * Speaks each text with a text-to-speech model, one after the other (the engine speaks one at a time),
+   * through the speech orchestrator every surface uses; results come back in input order.
+   */
+  async speech(texts: string | string[], params: SpeechParams = {}): Promise<SpeechOutput[]> {
+    const engine = await this.loaded.engine();
+    const speed = params.speed ?? 1;
+    if (!(speed >= MIN_SPEECH_SPEED && speed <= MAX_SPEECH_SPEED)) throw new RangeError(`speed must be a number from ${MIN_SPEECH_SPEED} to ${MAX_SPEECH_SPEED}`);
+    const sampling = new SamplingParams({
+      ...(params.seed !== undefined ? { seed: params.seed } : {}), ...(params.temperature !== undefined ? { temperature: params.temperature } : {}),
+      ...(params.top_p !== undefined ? { top_p: params.top_p } : {}), ...(params.top_k !== undefined ? { top_k: params.top_k } : {}),
+    });
+    const outputs: SpeechOutput[] = [];
+    for (const text of Array.isArray(texts) ? texts : [texts]) {
+      const speech = await runSpeech({ engine: async () => engine }, {
+        text, options: sampling.optionValues(),
+        ...(params.max_frames !== undefined ? { maxFrames: params.max_frames } : {}),
+        ...(params.language !== undefined ? { language: params.language } : {}),
+        ...(params.speaker !== undefined ? { speaker: params.speaker } : {}),
+      });
+      const stretch = await timeStretch(speech.sampleRate, speed);
+      const parts: Float32Array[] = [];
+      try {
+        for await (const chunk of speech.chunks) parts.push(stretch.push(chunk));
+        parts.push(stretch.end());
+      } finally {
+        stretch.close();
+      }
+      const result = await speech.done;
+      const samples = new Float32Array(parts.reduce((sum, part) => sum + part.length, 0));
+      let at = 0;
+      for (const part of parts) { samples.set(part, at); at += part.length; }
+      outputs.push({
+        request_id: String(nextRequestId++), text, samples, sample_rate: speech.sampleRate, frames: result.frames,
+        finish_reason: result.stoppedBy === "end" ? "stop" : result.stoppedBy === "limit" ? "length" : "abort",
+      });
+    }
+    return outputs;
   }
 
   /** Frees the model and its Worker; later calls fail. */

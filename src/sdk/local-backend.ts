@@ -13,6 +13,7 @@ import { toolCallSyntaxOfTemplate } from "../chat/tool-calls/template-syntax.ts"
 import type { LeapFunctionCall } from "./function-call-validation.ts";
 import type { LocalModel } from "./local-model.ts";
 import { Chunk, Complete, FunctionCalls, GenerationError, ReasoningChunk, type MessageResponse } from "./message-response.ts";
+import { speechReply } from "./speech-reply.ts";
 
 /** What the loaded projector encodes: images, audio, both or neither. */
 export interface MediaSupport {
@@ -56,6 +57,11 @@ export class LocalBackend implements ConversationBackend {
 
   async *generate({ messages, functions, mcpTools, options, signal }: GenerationRequest): AsyncGenerator<MessageResponse> {
     const engine = await this.model.engine();
+    // a text-to-speech model answers in audio
+    if (engine.info.speech) {
+      yield* speechReply(engine, messages, options, signal);
+      return;
+    }
     const choice = options.toolChoice;
     checkToolChoice(choice, [...functions, ...mcpTools.map((tool) => tool.function)]);
     const tools = [...functions.map((fn) => fn.toToolDefinition()), ...mcpTools];

@@ -13,7 +13,7 @@ export class ReasoningChunk {
   constructor(readonly reasoning: string) {}
 }
 
-/** Audio the model produced (PCM samples in [-1, 1]); no loaded model produces audio yet. */
+/** Audio a text-to-speech model produced: mono float PCM in [-1, 1] at `sampleRate`, as its frames are decoded. */
 export class AudioSample {
   readonly type = "audioSample";
   constructor(readonly samples: Float32Array, readonly sampleRate: number) {}
