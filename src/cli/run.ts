@@ -11,10 +11,15 @@ import { formatStats } from "./chat/verbose-stats.ts";
 import { WordWrapWriter } from "./chat/word-wrap.ts";
 import { ServerClient } from "./server-client.ts";
 import { UsageError, numberOption } from "../usage-error.ts";
+import { writeFile } from "node:fs/promises";
+import { extname } from "node:path";
+import type { SpeechFormat } from "../audio/speech/speech-encoder.ts";
+import { MAX_SPEECH_SPEED, MIN_SPEECH_SPEED } from "../audio/speech/time-stretch.ts";
 
 export const runHelp = `Usage: llamux run MODEL [PROMPT] [options]
 
-Answers PROMPT with MODEL, streaming the answer to standard output; text piped to standard input is
+Answers PROMPT with MODEL, streaming the answer to standard output (with --output, a text-to-speech
+model speaks PROMPT into a file instead); text piped to standard input is
 put before PROMPT. Without a prompt (and with a terminal), starts an interactive chat: type /? there
 for its commands, Ctrl+C stops an answer, Ctrl+D or /bye leaves.
 
@@ -23,11 +28,17 @@ When a server answers at LLAMUX_HOST (or OLLAMA_HOST, default 127.0.0.1:11434) i
 otherwise llamux loads the model itself.
 
 Options:
+      --output FILE      a text-to-speech model speaks PROMPT into FILE; its extension picks the format
+                         (.wav, .mp3, .flac, .opus or .ogg, .pcm: raw 16-bit little-endian mono)
+      --speed S          with --output: 0.25 to 4, faster or slower speech at the same pitch (default 1)
+      --voice NAME       with --output: a speaker file NAME.wav|.mp3|.flac in the model's folder or
+                         LLAMUX_VOICES (default ~/.llamux/voices); default the model's own voice
       --format json      answer in JSON
       --verbose          print timings and token counts after each answer
       --keepalive D      how long the model stays loaded after the answer (5m, 1h, 3600s; server only)
       --nowordwrap       do not wrap answers at the terminal's width
-  -n, --max-tokens N     most tokens to generate (num_predict; default until the model stops)
+  -n, --max-tokens N     most tokens to generate (num_predict; default until the model stops); with
+                         --output, the most audio frames (12.5 a second)
       --temperature T    sampling temperature; 0 is greedy
       --top-k N          top-k sampling
       --top-p P          nucleus sampling
@@ -37,6 +48,17 @@ Options:
       --threads N        decode threads, fixed (default: up to the physical cores, fewer while other
                          work holds cores)
   -h, --help             show this help`;
+
+/** The format an output file's extension names. */
+const OUTPUT_FORMATS: Record<string, SpeechFormat> = { ".wav": "wav", ".mp3": "mp3", ".flac": "flac", ".opus": "opus", ".ogg": "opus", ".pcm": "pcm" };
+
+function speechTarget(path: string, speedText: string | undefined): { path: string; format: SpeechFormat; speed: number } {
+  const format = OUTPUT_FORMATS[extname(path).toLowerCase()];
+  if (!format) throw new UsageError(`Cannot write speech to "${path}": name a .wav, .mp3, .flac, .opus (or .ogg) or .pcm file`);
+  const speed = numberOption(speedText, "speed") ?? 1;
+  if (!(speed >= MIN_SPEECH_SPEED && speed <= MAX_SPEECH_SPEED)) throw new UsageError(`--speed must be from ${MIN_SPEECH_SPEED} to ${MAX_SPEECH_SPEED}`);
+  return { path, format, speed };
+}
 
 async function readStdin(): Promise<string> {
   return process.stdin.isTTY ? "" : await new Response(Bun.stdin.stream()).text();
@@ -59,6 +81,7 @@ export async function runCommand(args: string[]): Promise<number> {
       format: { type: "string" }, verbose: { type: "boolean" }, keepalive: { type: "string" }, nowordwrap: { type: "boolean" },
       insecure: { type: "boolean" }, think: { type: "string" },
       "max-tokens": { type: "string", short: "n" }, temperature: { type: "string" }, "top-k": { type: "string" }, "top-p": { type: "string" },
+      output: { type: "string" }, speed: { type: "string" }, voice: { type: "string" },
       seed: { type: "string" }, stop: { type: "string", multiple: true }, "ctx-size": { type: "string" }, threads: { type: "string" },
       help: { type: "boolean", short: "h" },
     },
@@ -89,8 +112,22 @@ export async function runCommand(args: string[]): Promise<number> {
     ...(values.format === "json" ? { format: "json" as const } : {}), ...(values.keepalive !== undefined ? { keepAlive: values.keepalive } : {}),
   };
 
+  const speech = values.output !== undefined ? speechTarget(values.output, values.speed) : undefined;
+  if (!speech && (values.speed !== undefined || values.voice !== undefined)) throw new UsageError("--speed and --voice go with --output FILE");
+  if (speech && promptWords.length === 0 && !piped) throw new UsageError("--output needs the text to speak: run MODEL \"TEXT\" --output FILE");
   const backend = await openBackend(model, engine);
   try {
+    if (speech) {
+      const controller = new AbortController();
+      process.once("SIGINT", () => controller.abort());
+      const text = [piped, ...promptWords].filter(Boolean).join(" ");
+      const parts: Uint8Array[] = [];
+      for await (const part of backend.speak({ text, format: speech.format, speed: speech.speed, options, ...(values.voice !== undefined ? { voice: values.voice } : {}), ...(settings.keepAlive !== undefined ? { keepAlive: settings.keepAlive } : {}) }, controller.signal)) parts.push(part);
+      const bytes = Buffer.concat(parts);
+      await writeFile(speech.path, bytes);
+      process.stderr.write(`wrote ${bytes.length} bytes of ${speech.format} to ${speech.path}\n`);
+      return 0;
+    }
     if (interactive) {
       await backend.load(settings.keepAlive);
       return await interactiveChat(backend, settings);

@@ -1,7 +1,7 @@
 // Speech through the SDK, in this process: a Conversation on the tiny Qwen3-TTS model streams
 // AudioSamples as frames are decoded and completes with a WAV audio part; the vLLM-like LLM's speech()
 // returns the samples (and stretches them with `speed`).
-import { afterAll, beforeAll, expect, test } from "bun:test";
+import { beforeAll, expect, test } from "bun:test";
 import { AudioContent, AudioSample, Complete, LLM, ModelRunner, type MessageResponse } from "llamux";
 import { ensureModel } from "../../scripts/gen-models.ts";
 import { decodeSpeech } from "./speech-decode.ts";

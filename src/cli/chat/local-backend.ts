@@ -14,7 +14,13 @@ import type { ResolvedModel } from "../../store/resolved-model.ts";
 import { modelDetails, type ModelDetails } from "../model-details.ts";
 import { openStore } from "../model-store-access.ts";
 import { pullWithProgress } from "../pull.ts";
-import type { ChatBackend, ChatStreamEvent, ChatTurn } from "./backend.ts";
+import type { ChatBackend, ChatStreamEvent, ChatTurn, SpeechTurn } from "./backend.ts";
+import { dirname } from "node:path";
+import { runSpeech } from "../../generation/run-speech.ts";
+import { encodedSpeech } from "../../audio/speech/encoded-speech.ts";
+import { chooseVoice, readSpeakerFile, unknownVoiceMessage } from "../../audio/voices.ts";
+import { AudioInputError } from "../../audio/audio-input-error.ts";
+import { voicesDir } from "../../config.ts";
 import { siblingProjector } from "../../vision/projector-file.ts";
 import { imageFromBase64 } from "../../vision/image-source.ts";
 import { audioFromBase64 } from "../../audio/audio-source.ts";
@@ -84,6 +90,20 @@ export class LocalChatBackend implements ChatBackend {
         }, ms <= 0 ? Infinity : ms);
       },
     };
+  }
+
+  /** Speaks through the speech orchestrator on this process's engine, encoded as a whole file. */
+  async *speak(turn: SpeechTurn, signal: AbortSignal): AsyncGenerator<Uint8Array> {
+    const folders = [dirname(this.resolved.modelPath), voicesDir()];
+    const choice = chooseVoice(turn.voice, folders);
+    if (choice.kind === "unknown") throw new AudioInputError(unknownVoiceMessage(turn.voice!, choice.available, folders));
+    const speaker = choice.kind === "file" ? await readSpeakerFile(choice.path, choice.name) : undefined;
+    const maxFrames = turn.options.num_predict;
+    const speech = await runSpeech(this.handle(turn.keepAlive), {
+      text: turn.text, options: this.optionsOf(turn.options),
+      ...(speaker ? { speaker } : {}), ...(typeof maxFrames === "number" && maxFrames > 0 ? { maxFrames } : {}),
+    }, { signal });
+    yield* encodedSpeech(speech.chunks, { format: turn.format, sampleRate: speech.sampleRate, speed: turn.speed, mode: "whole" });
   }
 
   async load(keepAlive?: string): Promise<void> {

@@ -5,7 +5,7 @@ import { modelDetails, type ModelDetails } from "../model-details.ts";
 import { openStore } from "../model-store-access.ts";
 import { type ServerClient, ServerError } from "../server-client.ts";
 import { terminalProgress } from "../terminal/progress-bar.ts";
-import type { ChatBackend, ChatStreamEvent, ChatTurn } from "./backend.ts";
+import type { ChatBackend, ChatStreamEvent, ChatTurn, SpeechTurn } from "./backend.ts";
 import { findRunnableModel } from "./local-backend.ts";
 
 interface ChatChunk {
@@ -23,6 +23,17 @@ const ms = (ns: number | undefined) => (ns ?? 0) / 1e6;
 
 export class ServerChatBackend implements ChatBackend {
   constructor(readonly model: string, private readonly client: ServerClient) {}
+
+  /** The server's /v1/audio/speech, asked for a whole file. */
+  async *speak(turn: SpeechTurn, signal: AbortSignal): AsyncGenerator<Uint8Array> {
+    const { num_predict: maxFrames, seed, temperature, top_k, top_p } = turn.options;
+    const sampling = Object.fromEntries(Object.entries({ seed, temperature, top_k, top_p }).filter(([, value]) => value !== undefined));
+    const response = await this.client.request("POST", "/v1/audio/speech", {
+      model: this.model, input: turn.text, response_format: turn.format, speed: turn.speed,
+      ...(turn.voice !== undefined ? { voice: turn.voice } : {}), ...(maxFrames !== undefined ? { max_frames: maxFrames } : {}), ...sampling,
+    }, signal);
+    yield new Uint8Array(await response.arrayBuffer());
+  }
 
   async load(keepAlive?: string): Promise<void> {
     const request = { model: this.model, ...(keepAlive !== undefined ? { keep_alive: keepAliveValue(keepAlive) } : {}) };
