@@ -7,6 +7,7 @@ import type { ModelsState } from "./app.ts";
 import { streamChat, type Sampling } from "./chat-stream.ts";
 import { loadConversations, newConversation, saveConversations, type ChatMessage, type Conversation } from "./conversations.ts";
 import { isLoaded, modelLabel } from "./types.ts";
+import { speak } from "./speech.ts";
 
 const SETTINGS_STORAGE = "llamux.chatSettings";
 const defaultSampling: Sampling = { temperature: 0.7, maxTokens: 512, topP: 0.95 };
@@ -36,6 +37,7 @@ function Message(props: { message: ChatMessage; streaming: boolean }) {
     ${m.reasoning && html`<details class="reasoning" open=${props.streaming && !m.content}><summary>Reasoning</summary>${m.reasoning}</details>`}
     ${props.streaming && !m.content && !m.reasoning && html`<span class="muted" aria-label="Waiting for the reply">…</span>`}
     <div class="content">${m.content}</div>
+    ${m.audio && html`<audio controls src=${m.audio} aria-label="Spoken answer"></audio>`}
     ${m.error && html`<p class="error" role="alert">${m.error}</p>`}
     ${m.note && html`<p class="muted note" style="margin: .25rem 0 0; font-size: .8rem">${m.note}</p>`}
   </article>`;
@@ -112,6 +114,12 @@ export function ChatTab(props: { models: ModelsState }) {
     abort.current = controller;
     const started = performance.now();
     try {
+      if (model.capabilities?.speech) {
+        // a text-to-speech model speaks the message instead of answering it
+        const spoken = await speak(model.key, user.content, sampling, controller.signal);
+        updateLast(id, (m) => ({ ...m, audio: spoken.audio, note: `speech · ${Math.round(spoken.bytes / 1024)} KiB WAV` }));
+        return;
+      }
       const result = await streamChat(model.key, history, sampling, {
         onContent: (text) => updateLast(id, (m) => ({ ...m, content: m.content + text })),
         onReasoning: (text) => updateLast(id, (m) => ({ ...m, reasoning: (m.reasoning ?? "") + text })),
@@ -161,7 +169,7 @@ export function ChatTab(props: { models: ModelsState }) {
           <label for="chat-model" class="grow">Model
             <select id="chat-model" value=${model?.key ?? ""} onChange=${(e: Event) => setModelKey((e.target as HTMLSelectElement).value)}>
               ${llms.length === 0 && html`<option value="">No models installed</option>`}
-              ${llms.map((m) => html`<option value=${m.key}>${modelLabel(m)}${isLoaded(m) ? " (loaded)" : ""}${m.capabilities?.vision ? " · vision" : ""}</option>`)}
+              ${llms.map((m) => html`<option value=${m.key}>${modelLabel(m)}${isLoaded(m) ? " (loaded)" : ""}${m.capabilities?.vision ? " · vision" : ""}${m.capabilities?.speech ? " · speech" : ""}</option>`)}
             </select></label>
           <label for="chat-temperature">Temperature<input id="chat-temperature" type="number" min="0" max="2" step="0.05" value=${sampling.temperature} onInput=${number("temperature")} /></label>
           <label for="chat-max-tokens">Max tokens<input id="chat-max-tokens" type="number" min="1" step="1" value=${sampling.maxTokens} onInput=${number("maxTokens")} /></label>

@@ -6,6 +6,8 @@ export interface ChatMessage {
   reasoning?: string;
   /** data: or http(s) URLs of attached images */
   images?: string[];
+  /** a speech model's answer: a data: URL of its WAV */
+  audio?: string;
   /** e.g. "12 tokens · 8.1 tok/s" or "stopped" */
   note?: string;
   error?: string;

@@ -17,7 +17,7 @@ export interface ModelEntry {
   params_string?: string | null;
   loaded_instances?: LoadedInstance[];
   max_context_length?: number;
-  capabilities?: { vision?: boolean; trained_for_tool_use?: boolean; reasoning?: unknown };
+  capabilities?: { vision?: boolean; trained_for_tool_use?: boolean; reasoning?: unknown; speech?: boolean };
 }
 
 export interface HubModel {

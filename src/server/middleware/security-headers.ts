@@ -10,13 +10,15 @@ export const API_CONTENT_SECURITY_POLICY = "default-src 'none'; frame-ancestors 
 /**
  * The web UI's page: its script and styles come from this server (the stylesheet is inline, and
  * components set style attributes), it talks only to this server, and shows attached images, which
- * may be data: URIs or http(s) URLs the user typed.
+ * may be data: URIs or http(s) URLs the user typed, and plays speech from data: URLs.
  */
 export const WEB_UI_CONTENT_SECURITY_POLICY = [
   "default-src 'none'",
   "script-src 'self'",
   "style-src 'self' 'unsafe-inline'",
   "img-src 'self' data: blob: http: https:",
+  // a speech model's answer plays from a data: URL of its WAV
+  "media-src 'self' data: blob:",
   "connect-src 'self'",
   "base-uri 'none'",
   "form-action 'self'",
