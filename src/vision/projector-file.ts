@@ -33,7 +33,10 @@ export function siblingProjector(modelPath: string): string | undefined {
 
 export interface ProjectorModalities {
   vision: boolean;
+  /** Audio input. A text-to-speech projector has an audio encoder too (its speaker encoder, for reference voices). */
   audio: boolean;
+  /** Audio output: a text-to-speech projector (clip.has_gen_audio_encoder). */
+  speech: boolean;
 }
 
 const modalitiesByPath = new Map<string, ProjectorModalities>();
@@ -48,9 +51,13 @@ export function projectorModalities(path: string): ProjectorModalities {
   if (!found) {
     try {
       const header = readGgufHeaderSync(path, { maxArrayLength: 0 });
-      found = { vision: ggufBool(header, "clip.has_vision_encoder") ?? false, audio: ggufBool(header, "clip.has_audio_encoder") ?? false };
+      found = {
+        vision: ggufBool(header, "clip.has_vision_encoder") ?? false,
+        audio: ggufBool(header, "clip.has_audio_encoder") ?? false,
+        speech: ggufBool(header, "clip.has_gen_audio_encoder") ?? false,
+      };
     } catch {
-      found = { vision: true, audio: false };
+      found = { vision: true, audio: false, speech: false };
     }
     modalitiesByPath.set(path, found);
   }
