@@ -1,6 +1,7 @@
 // Speech output (text to speech) through the engine child process, against llama.cpp's own `llama-tts`
 // built from the same pinned source: the tiny Qwen3-TTS backbone with its projector (code predictor,
-// code2wav, speaker encoder). Also: PCM streamed in chunks is the audio one read at the end gives,
+// code2wav, speaker encoder) and the tiny Pocket TTS backbone with its projector (flow net, mimi
+// decoder, voice encoder). Also: PCM streamed in chunks is the audio one read at the end gives,
 // cancelling frees the sequence for the next speech, maxFrames bounds the length, bad speaker audio is
 // a clear error, and a text model has no speech.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
@@ -22,26 +23,32 @@ const CONTEXT = 2048;
 const dir = mkdtempSync(join(tmpdir(), "llamux-speech-"));
 let backbone: string;
 let projector: string;
+let pocketBackbone: string;
+let pocketProjector: string;
 let speech: EngineProcess;
+let pocket: EngineProcess;
 let text: EngineProcess;
 
 beforeAll(async () => {
-  [backbone, projector] = await Promise.all([ensureModel("tiny-qwen3tts"), ensureModel("tiny-qwen3tts-mmproj")]);
-  [speech, text] = await Promise.all([
+  [backbone, projector, pocketBackbone, pocketProjector] = await Promise.all([
+    ensureModel("tiny-qwen3tts"), ensureModel("tiny-qwen3tts-mmproj"), ensureModel("tiny-pockettts"), ensureModel("tiny-pockettts-mmproj"),
+  ]);
+  [speech, pocket, text] = await Promise.all([
     EngineProcess.start({ modelPath: backbone, projectorPath: projector, contextPerSequence: CONTEXT, threads: 2, batchSize: 64 }),
+    EngineProcess.start({ modelPath: pocketBackbone, projectorPath: pocketProjector, contextPerSequence: CONTEXT, threads: 2, batchSize: 64 }),
     EngineProcess.start({ modelPath: await ensureModel("tiny-llama"), parallel: 1, contextPerSequence: 512, threads: 1 }),
   ]);
 }, 600_000);
 
 afterAll(async () => {
-  await Promise.all([speech?.stop(), text?.stop()]);
+  await Promise.all([speech?.stop(), pocket?.stop(), text?.stop()]);
 });
 
 const handleOf = (engine: EngineProcess): ModelHandle => ({ engine: async () => engine });
 
 /** All chunks of a speech and its result. */
-async function spoken(request: SpeechRequest, signal?: AbortSignal) {
-  const stream = speech.speak(request, signal ? { signal } : {});
+async function spoken(request: SpeechRequest, engine: EngineProcess = speech) {
+  const stream = engine.speak(request);
   const chunks: Float32Array[] = [];
   for await (const chunk of stream.chunks) chunks.push(chunk);
   return { chunks, samples: concat(chunks), result: await stream.done };
@@ -73,10 +80,10 @@ function wavSamples(path: string): Int16Array {
 /** Float PCM as llama-tts writes it to WAV (mtmd-helper-gen.cpp write_wav16): clamped, scaled, truncated. */
 const toInt16 = (samples: Float32Array) => Int16Array.from(samples, (v) => Math.trunc(Math.max(-1, Math.min(1, v)) * 32767));
 
-async function oracle(request: SpeechRequest, speakerPath?: string): Promise<Int16Array> {
+async function oracle(request: SpeechRequest, speakerPath?: string, model: [string, string] = [backbone, projector]): Promise<Int16Array> {
   const tts = await ensureLlamaTool("llama-tts");
-  const out = join(dir, `oracle-${Bun.hash(JSON.stringify(request) + speakerPath)}.wav`);
-  const args = [tts, "-m", backbone, "-mm", projector, "-p", request.text, "-o", out, "-n", String(request.maxFrames),
+  const out = join(dir, `oracle-${Bun.hash(JSON.stringify({ request, speakerPath, model }))}.wav`);
+  const args = [tts, "-m", model[0], "-mm", model[1], "-p", request.text, "-o", out, "-n", String(request.maxFrames),
     "--seed", String(request.seed), "--top-k", String(request.topK), "--top-p", String(request.topP), "--temp", String(request.temperature),
     "-t", "2", "-c", String(CONTEXT), "-b", "64", ...(speakerPath ? ["--tts-speaker-file", speakerPath] : [])];
   const child = Bun.spawn(args, { stdout: "pipe", stderr: "pipe" });
@@ -120,6 +127,31 @@ describe("Qwen3-TTS against llama-tts", () => {
     expect(maxDifference(toInt16(mine.samples), theirs)).toBeLessThanOrEqual(1);
     const plain = await spoken({ ...base, maxFrames: 12 });
     expect(maxDifference(toInt16(plain.samples), toInt16(mine.samples))).toBeGreaterThan(1);
+  }, 600_000);
+});
+
+describe("Pocket TTS against llama-tts", () => {
+  const request: SpeechRequest = { ...base, maxFrames: 20 };
+
+  test("the model reports its pipeline, rate and variant", () => {
+    expect(pocket.info.speech).toEqual({ pipeline: "pockettts", sampleRate: 24000, variant: "english" });
+  });
+
+  test("the same text and seed give llama-tts's samples; the chunks streamed at the decode windows are one read's samples", async () => {
+    const [mine, theirs] = await Promise.all([spoken(request, pocket), oracle(request, undefined, [pocketBackbone, pocketProjector])]);
+    expect(mine.samples.length).toBe(theirs.length);
+    expect(maxDifference(toInt16(mine.samples), theirs)).toBeLessThanOrEqual(1);
+    // 20 frames: two 8-latent windows, then the rest at the end
+    expect(mine.chunks.map((c) => c.length)).toEqual([8 * SAMPLES_PER_FRAME, 8 * SAMPLES_PER_FRAME, 4 * SAMPLES_PER_FRAME]);
+  }, 600_000);
+
+  test("a reference voice (a WAV) primes the backbone as in llama-tts", async () => {
+    const wav = speechWavPath("A reference voice for the speaker encoder.");
+    const withVoice = { ...request, maxFrames: 6, speaker: new Uint8Array(readFileSync(wav)) };
+    const [mine, theirs] = await Promise.all([spoken(withVoice, pocket), oracle(withVoice, wav, [pocketBackbone, pocketProjector])]);
+    expect(mine.samples.length).toBe(theirs.length);
+    expect(maxDifference(toInt16(mine.samples), theirs)).toBeLessThanOrEqual(1);
+    expect(mine.result.promptTokens).toBeGreaterThan((await spoken({ ...request, maxFrames: 1 }, pocket)).result.promptTokens);
   }, 600_000);
 });
 
