@@ -82,7 +82,7 @@ run: setup
 # The system tools the tests drive (tmux, Chromium, systemd, ...) are checked first, naming what to install.
 # llama.cpp's llama-mtmd-cli and llama-server, built from the same source, are oracles of the audio and
 # rerank tests (minutes, once).
-ORACLE_TOOLS := $(NATIVE)/tools/llama-mtmd-cli $(NATIVE)/tools/llama-server
+ORACLE_TOOLS := $(NATIVE)/tools/llama-mtmd-cli $(NATIVE)/tools/llama-server $(NATIVE)/tools/llama-tts
 test: test-requirements setup $(ORACLE_TOOLS)
 	$(BUN) scripts/run-tests.ts
 

@@ -4,6 +4,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdlib.h>
 #include "mtmd.h"
 #include "mtmd-helper.h"
 
@@ -64,6 +65,23 @@ int32_t llamux_gen_audio_set_input(mtmd_helper_gen_audio * gen, int32_t seq_id, 
         .top_k = top_k, .top_p = top_p, .seed = seed, .out_type = MTMD_HELPER_GEN_AUDIO_OUTTYPE_PCM,
     };
     return mtmd_helper_gen_audio_set_input(gen, &inp);
+}
+
+// The projector reseeds its sampler only when a call's seed differs from the last one's, so a second speech
+// with the same seed would go on with the first one's random draws. One cheap code step with another seed
+// makes the next speech's first step reseed, as in a fresh process (llama-tts). n_embd: the backbone's.
+int32_t llamux_gen_audio_prepare_seed(mtmd_context * ctx, int32_t n_embd, uint32_t next_seed) {
+    float * hidden = calloc((size_t) n_embd, sizeof(float));
+    if (hidden == NULL) return 1;
+    struct mtmd_gen_inp inp = mtmd_gen_inp_default(ctx);
+    inp.type = MTMD_GEN_PROCESS_TYPE_GEN_CODE;
+    inp.code0 = 0;
+    inp.embd = hidden;
+    inp.seed = next_seed ^ 1u;
+    struct mtmd_gen_out out;
+    int32_t status = mtmd_gen_audio_process(ctx, &inp, &out);
+    free(hidden);
+    return status;
 }
 
 #define SIZE(T) { "sizeof " #T, sizeof(struct T) }

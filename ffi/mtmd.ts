@@ -98,7 +98,7 @@ export class MtmdContext extends NativeHandle {
 
   /** A generator that speaks through this projector and the backbone's `context` (see ffi/speech.ts). */
   audioGenerator(context: LlamaContext): AudioGenerator {
-    return AudioGenerator.create(this.n, context, this.handle);
+    return AudioGenerator.create(this.n, context, this.handle, this.embeddingSize);
   }
 
   /** Samples per second audio is resampled to before encoding (16000 for Whisper-style encoders); -1 without audio. */

@@ -55,22 +55,28 @@ export class AudioGenerator extends NativeHandle {
   private readonly stateOut = new BigUint64Array(1);
   private readonly stopOut = new Uint8Array(1);
 
-  private constructor(private readonly n: MtmdNative, pointer: Pointer) {
+  private constructor(private readonly n: MtmdNative, pointer: Pointer, private readonly projector: Pointer, private readonly embeddingSize: number) {
     super(pointer, "audio generator");
   }
 
-  static create(n: MtmdNative, context: LlamaContext, projector: Pointer): AudioGenerator {
+  /** `embeddingSize`: the backbone's hidden size. */
+  static create(n: MtmdNative, context: LlamaContext, projector: Pointer, embeddingSize: number): AudioGenerator {
     const pointer = asPointer(n.mtmd.mtmd_helper_gen_audio_init(context.pointer, projector));
     if (!pointer) throw new Error("Cannot start audio generation: libmtmd returned no generator");
-    return new AudioGenerator(n, pointer);
+    return new AudioGenerator(n, pointer, projector, embeddingSize);
   }
 
   protected free(pointer: Pointer): void {
     this.n.mtmd.mtmd_helper_gen_audio_free(pointer);
   }
 
-  /** Starts a speech: builds its prompt (and encodes the speaker reference); throws with libmtmd's reason. */
+  /**
+   * Starts a speech: builds its prompt (and encodes the speaker reference); throws with libmtmd's reason.
+   * The projector's random draws start from the seed, as in a process that speaks once.
+   */
   setInput(input: SpeechInput): void {
+    const reseeded = withLlamaError(() => this.n.shim.llamux_gen_audio_prepare_seed(this.projector, this.embeddingSize, input.seed >>> 0));
+    if (reseeded.result !== 0) throw new Error(`Cannot start speech: ${reseeded.error ?? `libmtmd returned ${reseeded.result}`}`);
     const text = Buffer.from(input.text, "utf8");
     const textBytes = new Uint8Array(text.length + 1);
     textBytes.set(text);

@@ -210,6 +210,7 @@ const mtmdShimSymbols = {
   llamux_mtmd_audio_from_buf: { args: [ptr, ptr, usize], returns: ptr },
   llamux_gen_audio_info: { args: [ptr, ptr, ptr], returns: i32 },
   llamux_gen_audio_set_input: { args: [ptr, i32, ptr, usize, ptr, ptr, i32, f32, u32], returns: i32 },
+  llamux_gen_audio_prepare_seed: { args: [ptr, i32, u32], returns: i32 },
   llamux_audio_decoded_frames: { args: [ptr, usize, i32, ptr], returns: i32 },
   llamux_mtmd_layout_count: { args: [], returns: i32 },
   llamux_mtmd_layout_name: { args: [i32], returns: cstring },

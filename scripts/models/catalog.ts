@@ -7,6 +7,7 @@ import { type ModelContent } from "./common.ts";
 import { lfm2Model, type Lfm2Shape } from "./lfm2.ts";
 import { llamaModel, type LlamaShape } from "./llama.ts";
 import { llamaLora, type LoraShape } from "./lora.ts";
+import { pocketttsBackbone, pocketttsProjector, pocketttsTokenizer, type PocketttsProjectorShape, type PocketttsShape } from "./pockettts.ts";
 import { qwen3ttsBackbone, qwen3ttsProjector, qwen3ttsTokenizer, type Qwen3ttsProjectorShape, type Qwen3ttsShape } from "./qwen3tts.ts";
 import { CHATML_HERMES_TEMPLATE, CHATML_HERMES_THINK_TEMPLATE, LFM2_ORIGINAL_TEMPLATE, LFM2_TEMPLATE, LFM25_INSTRUCT_TEMPLATE, LLAMA3_TEMPLATE } from "./templates.ts";
 import { BERT_TOKENIZER, LLAMA3_TOKENIZER, QWEN_TOKENIZER, type TokenizerSpec, buildTokenizer, lfm2Tokenizer } from "./tokenizers.ts";
@@ -26,6 +27,8 @@ export const TINY_MODEL_NAMES = [
   "tiny-llama-agent",
   // speech output: Qwen3-TTS (backbone and its audio-generation projector)
   "tiny-qwen3tts", "tiny-qwen3tts-mmproj",
+  // speech output: Pocket TTS (backbone and its flow net, mimi decoder and voice encoder)
+  "tiny-pockettts", "tiny-pockettts-mmproj",
 ] as const;
 export const BENCH_MODEL_NAMES = [
   "lfm2-350m",
@@ -269,6 +272,21 @@ tinyRecipes.push(
     description: "Tiny random-weight Qwen3-TTS audio-generation projector (code predictor and code2wav) for tiny-qwen3tts",
     fingerprint: fingerprintOf({ name: "tiny-qwen3tts-mmproj", shape: tinyQwen3ttsProjectorShape }),
     build: () => qwen3ttsProjector("tiny-qwen3tts-mmproj", "Tiny random-weight Qwen3-TTS audio-generation projector", tinyQwen3ttsProjectorShape),
+  },
+);
+
+const tinyPocketttsShape: PocketttsShape = { nEmbd: 64, nLayer: 2, nHead: 2, nFf: 128, nCtx: 4096 };
+const tinyPocketttsProjectorShape: PocketttsProjectorShape = {
+  talkerEmbd: 64, mimiEmbd: 32, mimiHeads: 2, mimiFf: 64, mimiLayers: 1, seanetChannels: 32, flowEmbd: 32, flowBlocks: 1, timeFrequencies: 16,
+};
+tinyRecipes.push(
+  generated("tiny-pockettts", "Tiny random-weight Pocket TTS backbone with a SentencePiece vocabulary and the audio start token",
+    tinyPocketttsShape, pocketttsTokenizer(), pocketttsBackbone),
+  {
+    kind: "generated", name: "tiny-pockettts-mmproj",
+    description: "Tiny random-weight Pocket TTS projector (flow net, mimi decoder, voice encoder) for tiny-pockettts",
+    fingerprint: fingerprintOf({ name: "tiny-pockettts-mmproj", shape: tinyPocketttsProjectorShape }),
+    build: () => pocketttsProjector("tiny-pockettts-mmproj", "Tiny random-weight Pocket TTS projector", tinyPocketttsProjectorShape),
   },
 );
 

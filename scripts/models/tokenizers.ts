@@ -15,7 +15,7 @@ export enum TokenType {
   BYTE = 6,
 }
 
-export type BaseVocab = "qwen2" | "gpt-2" | "bert-bge" | "llama-bpe";
+export type BaseVocab = "qwen2" | "gpt-2" | "bert-bge" | "llama-bpe" | "llama-spm";
 
 export interface AddedToken {
   text: string;

@@ -60,7 +60,7 @@ export function modelDetails(model: Pick<ResolvedModel, "name" | "modelPath" | "
       // an audio-only projector (clip.has_audio_encoder without clip.has_vision_encoder) adds audio, not vision
       // a text-to-speech projector (clip.has_gen_audio_encoder) adds speech only
       projector: projectorHeader !== undefined && ggufBool(projectorHeader, "clip.has_vision_encoder") !== false && !audioOnly(projectorHeader) && !generatesAudio(projectorHeader),
-      audio: projectorHeader !== undefined && ggufBool(projectorHeader, "clip.has_audio_encoder") === true,
+      audio: projectorHeader !== undefined && ggufBool(projectorHeader, "clip.has_audio_encoder") === true && !generatesAudio(projectorHeader),
       speech: projectorHeader !== undefined && generatesAudio(projectorHeader),
       ...(model.template !== undefined ? { goTemplate: model.template } : {}) }),
     template: model.template ?? ggufString(header, "tokenizer.chat_template") ?? "",

@@ -51,7 +51,7 @@ export function engineMessageHandler(send: (message: ChildMessage) => void, exit
         // the parent sends nothing else until it hears "loaded" or "load_failed"
         void load(message.options).then((loaded) => {
           engine = loaded;
-          log.info(`loaded ${engine.info.architecture} model "${message.options.modelPath}": ${engine.info.sequences} sequences of up to ${engine.info.contextPerSequence} tokens of context sharing ${engine.info.sharedContext} (trained ${engine.info.trainedContextLength}; ${CONTEXT_HINT}), ${engine.info.threads} threads, ${engine.info.compute}${engine.info.vision ? `, ${projectorKind(engine.info.vision)} projector "${engine.info.vision.projectorPath}"` : ""}${speculationNote(engine.info)}`);
+          log.info(`loaded ${engine.info.architecture} model "${message.options.modelPath}": ${engine.info.sequences} sequences of up to ${engine.info.contextPerSequence} tokens of context sharing ${engine.info.sharedContext} (trained ${engine.info.trainedContextLength}; ${CONTEXT_HINT}), ${engine.info.threads} threads, ${engine.info.compute}${engine.info.vision ? `, ${projectorKind(engine.info.vision)} projector "${engine.info.vision.projectorPath}"` : ""}${speechNote(engine.info, message.options.projectorPath)}${speculationNote(engine.info)}`);
           send({ type: "loaded", info: engine.info });
         }, (error: unknown) => {
           send({ type: "load_failed", message: (error as Error).message, ...(error instanceof EngineError ? { code: error.code } : {}) });
@@ -109,6 +109,10 @@ export function engineMessageHandler(send: (message: ChildMessage) => void, exit
 function projectorKind(projector: VisionInfo): string {
   if (projector.images && projector.audio) return "vision and audio";
   return projector.audio ? "audio" : "vision";
+}
+
+function speechNote(info: ModelInfo, projectorPath: string | undefined): string {
+  return info.speech ? `, text to speech (${info.speech.pipeline}, ${info.speech.sampleRate} Hz) with projector "${projectorPath}"` : "";
 }
 
 function speculationNote(info: ModelInfo): string {

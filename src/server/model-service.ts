@@ -314,9 +314,14 @@ export class ModelService {
     return model.projectorPath !== undefined && projectorModalities(model.projectorPath).vision;
   }
 
-  /** Whether requests to the model may carry audio: its projector has an audio encoder (mtmd_support_audio). */
+  /**
+   * Whether requests to the model may carry audio: its projector has an audio encoder (mtmd_support_audio)
+   * and is not a text-to-speech projector, whose audio encoder only reads reference voices.
+   */
   hasAudio(model: ServedModel): boolean {
-    return model.projectorPath !== undefined && projectorModalities(model.projectorPath).audio;
+    if (model.projectorPath === undefined) return false;
+    const modalities = projectorModalities(model.projectorPath);
+    return modalities.audio && !modalities.speech;
   }
 
   /** Whether the model speaks (/v1/audio/speech): its projector generates audio. */

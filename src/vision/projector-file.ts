@@ -33,8 +33,9 @@ export function siblingProjector(modelPath: string): string | undefined {
 
 export interface ProjectorModalities {
   vision: boolean;
+  /** Audio input. A text-to-speech projector has an audio encoder too (its speaker encoder, for reference voices). */
   audio: boolean;
-  /** The projector generates audio (clip.has_gen_audio_encoder): the model is a text-to-speech model. */
+  /** Audio output: a text-to-speech projector (clip.has_gen_audio_encoder). */
   speech: boolean;
 }
 

@@ -135,6 +135,8 @@ describe("listings say the model speaks", () => {
   test("Ollama's /api/show and LM Studio's /api/v0 and /api/v1 models name speech; a text model's do not", async () => {
     const show = async (model: string) => (await (await fetch(`${apps.base.a}/api/show`, { method: "POST", body: JSON.stringify({ model }) })).json()) as { capabilities: string[] };
     expect((await show(SPEECH_MODEL)).capabilities).toContain("speech");
+    // its projector's speaker encoder reads reference voices: not audio input
+    expect((await show(SPEECH_MODEL)).capabilities).not.toContain("audio");
     expect((await show(TEXT_MODEL)).capabilities).not.toContain("speech");
     const v0 = (await (await fetch(`${apps.base.c}/api/v0/models`)).json()) as { data: Array<{ id: string; capabilities?: string[] }> };
     expect(v0.data.find((m) => m.id.includes(SPEECH_MODEL))?.capabilities).toContain("speech");

@@ -43,7 +43,7 @@ export function modelFacts(model: { path: string; projectorPath?: string }): Mod
   if (cached) return cached;
   const header = readGgufHeaderSync(model.path, { maxArrayLength: 0 });
   const modalities = model.projectorPath !== undefined ? projectorModalities(model.projectorPath) : { vision: false, audio: false, speech: false };
-  const capabilities = detectCapabilities(header, { projector: modalities.vision, audio: modalities.audio, speech: modalities.speech });
+  const capabilities = detectCapabilities(header, { projector: modalities.vision, audio: modalities.audio && !modalities.speech, speech: modalities.speech });
   const facts: ModelFacts = {
     type: capabilities.includes("embedding") ? "embeddings" : capabilities.includes("vision") ? "vlm" : "llm",
     arch: ggufString(header, "general.architecture") ?? "unknown",

@@ -46,7 +46,8 @@ export function storedDetails(model: ServedModel) {
 export function projectorHints(projectorPath: string | undefined): { projector: boolean; audio: boolean; speech: boolean } {
   if (projectorPath === undefined) return { projector: false, audio: false, speech: false };
   const modalities = projectorModalities(projectorPath);
-  return { projector: modalities.vision, audio: modalities.audio, speech: modalities.speech };
+  // a text-to-speech projector's audio encoder reads reference voices, not audio input
+  return { projector: modalities.vision, audio: modalities.audio && !modalities.speech, speech: modalities.speech };
 }
 
 export function capabilitiesOf(model: ServedModel): Capability[] {

@@ -1,0 +1,222 @@
+// Speech output (text to speech) through the engine child process, against llama.cpp's own `llama-tts`
+// built from the same pinned source: the tiny Qwen3-TTS backbone with its projector (code predictor,
+// code2wav, speaker encoder) and the tiny Pocket TTS backbone with its projector (flow net, mimi
+// decoder, voice encoder). Also: PCM streamed in chunks is the audio one read at the end gives,
+// cancelling frees the sequence for the next speech, maxFrames bounds the length, bad speaker audio is
+// a clear error, and a text model has no speech.
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { mkdtempSync, readFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { ensureModel } from "../../scripts/gen-models.ts";
+import { EngineProcess } from "../../src/engine/engine-process.ts";
+import { EngineError, type SpeechRequest } from "../../src/engine/types.ts";
+import { AudioInputError } from "../../src/audio/audio-input-error.ts";
+import { runSpeech } from "../../src/generation/run-speech.ts";
+import { NoSpeechOutputError } from "../../src/generation/speech-spec.ts";
+import type { ModelHandle } from "../../src/generation/chat-spec.ts";
+import { ensureLlamaTool } from "../fixtures/llama-tools.ts";
+import { speechWavPath } from "../audio/audio-fixtures.ts";
+
+const SAMPLES_PER_FRAME = 1920;
+const CONTEXT = 2048;
+const dir = mkdtempSync(join(tmpdir(), "llamux-speech-"));
+let backbone: string;
+let projector: string;
+let pocketBackbone: string;
+let pocketProjector: string;
+let speech: EngineProcess;
+let pocket: EngineProcess;
+let text: EngineProcess;
+
+beforeAll(async () => {
+  [backbone, projector, pocketBackbone, pocketProjector] = await Promise.all([
+    ensureModel("tiny-qwen3tts"), ensureModel("tiny-qwen3tts-mmproj"), ensureModel("tiny-pockettts"), ensureModel("tiny-pockettts-mmproj"),
+  ]);
+  [speech, pocket, text] = await Promise.all([
+    EngineProcess.start({ modelPath: backbone, projectorPath: projector, contextPerSequence: CONTEXT, threads: 2, batchSize: 64 }),
+    EngineProcess.start({ modelPath: pocketBackbone, projectorPath: pocketProjector, contextPerSequence: CONTEXT, threads: 2, batchSize: 64 }),
+    EngineProcess.start({ modelPath: await ensureModel("tiny-llama"), parallel: 1, contextPerSequence: 512, threads: 1 }),
+  ]);
+}, 600_000);
+
+afterAll(async () => {
+  await Promise.all([speech?.stop(), pocket?.stop(), text?.stop()]);
+});
+
+const handleOf = (engine: EngineProcess): ModelHandle => ({ engine: async () => engine });
+
+/** All chunks of a speech and its result. */
+async function spoken(request: SpeechRequest, engine: EngineProcess = speech) {
+  const stream = engine.speak(request);
+  const chunks: Float32Array[] = [];
+  for await (const chunk of stream.chunks) chunks.push(chunk);
+  return { chunks, samples: concat(chunks), result: await stream.done };
+}
+
+function concat(chunks: Float32Array[]): Float32Array {
+  const out = new Float32Array(chunks.reduce((n, c) => n + c.length, 0));
+  let at = 0;
+  for (const chunk of chunks) {
+    out.set(chunk, at);
+    at += chunk.length;
+  }
+  return out;
+}
+
+/** The samples of llama-tts's 16-bit WAV output. */
+function wavSamples(path: string): Int16Array {
+  const bytes = readFileSync(path);
+  let at = 12;
+  while (at + 8 <= bytes.length) {
+    const id = bytes.toString("ascii", at, at + 4);
+    const size = bytes.readUInt32LE(at + 4);
+    if (id === "data") return new Int16Array(bytes.buffer.slice(bytes.byteOffset + at + 8, bytes.byteOffset + at + 8 + size));
+    at += 8 + size;
+  }
+  throw new Error(`no data chunk in ${path}`);
+}
+
+/** Float PCM as llama-tts writes it to WAV (mtmd-helper-gen.cpp write_wav16): clamped, scaled, truncated. */
+const toInt16 = (samples: Float32Array) => Int16Array.from(samples, (v) => Math.trunc(Math.max(-1, Math.min(1, v)) * 32767));
+
+async function oracle(request: SpeechRequest, speakerPath?: string, model: [string, string] = [backbone, projector]): Promise<Int16Array> {
+  const tts = await ensureLlamaTool("llama-tts");
+  const out = join(dir, `oracle-${Bun.hash(JSON.stringify({ request, speakerPath, model }))}.wav`);
+  const args = [tts, "-m", model[0], "-mm", model[1], "-p", request.text, "-o", out, "-n", String(request.maxFrames),
+    "--seed", String(request.seed), "--top-k", String(request.topK), "--top-p", String(request.topP), "--temp", String(request.temperature),
+    "-t", "2", "-c", String(CONTEXT), "-b", "64", ...(speakerPath ? ["--tts-speaker-file", speakerPath] : [])];
+  const child = Bun.spawn(args, { stdout: "pipe", stderr: "pipe" });
+  const [stderr, exitCode] = await Promise.all([new Response(child.stderr).text(), child.exited]);
+  if (exitCode !== 0) throw new Error(`llama-tts failed (${exitCode}): ${stderr.slice(-2000)}`);
+  return wavSamples(out);
+}
+
+/** Largest difference between two 16-bit signals of the same length. */
+function maxDifference(a: Int16Array, b: Int16Array): number {
+  let max = 0;
+  for (let i = 0; i < a.length; i++) max = Math.max(max, Math.abs(a[i]! - b[i]!));
+  return max;
+}
+
+const base: SpeechRequest = { text: "Hello there, this is a test of speech.", seed: 42, topK: 20, topP: 0.9, temperature: 0.7, maxFrames: 80 };
+
+describe("Qwen3-TTS against llama-tts", () => {
+  test("the model reports its pipeline and rate", () => {
+    expect(speech.info.speech).toEqual({ pipeline: "qwen3tts", sampleRate: 24000 });
+    expect(speech.info.sequences).toBe(1);
+  });
+
+  test("the same text, seed and sampling give llama-tts's samples; the chunks streamed at the decode windows are one read's samples", async () => {
+    const [mine, theirs] = await Promise.all([spoken(base), oracle(base)]);
+    expect(mine.result.promptTokens).toBeGreaterThan(10);
+    expect(mine.samples.length).toBe(mine.result.samples);
+    expect(mine.samples.length).toBe(theirs.length);
+    expect(maxDifference(toInt16(mine.samples), theirs)).toBeLessThanOrEqual(1);
+    if (mine.result.stoppedBy === "limit") {
+      // 80 frames: the first 72-frame window, then the rest at the end
+      expect(mine.chunks.map((c) => c.length)).toEqual([72 * SAMPLES_PER_FRAME, 8 * SAMPLES_PER_FRAME]);
+    }
+  }, 600_000);
+
+  test("a speaker reference (a WAV) conditions the voice as in llama-tts", async () => {
+    const wav = speechWavPath("A reference voice for the speaker encoder.");
+    const request = { ...base, maxFrames: 12, speaker: new Uint8Array(readFileSync(wav)) };
+    const [mine, theirs] = await Promise.all([spoken(request), oracle(request, wav)]);
+    expect(mine.samples.length).toBe(theirs.length);
+    expect(maxDifference(toInt16(mine.samples), theirs)).toBeLessThanOrEqual(1);
+    const plain = await spoken({ ...base, maxFrames: 12 });
+    expect(maxDifference(toInt16(plain.samples), toInt16(mine.samples))).toBeGreaterThan(1);
+  }, 600_000);
+});
+
+describe("Pocket TTS against llama-tts", () => {
+  const request: SpeechRequest = { ...base, maxFrames: 20 };
+
+  test("the model reports its pipeline, rate and variant", () => {
+    expect(pocket.info.speech).toEqual({ pipeline: "pockettts", sampleRate: 24000, variant: "english" });
+  });
+
+  test("the same text and seed give llama-tts's samples; the chunks streamed at the decode windows are one read's samples", async () => {
+    const [mine, theirs] = await Promise.all([spoken(request, pocket), oracle(request, undefined, [pocketBackbone, pocketProjector])]);
+    expect(mine.samples.length).toBe(theirs.length);
+    expect(maxDifference(toInt16(mine.samples), theirs)).toBeLessThanOrEqual(1);
+    // 20 frames: two 8-latent windows, then the rest at the end
+    expect(mine.chunks.map((c) => c.length)).toEqual([8 * SAMPLES_PER_FRAME, 8 * SAMPLES_PER_FRAME, 4 * SAMPLES_PER_FRAME]);
+  }, 600_000);
+
+  test("a reference voice (a WAV) primes the backbone as in llama-tts", async () => {
+    const wav = speechWavPath("A reference voice for the speaker encoder.");
+    const withVoice = { ...request, maxFrames: 6, speaker: new Uint8Array(readFileSync(wav)) };
+    const [mine, theirs] = await Promise.all([spoken(withVoice, pocket), oracle(withVoice, wav, [pocketBackbone, pocketProjector])]);
+    expect(mine.samples.length).toBe(theirs.length);
+    expect(maxDifference(toInt16(mine.samples), theirs)).toBeLessThanOrEqual(1);
+    expect(mine.result.promptTokens).toBeGreaterThan((await spoken({ ...request, maxFrames: 1 }, pocket)).result.promptTokens);
+  }, 600_000);
+});
+
+describe("bounds and cancellation", () => {
+  test("maxFrames bounds the length", async () => {
+    const { result, samples } = await spoken({ ...base, maxFrames: 5 });
+    expect(result.frames).toBeLessThanOrEqual(5);
+    if (result.stoppedBy === "limit") expect(result.frames).toBe(5);
+    expect(samples.length).toBe(result.frames * SAMPLES_PER_FRAME);
+  }, 300_000);
+
+  test("aborting mid-stream stops the speech between frames; the next speech runs", async () => {
+    const controller = new AbortController();
+    const stream = speech.speak({ ...base, maxFrames: 4096 }, { signal: controller.signal });
+    const chunks: Float32Array[] = [];
+    for await (const chunk of stream.chunks) {
+      chunks.push(chunk);
+      controller.abort();
+    }
+    const result = await stream.done;
+    expect(result.stoppedBy).toBe("cancelled");
+    expect(result.frames).toBeLessThan(4096);
+    expect(chunks.length).toBe(1);
+    const next = await spoken({ ...base, maxFrames: 3 });
+    expect(next.result.frames).toBeGreaterThan(0);
+    expect(next.samples.length).toBe(next.result.frames * SAMPLES_PER_FRAME);
+  }, 300_000);
+
+  test("speaker bytes that are not audio are refused before the engine, and by the engine", async () => {
+    const notAudio = new TextEncoder().encode("this is not a WAV file at all");
+    await expect(runSpeech(handleOf(speech), { text: "Hi", speaker: notAudio, options: { seed: 1 } })).rejects.toBeInstanceOf(AudioInputError);
+    const stream = speech.speak({ ...base, maxFrames: 2, speaker: notAudio });
+    const error = await stream.done.catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(EngineError);
+    expect((error as EngineError).code).toBe("invalid_request");
+    expect((error as Error).message).toContain("speaker reference audio");
+  }, 120_000);
+
+  test("text generation on a speech model is refused", async () => {
+    const events = [];
+    for await (const event of speech.generate({ prompt: "Hello", maxTokens: 2 })) events.push(event);
+    expect(events.at(-1)).toMatchObject({ type: "error", code: "invalid_request" });
+  });
+});
+
+describe("runSpeech", () => {
+  test("speaks through the option table's seed and sampling", async () => {
+    const running = await runSpeech(handleOf(speech), { text: base.text, options: { seed: 42, topK: 20, topP: 0.9, temperature: 0.7 }, maxFrames: 4 });
+    expect(running.sampleRate).toBe(24000);
+    const chunks: Float32Array[] = [];
+    for await (const chunk of running.chunks) chunks.push(chunk);
+    const same = await spoken({ ...base, maxFrames: 4 });
+    expect(concat(chunks)).toEqual(same.samples);
+    expect((await running.done).frames).toBe(same.result.frames);
+  }, 300_000);
+
+  test("a text model has no speech output", async () => {
+    expect(text.info.speech).toBeUndefined();
+    await expect(runSpeech(handleOf(text), { text: "Hi", options: {} })).rejects.toBeInstanceOf(NoSpeechOutputError);
+    const error = await text.speak({ ...base, maxFrames: 2 }).done.catch((e: unknown) => e);
+    expect((error as EngineError).code).toBe("invalid_request");
+  });
+
+  test("an empty text or a frame limit out of range is an option error", async () => {
+    await expect(runSpeech(handleOf(speech), { text: "", options: {} })).rejects.toMatchObject({ name: "OptionError", field: "input" });
+    await expect(runSpeech(handleOf(speech), { text: "Hi", options: {}, maxFrames: 0 })).rejects.toMatchObject({ name: "OptionError", field: "max_frames" });
+  });
+});
