@@ -37,6 +37,8 @@ const OPENAI_ROUTES: Route[] = [
   { method: "POST", path: "/v1/completions", valid: (model) => ({ model, prompt: "Hi", max_tokens: 2 }) },
   { method: "POST", path: "/v1/embeddings", valid: (model) => ({ model, input: "Hi" }) },
   { method: "POST", path: "/v1/responses", valid: (model) => ({ model, input: "Hi", max_output_tokens: 2 }) },
+  // the text model has no speech output: every valid body is a 400 before anything loads
+  { method: "POST", path: "/v1/audio/speech", valid: (model) => ({ model, input: "Hi", voice: "alloy", max_frames: 2 }) },
   { method: "POST", path: "/v1/messages", valid: (model) => ({ model, messages: chatMessages, max_tokens: 2 }) },
   { method: "POST", path: "/v1/messages/count_tokens", valid: (model) => ({ model, messages: chatMessages }) },
   { method: "POST", path: "/api/v1/models/delete", valid: () => ({ model: "not-stored" }) },
