@@ -8,10 +8,10 @@ import { streamSSE } from "hono/streaming";
 import { z } from "zod";
 import { dirname } from "node:path";
 import { encodedSpeech, type SpeechOutput } from "../../audio/speech/encoded-speech.ts";
-import { SPEECH_FORMATS, SPEECH_MIME_TYPES, isSpeechFormat } from "../../audio/speech/speech-encoder.ts";
+import { SPEECH_FORMATS, SPEECH_MIME_TYPES, formatsAtRate, isSpeechFormat } from "../../audio/speech/speech-encoder.ts";
 import { MAX_SPEECH_SPEED, MIN_SPEECH_SPEED } from "../../audio/speech/time-stretch.ts";
 import { chooseVoice, readSpeakerFile, unknownVoiceMessage } from "../../audio/voices.ts";
-import { runSpeech } from "../../generation/run-speech.ts";
+import { runSpeech, type RunningSpeech } from "../../generation/run-speech.ts";
 import { MAX_SPEECH_FRAMES, MAX_SPEECH_TEXT_CHARS, type SpeechSpec } from "../../generation/speech-spec.ts";
 import type { SpeechResult } from "../../engine/types.ts";
 import { mergeOptionValues } from "../../options/values.ts";
@@ -67,6 +67,9 @@ async function speakerOf(deps: ServerDeps, model: ServedModel, body: SpeechBody)
 export function speechOutputOf(body: Pick<SpeechBody, "response_format" | "speed">, sampleRate: number | undefined, mode: SpeechOutput["mode"]): SpeechOutput {
   const format = body.response_format ?? "mp3";
   if (!isSpeechFormat(format)) throw badRequest(`response_format "${format}" is not supported: use one of ${SPEECH_FORMATS.join(", ")}`, "response_format");
+  if (sampleRate !== undefined && !formatsAtRate(sampleRate).includes(format)) {
+    throw badRequest(`response_format "${format}" cannot carry this model's ${sampleRate} Hz audio: use one of ${formatsAtRate(sampleRate).join(", ")}`, "response_format");
+  }
   const speed = body.speed ?? 1;
   if (!(speed >= MIN_SPEECH_SPEED && speed <= MAX_SPEECH_SPEED)) throw badRequest(`speed must be a number from ${MIN_SPEECH_SPEED} to ${MAX_SPEECH_SPEED}`, "speed");
   return { format, speed, mode, sampleRate: sampleRate ?? 0 };
@@ -98,51 +101,66 @@ export function speech(deps: ServerDeps) {
       ...(body.language ? { language: body.language } : {}),
       ...(body.max_frames !== undefined ? { maxFrames: body.max_frames } : {}),
     };
-    const running = await runSpeech(servedModel(deps, model), spec, { signal: c.req.raw.signal });
-    const mode = body.stream_format === undefined ? "whole" : "stream";
-    const output = speechOutputOf(body, running.sampleRate, mode);
-    const bytes = encodedSpeech(running.chunks, output);
-    const reportUsage = (result: SpeechResult) => c.set("usage", { promptTokens: result.promptTokens, completionTokens: result.frames });
+    // the speech stops when the client leaves, or when this handler fails before its answer is on its way
+    const stop = new AbortController();
+    const request = c.req.raw.signal;
+    if (request.aborted) stop.abort();
+    else request.addEventListener("abort", () => stop.abort(), { once: true });
+    try {
+      return await speechAnswer(c, body, await runSpeech(servedModel(deps, model), spec, { signal: stop.signal }));
+    } catch (error) {
+      stop.abort();
+      throw error;
+    }
+  };
+}
 
-    if (streamFormat === "sse") {
-      // the first bytes come before the status is sent, so that a speech that fails to start is an error response
-      const first = await bytes.next();
-      return streamSSE(c, async (stream) => {
-        for (let next = first; !next.done; next = await bytes.next()) {
-          await stream.writeSSE({ data: JSON.stringify({ type: "speech.audio.delta", audio: Buffer.from(next.value).toString("base64") }) });
-        }
-        const result = await running.done;
-        reportUsage(result);
-        await stream.writeSSE({ data: JSON.stringify({ type: "speech.audio.done", usage: speechUsage(result) }) });
-      });
-    }
-    const headers = { "content-type": SPEECH_MIME_TYPES[output.format] };
-    if (mode === "whole") {
-      const parts: Uint8Array[] = [];
-      for await (const part of bytes) parts.push(part);
-      reportUsage(await running.done);
-      return new Response(Buffer.concat(parts), { headers });
-    }
+/** The running speech written as the body asks: a whole file, a chunked stream, or SSE events. */
+async function speechAnswer(c: Context, body: SpeechBody, running: RunningSpeech): Promise<Response> {
+  const streamFormat = body.stream_format ?? "audio";
+  const mode = body.stream_format === undefined ? "whole" : "stream";
+  const output = speechOutputOf(body, running.sampleRate, mode);
+  const bytes = encodedSpeech(running.chunks, output);
+  const reportUsage = (result: SpeechResult) => c.set("usage", { promptTokens: result.promptTokens, completionTokens: result.frames });
+
+  if (streamFormat === "sse") {
+    // the first bytes come before the status is sent, so that a speech that fails to start is an error response
     const first = await bytes.next();
-    const audio = new ReadableStream<Uint8Array>({
-      async start(controller) {
-        if (!first.done) return controller.enqueue(first.value);
+    return streamSSE(c, async (stream) => {
+      for (let next = first; !next.done; next = await bytes.next()) {
+        await stream.writeSSE({ data: JSON.stringify({ type: "speech.audio.delta", audio: Buffer.from(next.value).toString("base64") }) });
+      }
+      const result = await running.done;
+      reportUsage(result);
+      await stream.writeSSE({ data: JSON.stringify({ type: "speech.audio.done", usage: speechUsage(result) }) });
+    });
+  }
+  const headers = { "content-type": SPEECH_MIME_TYPES[output.format] };
+  if (mode === "whole") {
+    const parts: Uint8Array[] = [];
+    for await (const part of bytes) parts.push(part);
+    reportUsage(await running.done);
+    return new Response(Buffer.concat(parts), { headers });
+  }
+  const first = await bytes.next();
+  const audio = new ReadableStream<Uint8Array>({
+    async start(controller) {
+      if (!first.done) return controller.enqueue(first.value);
+      reportUsage(await running.done);
+      controller.close();
+    },
+    async pull(controller) {
+      const next = await bytes.next();
+      if (next.done) {
         reportUsage(await running.done);
         controller.close();
-      },
-      async pull(controller) {
-        const next = await bytes.next();
-        if (next.done) {
-          reportUsage(await running.done);
-          controller.close();
-        } else {
-          controller.enqueue(next.value);
-        }
-      },
-      async cancel() {
-        await bytes.return(undefined);
-      },
-    });
-    return new Response(audio, { headers });
-  };
+      } else {
+        controller.enqueue(next.value);
+      }
+    },
+    async cancel() {
+      await bytes.return(undefined);
+    },
+  });
+  return new Response(audio, { headers });
 }
