@@ -39,8 +39,11 @@ export interface ProjectorOptions {
   threads: number;
   /** Run the encoder on the GPU when one is available. Default: false. */
   gpu?: boolean;
-  /** The text that stands for one image in a prompt. */
-  mediaMarker: string;
+  /**
+   * The text that stands for one image in a prompt. Unset: libmtmd's default marker, which its
+   * audio-generation helper writes when it encodes a reference voice.
+   */
+  mediaMarker?: string;
 }
 
 const MTMD_TOKENIZE_ERRORS: Record<number, string> = { 1: "the number of images does not match the number of media markers", 2: "an image could not be preprocessed" };
@@ -61,11 +64,11 @@ export class MtmdContext extends NativeHandle {
     const n = loadMtmd();
     const params = new StructBuffer(mtmdContextParamsLayout);
     n.shim.llamux_mtmd_default_params(params.pointer);
-    const marker = cstr(options.mediaMarker);
+    const marker = options.mediaMarker !== undefined ? cstr(options.mediaMarker) : null;
     params.set("use_gpu", options.gpu ?? false);
     params.set("print_timings", false);
     params.set("n_threads", options.threads);
-    params.set("media_marker", ptr(marker));
+    if (marker) params.set("media_marker", ptr(marker));
     params.set("warmup", false);
     const { result: pointer, error } = withLlamaError(() => asPointer(n.shim.llamux_mtmd_init(cstr(path), model.pointer, params.pointer)));
     if (!pointer) throw new Error(`Cannot load projector "${path}": ${error ?? "libmtmd rejected the file"}`);

@@ -270,7 +270,8 @@ tinyRecipes.push(
   {
     kind: "generated", name: "tiny-qwen3tts-mmproj",
     description: "Tiny random-weight Qwen3-TTS audio-generation projector (code predictor and code2wav) for tiny-qwen3tts",
-    fingerprint: fingerprintOf({ name: "tiny-qwen3tts-mmproj", shape: tinyQwen3ttsProjectorShape }),
+    // revision: the generator's output changed with the shape unchanged (output gain)
+    fingerprint: fingerprintOf({ name: "tiny-qwen3tts-mmproj", shape: tinyQwen3ttsProjectorShape, revision: 2 }),
     build: () => qwen3ttsProjector("tiny-qwen3tts-mmproj", "Tiny random-weight Qwen3-TTS audio-generation projector", tinyQwen3ttsProjectorShape),
   },
 );
@@ -285,7 +286,7 @@ tinyRecipes.push(
   {
     kind: "generated", name: "tiny-pockettts-mmproj",
     description: "Tiny random-weight Pocket TTS projector (flow net, mimi decoder, voice encoder) for tiny-pockettts",
-    fingerprint: fingerprintOf({ name: "tiny-pockettts-mmproj", shape: tinyPocketttsProjectorShape }),
+    fingerprint: fingerprintOf({ name: "tiny-pockettts-mmproj", shape: tinyPocketttsProjectorShape, revision: 2 }),
     build: () => pocketttsProjector("tiny-pockettts-mmproj", "Tiny random-weight Pocket TTS projector", tinyPocketttsProjectorShape),
   },
 );

@@ -77,6 +77,8 @@ const LATENT = 32;
 /** SEANet encoder strides (the decoder walks them backwards) and mimi's resampling between 200 Hz and 12.5 Hz. */
 const SEANET_RATIOS = [4, 5, 6];
 const MIMI_DOWNSAMPLE = 16;
+/** The decoder's last conv's gain, so that random latents make PCM mostly inside [-1, 1]. */
+const OUTPUT_GAIN = 1e-2;
 
 export function pocketttsProjector(name: string, description: string, shape: PocketttsProjectorShape): ModelContent {
   const { talkerEmbd: E, mimiEmbd: D } = shape;
@@ -154,7 +156,8 @@ export function pocketttsProjector(name: string, description: string, shape: Poc
         );
         channels = out;
       });
-      tensors.push(...conv(`${prefix}.conv_out`, 3, channels, 1));
+      // the last conv scales down: unit gain all the way saturates the PCM (a square wave at ±1)
+      tensors.push(randomTensor(name, `${prefix}.conv_out.weight`, [3, channels, 1], { std: OUTPUT_GAIN / Math.sqrt(3 * channels) }), zeros(`${prefix}.conv_out.bias`, [1]));
     }
     return tensors;
   };

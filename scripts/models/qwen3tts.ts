@@ -142,6 +142,8 @@ const WAV_UPSAMPLE_BLOCKS = 2;
 const DAC_STRIDES = [8, 5, 4, 3];
 const DAC_RESIDUAL_UNITS = 3;
 const ACOUSTIC_CODEBOOKS = 15;
+/** The last conv's gain, so that random codes make PCM mostly inside [-1, 1]. */
+const OUTPUT_GAIN = 1e-3;
 
 /** Mel bins of the speaker encoder's front end (24 kHz, n_fft 1024, hop 256). */
 const SPEAKER_MELS = 128;
@@ -292,7 +294,8 @@ export function qwen3ttsProjector(name: string, description: string, shape: Qwen
   tensors.push(
     ones("a.gen.wav.dac.post_snake.alpha", A),
     ones("a.gen.wav.dac.post_snake.beta", A),
-    unit("a.gen.wav.dac.post_conv.weight", [7, A, 1]),
+    // the last conv scales down: unit gain all the way saturates the PCM (a square wave at ±1)
+    randomTensor(name, "a.gen.wav.dac.post_conv.weight", [7, A, 1], { std: OUTPUT_GAIN / Math.sqrt(7 * A) }),
     zeros("a.gen.wav.dac.post_conv.bias", [1]),
   );
   return { metadata, tensors };

@@ -215,7 +215,8 @@ export class Engine {
         const adapters = (options.loraAdapters ?? []).map((path) => ({ adapter: loadLoraAdapter(model, path), scale: 1 }));
         if (adapters.length > 0) applyLoraAdapters(context, adapters);
         if (options.projectorPath) {
-          const projector = MtmdContext.load(options.projectorPath, model, { threads, gpu: gpuLayers !== 0, mediaMarker: randomMediaMarker() });
+          // a speech projector keeps libmtmd's own marker: the pipeline writes it to encode a reference voice
+          const projector = MtmdContext.load(options.projectorPath, model, { threads, gpu: gpuLayers !== 0, ...(speaks ? {} : { mediaMarker: randomMediaMarker() }) });
           const generated = projector.generatedAudio;
           if (generated) {
             const info = { pipeline: generated.pipeline, sampleRate: generated.sampleRate, ...(generated.variant ? { variant: generated.variant } : {}) };
