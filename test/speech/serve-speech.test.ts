@@ -115,6 +115,15 @@ describe("POST /v1/audio/speech", () => {
     }
   }, 300_000);
 
+  test("a voice names a speaker file: the speech differs from the model's own voice", async () => {
+    const expected = await referencePcm();
+    const response = await post("b", { model: SPEECH_MODEL, input: TEXT, voice: "narrator", response_format: "pcm", ...SHORT });
+    expect(response.status).toBe(200);
+    const withVoice = decodeSpeech(await bytesOf(response), "pcm", RATE);
+    expect(withVoice.length).toBe(expected.length);
+    expect(Buffer.from(withVoice.buffer).equals(Buffer.from(expected.buffer))).toBe(false);
+  }, 300_000);
+
   test("a client that leaves mid-stream frees the sequence: the next speech completes", async () => {
     const controller = new AbortController();
     const response = await post("b", { model: SPEECH_MODEL, input: TEXT, response_format: "pcm", stream_format: "audio", ...SHORT, max_frames: 4096 }, controller.signal);
