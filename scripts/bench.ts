@@ -83,6 +83,8 @@ const help = `Usage: bun scripts/bench.ts [options]     (make bench)
                         ngram-near-copy; a case's baseline is added when left out)
   --spec-tokens N       greedy tokens per stream in the speculative part (default 128)
   --spec-streams LIST   concurrent streams in the speculative part (default 1,4,8)
+  --spec-llamux-only    the speculative part without llama-server (half the time; the ratios are each
+                        server's speculation against its own plain decoding)
   --binary PATH         the executable whose start-up is timed (default dist/llamux, rebuilt by make binary)
   --server-binary PATH  llamux executable for the server part (default: bun src/main.ts)
   --server-requests N   streaming requests per client in the server part (default 2)
@@ -109,6 +111,7 @@ interface Options {
   speculativeCases: CaseName[];
   speculativeTokens: number;
   speculativeStreams: number[];
+  speculativeLlamuxOnly: boolean;
   binary: string | undefined;
   serverBinary: string | undefined;
   serverRequests: number;
@@ -124,7 +127,7 @@ function parseOptions(): Options {
       threads: { type: "string" }, out: { type: "string" }, strict: { type: "boolean" }, help: { type: "boolean", short: "h" },
       "max-foreign-cpu": { type: "string" }, retries: { type: "string" }, "settle-timeout": { type: "string" },
       only: { type: "string" }, binary: { type: "string" }, "server-binary": { type: "string" }, "server-requests": { type: "string" },
-      "spec-tiny": { type: "boolean" }, "spec-cases": { type: "string" }, "spec-tokens": { type: "string" }, "spec-streams": { type: "string" }, "agent-shape": { type: "string" }, "cache-ram": { type: "string" },
+      "spec-tiny": { type: "boolean" }, "spec-cases": { type: "string" }, "spec-tokens": { type: "string" }, "spec-streams": { type: "string" }, "spec-llamux-only": { type: "boolean" }, "agent-shape": { type: "string" }, "cache-ram": { type: "string" },
     },
   });
   if (values.help) {
@@ -176,6 +179,7 @@ function parseOptions(): Options {
     speculativeCases: withBaselines(speculativeCases),
     speculativeTokens,
     speculativeStreams,
+    speculativeLlamuxOnly: values["spec-llamux-only"] ?? false,
     binary: values.binary,
     serverBinary: values["server-binary"],
     serverRequests,
@@ -377,7 +381,7 @@ async function measureSpeculative(options: Options): Promise<string> {
     vocabOnly.dispose();
     models.push({ name: options.speculativeTiny ? m.tiny : m.name, path, draftPath, vocabularySize });
   }
-  const servers = llamaServerAvailable() ? (["llamux", "llama-server"] as const) : (["llamux"] as const);
+  const servers = llamaServerAvailable() && !options.speculativeLlamuxOnly ? (["llamux", "llama-server"] as const) : (["llamux"] as const);
   const settings = { ...SPEC_SETTINGS, tokens: options.speculativeTokens, streams: options.speculativeStreams, threads: options.threads };
   const runs: SpeculativeSample[][] = [];
   for (let round = 1; round <= options.runs; round++) {
@@ -410,7 +414,7 @@ async function measureSpeculative(options: Options): Promise<string> {
     "",
     speculativeTable(merged),
     "",
-    llamaServerAvailable() ? "" : "llama-server not built (.native/tools/llama-server): llamux only.",
+    servers.length === 2 ? "" : options.speculativeLlamuxOnly ? "llamux only (--spec-llamux-only)." : "llama-server not built (.native/tools/llama-server): llamux only.",
     "Random weights: a draft model agrees with the target by chance only, so \"draft\" shows the cost of drafting",
     "at near-zero acceptance (the back-off should keep it near plain); \"self-draft\" (every draft accepted, but the",
     "draft costs as much as the target) and \"ngram-copy\" (output forced to copy the prompt) are the high-acceptance cases;",
@@ -517,11 +521,13 @@ async function main(): Promise<void> {
 
   if (parts.has("agents")) {
     const agentSections: string[] = [];
+    // llamux on the libraries llama-server was built from, when that build is here
+    const sourceLibraries = libraries.find((lib) => lib.kind === "source");
     const [sessions, parallel, prefixTokens, turnTokens, turns] = options.agentShape as [number, number, number, number, number];
     for (const [model, path] of models) {
       const result = await runAgentSessions(path, {
         sessions, parallel, prefixTokens, turnTokens, turns, outputTokens: 16, cacheRamMiB: options.cacheRamMiB, threads: options.threads,
-        llamux: defaultLlamuxCommand(options.serverBinary), log: (line) => console.error(`${model}: ${line}`),
+        llamux: defaultLlamuxCommand(options.serverBinary), ...(sourceLibraries ? { llamuxLibDir: sourceLibraries.dir } : {}), log: (line) => console.error(`${model}: ${line}`),
       });
       agentSections.push(`${model}\n\n${result.markdown}`);
       m.serverJson[`${model} agent sessions`] = result.json;

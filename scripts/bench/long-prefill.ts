@@ -50,7 +50,8 @@ function vocabularySize(path: string): number {
 }
 
 async function firstTokenMs(server: RunningServer, model: string, prompt: number[], maxTokens: number): Promise<{ ms: number; at: number }> {
-  const t = await streamRequest(server.baseUrl, "/v1/completions", { model, prompt, max_tokens: maxTokens, temperature: 0, ignore_eos: true });
+  // special tokens as text: a random model may pick one, and llamux (as vLLM) sends no chunk for an empty piece
+  const t = await streamRequest(server.baseUrl, "/v1/completions", { model, prompt, max_tokens: maxTokens, temperature: 0, ignore_eos: true, skip_special_tokens: false });
   const at = t.chunkTimes[0] ?? t.endAt;
   return { ms: at - t.sentAt, at };
 }
