@@ -6,7 +6,8 @@
 // llama-server (server: throughput, TTFT, inter-token latency, cold start, constrained decoding, the engine
 // limit), and one client's decode rate on a busy machine (busy: a CPU hog on one core, each server at its
 // default threads), and agent sessions sharing a long prefix over fewer sequences (agents: each turn's time to
-// first token against a cold prefill, both servers with --cache-ram). `--only engine,sampling,server,startup,busy,agents` picks parts. Writes <out>/<date>.md and .json and prints them.
+// first token against a cold prefill, both servers with --cache-ram), and a short request sent during another's
+// long prefill (prefill: its time to first token beside llama-server's). `--only engine,sampling,server,startup,busy,agents,prefill` picks parts. Writes <out>/<date>.md and .json and prints them.
 import { basename, relative } from "node:path";
 import { parseArgs } from "node:util";
 import { ensureModel } from "./gen-models.ts";
@@ -24,6 +25,7 @@ import { CASES, withBaselines, llamaServerAvailable, measureCase, serverArgs, sp
 import { runServerScenario } from "./bench/server-scenario.ts";
 import { runBusyMachine } from "./bench/busy-machine.ts";
 import { runAgentSessions } from "./bench/agent-sessions.ts";
+import { runLongPrefill } from "./bench/long-prefill.ts";
 import { LLAMA_SERVER, defaultLlamuxCommand } from "./bench/server.ts";
 import { readGgufHeaderSync, type GgufArray } from "../src/store/gguf.ts";
 import { summarize } from "./bench/stats.ts";
@@ -67,16 +69,22 @@ const help = `Usage: bun scripts/bench.ts [options]     (make bench)
                                     cold start, constrained decoding, the engine limit (needs make llama-tools)
                           startup   the executable's start-up to a listening server (no model)
                           speculative  speculative decoding: plain, draft model, target as its own draft, n-gram,
-                                    n-gram on a copying prompt and on a half-copying one; 1, 4 and 8 streams;
-                                    llamux and llama-server
+                                    n-gram on a copying prompt, on a half-copying one and on a mostly copying
+                                    one; 1, 4 and 8 streams; llamux and llama-server
                           busy      one client's decode rate with a CPU hog on one core, each server at its
                                     default threads (llamux, llamux with fixed threads, llama-server)
                           agents    agent sessions: sessions sharing a long prefix over fewer sequences, each
                                     turn's time to first token against a cold prefill, both servers with --cache-ram
+                          prefill   a 20-token request sent 1 s into a 30k-token prefill: its time to first
+                                    token, and alone, llamux and llama-server (tiny-llama-agent, 32k context)
   --spec-tiny           speculative decoding on the tiny test models instead (a quick check that it runs)
   --spec-cases LIST     speculative cases to run, comma-separated (default all: plain, draft, self-draft,
-                        ngram, plain-copy, ngram-copy, plain-mixed, ngram-mixed; a case's baseline is
-                        added when left out)
+                        ngram, plain-copy, ngram-copy, plain-mixed, ngram-mixed, plain-near-copy,
+                        ngram-near-copy; a case's baseline is added when left out)
+  --spec-tokens N       greedy tokens per stream in the speculative part (default 128)
+  --spec-streams LIST   concurrent streams in the speculative part (default 1,4,8)
+  --spec-llamux-only    the speculative part without llama-server (half the time; the ratios are each
+                        server's speculation against its own plain decoding)
   --binary PATH         the executable whose start-up is timed (default dist/llamux, rebuilt by make binary)
   --server-binary PATH  llamux executable for the server part (default: bun src/main.ts)
   --server-requests N   streaming requests per client in the server part (default 2)
@@ -84,7 +92,7 @@ const help = `Usage: bun scripts/bench.ts [options]     (make bench)
                         (default 8,4,12000,1500,4)
   --cache-ram MIB       the agents part: both servers' --cache-ram (default 8192)`;
 
-const PARTS = ["engine", "sampling", "server", "startup", "speculative", "busy", "agents"] as const;
+const PARTS = ["engine", "sampling", "server", "startup", "speculative", "busy", "agents", "prefill"] as const;
 type Part = (typeof PARTS)[number];
 
 interface Options {
@@ -101,6 +109,9 @@ interface Options {
   parts: Part[];
   speculativeTiny: boolean;
   speculativeCases: CaseName[];
+  speculativeTokens: number;
+  speculativeStreams: number[];
+  speculativeLlamuxOnly: boolean;
   binary: string | undefined;
   serverBinary: string | undefined;
   serverRequests: number;
@@ -116,7 +127,7 @@ function parseOptions(): Options {
       threads: { type: "string" }, out: { type: "string" }, strict: { type: "boolean" }, help: { type: "boolean", short: "h" },
       "max-foreign-cpu": { type: "string" }, retries: { type: "string" }, "settle-timeout": { type: "string" },
       only: { type: "string" }, binary: { type: "string" }, "server-binary": { type: "string" }, "server-requests": { type: "string" },
-      "spec-tiny": { type: "boolean" }, "spec-cases": { type: "string" }, "agent-shape": { type: "string" }, "cache-ram": { type: "string" },
+      "spec-tiny": { type: "boolean" }, "spec-cases": { type: "string" }, "spec-tokens": { type: "string" }, "spec-streams": { type: "string" }, "spec-llamux-only": { type: "boolean" }, "agent-shape": { type: "string" }, "cache-ram": { type: "string" },
     },
   });
   if (values.help) {
@@ -134,6 +145,8 @@ function parseOptions(): Options {
   const parts = (list(values.only) ?? [...PARTS]) as Part[];
   const serverRequests = Number(values["server-requests"] ?? 2);
   const speculativeCases = (list(values["spec-cases"]) ?? [...CASES]) as CaseName[];
+  const speculativeTokens = Number(values["spec-tokens"] ?? GENERATE);
+  const speculativeStreams = (list(values["spec-streams"]) ?? ["1", "4", "8"]).map(Number);
   const agentShape = (list(values["agent-shape"]) ?? ["8", "4", "12000", "1500", "4"]).map(Number);
   const cacheRamMiB = Number(values["cache-ram"] ?? 8192);
   const problems = [
@@ -148,6 +161,8 @@ function parseOptions(): Options {
     !(Number.isInteger(serverRequests) && serverRequests >= 1) && "--server-requests must be a positive integer",
     !(agentShape.length === 5 && agentShape.every((n) => Number.isInteger(n) && n >= 1)) && "--agent-shape must be five positive integers",
     !(Number.isInteger(cacheRamMiB) && cacheRamMiB >= 0) && "--cache-ram must be a non-negative integer",
+    !(Number.isInteger(speculativeTokens) && speculativeTokens >= 1) && "--spec-tokens must be a positive integer",
+    !(speculativeStreams.length > 0 && speculativeStreams.every((n) => Number.isInteger(n) && n >= 1)) && "--spec-streams must be positive integers",
     ...speculativeCases.filter((c) => !CASES.includes(c)).map((c) => `--spec-cases: unknown case "${c}" (${CASES.join(", ")})`),
   ].filter(Boolean);
   if (problems.length > 0) {
@@ -162,6 +177,9 @@ function parseOptions(): Options {
     parts,
     speculativeTiny: values["spec-tiny"] ?? false,
     speculativeCases: withBaselines(speculativeCases),
+    speculativeTokens,
+    speculativeStreams,
+    speculativeLlamuxOnly: values["spec-llamux-only"] ?? false,
     binary: values.binary,
     serverBinary: values["server-binary"],
     serverRequests,
@@ -347,7 +365,7 @@ const SPEC_MODELS = [
   { key: "lfm2", name: "lfm2-350m-q4_0", draft: "lfm2-350m-draft-q4_0", tiny: "tiny-lfm2", tinyDraft: "tiny-lfm2-draft" },
   { key: "llama", name: "llama-1b-q4_0", draft: "llama-1b-draft-q4_0", tiny: "tiny-llama", tinyDraft: "tiny-llama-draft" },
 ] as const;
-const SPEC_SETTINGS = { tokens: GENERATE, streams: [1, 4, 8], draftTokens: 4, contextPerSequence: 1024 };
+const SPEC_SETTINGS = { draftTokens: 4, contextPerSequence: 1024 };
 
 /** Every case on llamux and (when built) llama-server; samples are medians over runs. Returns the report section. */
 async function measureSpeculative(options: Options): Promise<string> {
@@ -363,8 +381,8 @@ async function measureSpeculative(options: Options): Promise<string> {
     vocabOnly.dispose();
     models.push({ name: options.speculativeTiny ? m.tiny : m.name, path, draftPath, vocabularySize });
   }
-  const servers = llamaServerAvailable() ? (["llamux", "llama-server"] as const) : (["llamux"] as const);
-  const settings = { ...SPEC_SETTINGS, threads: options.threads };
+  const servers = llamaServerAvailable() && !options.speculativeLlamuxOnly ? (["llamux", "llama-server"] as const) : (["llamux"] as const);
+  const settings = { ...SPEC_SETTINGS, tokens: options.speculativeTokens, streams: options.speculativeStreams, threads: options.threads };
   const runs: SpeculativeSample[][] = [];
   for (let round = 1; round <= options.runs; round++) {
     const samples: SpeculativeSample[] = [];
@@ -396,10 +414,11 @@ async function measureSpeculative(options: Options): Promise<string> {
     "",
     speculativeTable(merged),
     "",
-    llamaServerAvailable() ? "" : "llama-server not built (.native/tools/llama-server): llamux only.",
+    servers.length === 2 ? "" : options.speculativeLlamuxOnly ? "llamux only (--spec-llamux-only)." : "llama-server not built (.native/tools/llama-server): llamux only.",
     "Random weights: a draft model agrees with the target by chance only, so \"draft\" shows the cost of drafting",
     "at near-zero acceptance (the back-off should keep it near plain); \"self-draft\" (every draft accepted, but the",
-    "draft costs as much as the target) and \"ngram-copy\" (output forced to copy the prompt) are the high-acceptance cases.",
+    "draft costs as much as the target) and \"ngram-copy\" (output forced to copy the prompt) are the high-acceptance cases;",
+    "\"ngram-mixed\" (every word of the copy in either of two spellings) and \"ngram-near-copy\" (one word in four) lie between.",
     "",
     "Server commands (port 0 stands for a free port):",
     ...commands.map((c) => `    ${c}`),
@@ -502,16 +521,32 @@ async function main(): Promise<void> {
 
   if (parts.has("agents")) {
     const agentSections: string[] = [];
+    // llamux on the libraries llama-server was built from, when that build is here
+    const sourceLibraries = libraries.find((lib) => lib.kind === "source");
     const [sessions, parallel, prefixTokens, turnTokens, turns] = options.agentShape as [number, number, number, number, number];
     for (const [model, path] of models) {
       const result = await runAgentSessions(path, {
         sessions, parallel, prefixTokens, turnTokens, turns, outputTokens: 16, cacheRamMiB: options.cacheRamMiB, threads: options.threads,
-        llamux: defaultLlamuxCommand(options.serverBinary), log: (line) => console.error(`${model}: ${line}`),
+        llamux: defaultLlamuxCommand(options.serverBinary), ...(sourceLibraries ? { llamuxLibDir: sourceLibraries.dir } : {}), log: (line) => console.error(`${model}: ${line}`),
       });
       agentSections.push(`${model}\n\n${result.markdown}`);
       m.serverJson[`${model} agent sessions`] = result.json;
     }
     sections.push(`## Agent sessions\n\n${agentSections.join("\n\n")}`);
+  }
+
+  if (parts.has("prefill")) {
+    // The generated tiny-llama-agent (64k trained context): its 30k-token prefill takes tens of seconds on
+    // two cores, where the LFM2-350M shape's takes a quarter of an hour (attention at 30k depth).
+    const path = await ensureModel("tiny-llama-agent", { log: (line) => console.error(line) });
+    const source = libraries.find((lib) => lib.kind === "source");
+    const result = await runLongPrefill(path, {
+      longTokens: 30_000, shortTokens: 20, delayMs: 1000, outputTokens: 4, contextPerSequence: 32_768, threads: options.threads,
+      runs: options.runs, llamux: defaultLlamuxCommand(options.serverBinary), ...(source ? { llamuxLibDir: source.dir } : {}),
+      log: (line) => console.error(`prefill: ${line}`),
+    });
+    sections.push(`## A short request during a long prefill\n\ntiny-llama-agent\n\n${result.markdown}`);
+    m.serverJson["long prefill"] = result.json;
   }
 
   if (parts.has("startup")) {

@@ -7,7 +7,7 @@
 // turn, the median and worst time to first token against a cold prefill of a prompt of the same length
 // (random tokens the server has never seen, on an idle server), and llamux's p50 against llama-server's.
 // Run alone: bun scripts/bench/agent-sessions.ts [--model PATH] [--sessions N] [--parallel N] [--prefix N]
-//   [--turn-tokens N] [--turns N] [--output N] [--cache-ram MIB] [--threads N|default]
+//   [--turn-tokens N] [--turns N] [--output N] [--cache-ram MIB] [--threads N|default] [--lib-dir DIR]
 import { existsSync } from "node:fs";
 import { parseArgs } from "node:util";
 import { ensureModel } from "../gen-models.ts";
@@ -32,6 +32,8 @@ export interface AgentSessionsShape {
 
 export interface AgentSessionsOptions extends AgentSessionsShape {
   llamux: string[];
+  /** The library build llamux runs on (LLAMUX_LIB_DIR); left out, its default. */
+  llamuxLibDir?: string;
   log?: (line: string) => void;
 }
 
@@ -54,7 +56,8 @@ function vocabularySize(path: string): number {
 
 /** Time to the first token, and the prompt tokens the server says it took from its cache (0 when it does not say). */
 async function timeToFirstToken(server: RunningServer, model: string, prompt: number[], outputTokens: number): Promise<{ ttftMs: number; cachedTokens: number }> {
-  const timing = await streamRequest(server.baseUrl, "/v1/completions", { model, prompt, max_tokens: outputTokens, temperature: 0, ignore_eos: true });
+  // special tokens as text: a random model may pick one, and llamux (as vLLM) sends no chunk for an empty piece
+  const timing = await streamRequest(server.baseUrl, "/v1/completions", { model, prompt, max_tokens: outputTokens, temperature: 0, ignore_eos: true, skip_special_tokens: false });
   return { ttftMs: (timing.chunkTimes[0] ?? timing.endAt) - timing.sentAt, cachedTokens: timing.cachedTokens ?? 0 };
 }
 
@@ -62,7 +65,10 @@ async function runOne(kind: ServerKind, model: string, options: AgentSessionsOpt
   const log = options.log ?? (() => {});
   const vocabulary = vocabularySize(model);
   const longest = options.prefixTokens + (options.turns + 1) * options.turnTokens;
-  const spec: ServerSpec = { model, threads: options.threads, parallel: options.parallel, llamux: options.llamux, contextPerSequence: longest + options.outputTokens + 64 };
+  const spec: ServerSpec = {
+    model, threads: options.threads, parallel: options.parallel, llamux: options.llamux, contextPerSequence: longest + options.outputTokens + 64,
+    ...(options.llamuxLibDir ? { llamuxLibDir: options.llamuxLibDir } : {}),
+  };
   const server = await startServer(kind, { ...spec, extraArgs: ["--cache-ram", String(options.cacheRamMiB)] });
   try {
     const prefix = randomPrompt(options.prefixTokens, vocabulary, 1);
@@ -159,7 +165,7 @@ if (import.meta.main) {
   const { values } = parseArgs({
     options: {
       model: { type: "string" }, sessions: { type: "string" }, parallel: { type: "string" }, prefix: { type: "string" }, "turn-tokens": { type: "string" },
-      turns: { type: "string" }, output: { type: "string" }, "cache-ram": { type: "string" }, threads: { type: "string" },
+      turns: { type: "string" }, output: { type: "string" }, "cache-ram": { type: "string" }, threads: { type: "string" }, "lib-dir": { type: "string" },
       help: { type: "boolean", short: "h" },
     },
   });
@@ -173,7 +179,9 @@ if (import.meta.main) {
   --turns N          turns per session (default 4)
   --output N         tokens generated per turn (default 16)
   --cache-ram MIB    each server's host-memory prompt cache (default 8192)
-  --threads N        threads of each server, or "default" (default)`);
+  --threads N        threads of each server, or "default" (default)
+  --lib-dir DIR      llama.cpp libraries llamux runs on (LLAMUX_LIB_DIR; default its own); llama-server
+                     is .native/tools/llama-server, or LLAMUX_TOOLS_DIR's`);
     process.exit(0);
   }
   const model = values.model ?? await ensureModel("lfm2-350m-q4_0");
@@ -182,7 +190,7 @@ if (import.meta.main) {
     turnTokens: Number(values["turn-tokens"] ?? 1500), turns: Number(values.turns ?? 4), outputTokens: Number(values.output ?? 16),
     cacheRamMiB: Number(values["cache-ram"] ?? 8192),
     threads: values.threads === undefined || values.threads === "default" ? "default" : Number(values.threads),
-    llamux: defaultLlamuxCommand(), log: (line) => console.error(line),
+    llamux: defaultLlamuxCommand(), ...(values["lib-dir"] ? { llamuxLibDir: values["lib-dir"] } : {}), log: (line) => console.error(line),
   });
   console.log(result.markdown);
 }

@@ -1,5 +1,5 @@
 // Speculative decoding benchmark (`bun scripts/bench.ts --only speculative`): whole servers over HTTP,
-// llamux (profile b) and llama-server with the same model, draft and settings, 1 and 4 concurrent
+// llamux (profile b) and llama-server with the same model, draft and settings, 1, 4 and 8 concurrent
 // greedy streams, plain decoding against each way of speculating:
 //   draft       the small random-weight draft with the target's vocabulary (acceptance near zero:
 //               random weights agree on nothing, so this measures what back-off saves)
@@ -14,14 +14,17 @@
 //               again, but each word may come in either of two spellings (both in the prompt) and the
 //               model picks one each time, so a draft from an earlier copy holds only while the picks
 //               agree (acceptance in between the other cases); compared with plain-mixed
+//   ngram-near-copy  the same with one word in four free to take either spelling and the others fixed:
+//               most of each draft holds (acceptance between ngram-mixed and ngram-copy); compared with
+//               plain-near-copy
 // Throughput is completion tokens over wall time; acceptance is accepted / drafted tokens
 // (llamux: /metrics; llama-server: each response's timings.draft_n and draft_n_accepted).
 import { existsSync } from "node:fs";
 import { join } from "node:path";
 import { freePort } from "./free-port.ts";
+import { LLAMA_SERVER } from "./server.ts";
 
 const REPO_ROOT = join(import.meta.dir, "..", "..");
-export const LLAMA_SERVER = join(REPO_ROOT, ".native", "tools", "llama-server");
 const MAIN = join(REPO_ROOT, "src", "main.ts");
 
 export interface SpeculativeBenchModel {
@@ -38,13 +41,16 @@ export interface SpeculativeBenchOptions {
   contextPerSequence: number;
 }
 
-export type CaseName = "plain" | "draft" | "self-draft" | "ngram" | "plain-copy" | "ngram-copy" | "plain-mixed" | "ngram-mixed";
-export const CASES: CaseName[] = ["plain", "draft", "self-draft", "ngram", "plain-copy", "ngram-copy", "plain-mixed", "ngram-mixed"];
+export type CaseName = "plain" | "draft" | "self-draft" | "ngram" | "plain-copy" | "ngram-copy" | "plain-mixed" | "ngram-mixed" | "plain-near-copy" | "ngram-near-copy";
+export const CASES: CaseName[] = ["plain", "draft", "self-draft", "ngram", "plain-copy", "ngram-copy", "plain-mixed", "ngram-mixed", "plain-near-copy", "ngram-near-copy"];
 /** What a case's speed is compared with: plain decoding of the same requests. */
 const BASELINE: Record<CaseName, CaseName> = {
   plain: "plain", draft: "plain", "self-draft": "plain", ngram: "plain", "plain-copy": "plain-copy", "ngram-copy": "plain-copy",
-  "plain-mixed": "plain-mixed", "ngram-mixed": "plain-mixed",
+  "plain-mixed": "plain-mixed", "ngram-mixed": "plain-mixed", "plain-near-copy": "plain-near-copy", "ngram-near-copy": "plain-near-copy",
 };
+
+/** The copying cases whose words may take either spelling: one word in this many is free (the others keep the passage's). */
+const FREE_WORD_EVERY: Partial<Record<CaseName, number>> = { "plain-mixed": 1, "ngram-mixed": 1, "plain-near-copy": 4, "ngram-near-copy": 4 };
 
 /** The cases with each one's baseline added, in CASES order. */
 export function withBaselines(cases: CaseName[]): CaseName[] {
@@ -104,6 +110,8 @@ export function serverArgs(server: "llamux" | "llama-server", model: Speculative
       "ngram-copy": ["--speculative-config", JSON.stringify({ method: "ngram", num_speculative_tokens: o.draftTokens, prompt_lookup_max: 3, prompt_lookup_min: 1 })],
       "plain-mixed": [],
       "ngram-mixed": ["--speculative-config", JSON.stringify({ method: "ngram", num_speculative_tokens: o.draftTokens, prompt_lookup_max: 3, prompt_lookup_min: 1 })],
+      "plain-near-copy": [],
+      "ngram-near-copy": ["--speculative-config", JSON.stringify({ method: "ngram", num_speculative_tokens: o.draftTokens, prompt_lookup_max: 3, prompt_lookup_min: 1 })],
     };
     return [process.execPath, MAIN, "serve", "--profile", "b", model.path, "--port", String(port), "--threads", String(o.threads),
       "--ctx-size", String(o.contextPerSequence), "--parallel", String(parallel), ...spec[name]];
@@ -118,6 +126,8 @@ export function serverArgs(server: "llamux" | "llama-server", model: Speculative
     "ngram-copy": ["--spec-type", "ngram-simple", "--spec-ngram-simple-size-n", "3", "--spec-ngram-simple-size-m", n],
     "plain-mixed": [],
     "ngram-mixed": ["--spec-type", "ngram-simple", "--spec-ngram-simple-size-n", "3", "--spec-ngram-simple-size-m", n],
+    "plain-near-copy": [],
+    "ngram-near-copy": ["--spec-type", "ngram-simple", "--spec-ngram-simple-size-n", "3", "--spec-ngram-simple-size-m", n],
   };
   return [LLAMA_SERVER, "-m", model.path, "--host", "127.0.0.1", "--port", String(port), "-t", String(o.threads), "-c", String(o.contextPerSequence * parallel),
     "-np", String(parallel), "--temp", "0", ...spec[name]];
@@ -134,7 +144,8 @@ async function tokenize(url: string, text: string): Promise<number[]> {
 /** The request body: an ordinary story prompt, or the copy prompt with its grammar and logit bias. */
 async function requestBody(server: "llamux" | "llama-server", url: string, name: CaseName, tokens: number, vocabularySize: number, stream: number): Promise<Record<string, unknown>> {
   const base = { max_tokens: tokens, n_predict: tokens, temperature: 0, ignore_eos: true };
-  const mixed = name.endsWith("mixed");
+  const freeEvery = FREE_WORD_EVERY[name];
+  const mixed = freeEvery !== undefined;
   if (!name.endsWith("copy") && !mixed) return { ...base, prompt: `${STORY} (${stream + 1})` };
   const words = PASSAGE.trim().split(" ");
   const text = mixed ? `${PASSAGE}${PASSAGE.toUpperCase()}` : PASSAGE;
@@ -146,8 +157,8 @@ async function requestBody(server: "llamux" | "llama-server", url: string, name:
   const copies = Math.ceil(tokens / Math.max(1, allowed.size)) + 1;
   // ignore_eos and more copies than max_tokens can reach: every run generates exactly `tokens` tokens
   if (!mixed) return { ...base, prompt: `Repeat:${PASSAGE}\nAgain:`, grammar: `root ::= (${JSON.stringify(PASSAGE)}){1,${copies}}`, logit_bias: bias };
-  // each word in either spelling, as the model picks
-  const choices = words.map((w) => `(${JSON.stringify(` ${w}`)} | ${JSON.stringify(` ${w.toUpperCase()}`)})`).join(" ");
+  // the free words in either spelling, as the model picks; the others as in the passage
+  const choices = words.map((w, i) => (i % freeEvery === 0 ? `(${JSON.stringify(` ${w}`)} | ${JSON.stringify(` ${w.toUpperCase()}`)})` : JSON.stringify(` ${w}`))).join(" ");
   return { ...base, prompt: `Repeat:${PASSAGE}\nOr:${PASSAGE.toUpperCase()}\nAgain:`, grammar: `root ::= (${choices}){1,${copies}}`, logit_bias: bias };
 }
 

@@ -6,7 +6,10 @@
 // prompts are admitted in arrival order so none starves. On the CPU a step ends where a prompt ends once
 // it holds `promptFlushTokens` tokens: a burst of prompts then gets its first tokens one prompt after
 // another instead of four at a time at the end of a 512-token step (the CPU processes 64-token batches
-// as fast as 512-token ones, so the extra steps cost nothing; a GPU wants its batches full).
+// as fast as 512-token ones, so the extra steps cost nothing; a GPU wants its batches full). A step in
+// which a short prompt ends takes no more than `promptFlushTokens` tokens of the prompts after it, so a
+// short request that arrives during a long prefill gets its first token after a small step, not a
+// 512-token step of the long prompt at its depth.
 //
 // Images: a prompt's image goes through the vision encoder and is decoded into its sequence in a step
 // of its own, at most one image per step, before that step's token batch; the other sequences keep
@@ -269,12 +272,15 @@ export class Scheduler {
         if (slot.draft) this.addDraft(slot, slot.draft);
       }
     }
+    /** A prompt ends in this step: the prompts after it fill the step only up to promptFlushTokens, so its first token comes soon. */
+    let promptEnded = false;
     for (const slot of this.prefillOrder()) {
       const active = slot.active!;
       if (!group.has(slot) || !active.prefilling || this.batch.free === 0 || active.pendingImage) continue;
       prefillingThisStep.push(active);
       // Text up to the next image: the image waits for an image step of its own.
       let end = Math.min(active.textEnd(), active.nextPromptIndex + this.batch.free, active.nextPromptIndex + room);
+      if (promptEnded) end = Math.min(end, active.nextPromptIndex + Math.max(0, this.promptFlushTokens - this.batch.count));
       if (end <= active.nextPromptIndex) continue;
       progressing.push(active);
       room -= end - active.nextPromptIndex;
@@ -285,7 +291,10 @@ export class Scheduler {
         if (last) slot.outputIndex = index;
       }
       active.nextPromptIndex = end;
-      if (end === active.prompt.length && this.batch.count >= this.promptFlushTokens) break;
+      if (end === active.prompt.length) {
+        if (this.batch.count >= this.promptFlushTokens) break;
+        promptEnded = true;
+      }
     }
     if (this.batch.count === 0) return true;
 

@@ -243,6 +243,27 @@ describe("prompt progress and long prefills", () => {
     expect(longOutcome.progress!.at(-1)!.processed).toBe(longOutcome.progress!.at(-1)!.total);
     expect(firsts).toEqual(["short", "long"]);
   });
+
+  test("the step in which a short prompt ends takes only a few tokens of the long prompt beside it", async () => {
+    // 256-token steps: the short prompt's step holds CPU_PROMPT_FLUSH_TOKENS (64) tokens in all, not 256
+    const wide = Engine.load({ modelPath: await ensureModel("tiny-llama"), parallel: 2, contextPerSequence: 2048, batchSize: 256, threads: 2 });
+    try {
+      const shortText = "g a short question";
+      const shortTokens = wide.tokenize(shortText).length;
+      let short: ReturnType<typeof run> | undefined;
+      // sent at the long prompt's first report: it joins the next step
+      const long = run(wide, { prompt: `${longPrompt("h")}${longPrompt("i")}${longPrompt("j")}`, maxTokens: 1, sampling: greedy }, undefined, () => {
+        short ??= run(wide, { prompt: shortText, maxTokens: 1, sampling: greedy });
+      });
+      const processed = (await long.result).progress!.map((p) => p.processed);
+      expect((await short!.result).tokens.length).toBe(1);
+      expect(processed.length).toBeGreaterThan(3);
+      // step 1: 256 tokens of the long prompt; step 2: the short prompt, then the long one up to 64 tokens in all; then 256 again
+      expect(processed.slice(0, 3)).toEqual([256, 256 + 64 - shortTokens, 512 + 64 - shortTokens]);
+    } finally {
+      wide.dispose();
+    }
+  });
 });
 
 describe("busy queue", () => {
