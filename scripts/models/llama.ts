@@ -39,24 +39,35 @@ export function llamaModel(name: string, description: string, shape: LlamaShape,
     ...tokenizer.metadata,
   ] satisfies ModelContent["metadata"];
 
-  const { random, ones } = weightMakers(name);
+  const makers = weightMakers(name);
+  const { random, ones } = makers;
   const tensors = shape.shortReplies
     ? [...shortReplyTensors(name, shape.nEmbd, tokenizer, shape.shortReplies), ones("output_norm.weight", shape.nEmbd)]
     : [random("token_embd.weight", [shape.nEmbd, nVocab]), ones("output_norm.weight", shape.nEmbd)];
   if (!shape.tiedOutput && !shape.shortReplies) tensors.push(random("output.weight", [shape.nEmbd, nVocab]));
-  for (let i = 0; i < shape.nLayer; i++) {
-    const blk = `blk.${i}`;
-    tensors.push(
-      ones(`${blk}.attn_norm.weight`, shape.nEmbd),
-      random(`${blk}.attn_q.weight`, [shape.nEmbd, shape.nHead * headDim]),
-      random(`${blk}.attn_k.weight`, [shape.nEmbd, shape.nHeadKv * headDim]),
-      random(`${blk}.attn_v.weight`, [shape.nEmbd, shape.nHeadKv * headDim]),
-      random(`${blk}.attn_output.weight`, [shape.nHead * headDim, shape.nEmbd]),
-      ones(`${blk}.ffn_norm.weight`, shape.nEmbd),
-      random(`${blk}.ffn_gate.weight`, [shape.nEmbd, shape.nFf]),
-      random(`${blk}.ffn_down.weight`, [shape.nFf, shape.nEmbd]),
-      random(`${blk}.ffn_up.weight`, [shape.nEmbd, shape.nFf]),
-    );
-  }
+  for (let i = 0; i < shape.nLayer; i++) tensors.push(...decoderBlock(makers, `blk.${i}`, shape));
   return { metadata, tensors };
+}
+
+export type DecoderBlockShape = Pick<LlamaShape, "nEmbd" | "nHead" | "nHeadKv" | "nFf">;
+
+/**
+ * One pre-norm decoder block as llama.cpp names it: GQA attention and a SwiGLU FFN; `qkNorm` adds the
+ * per-head RMS norms of Q and K that Qwen3's blocks have.
+ */
+export function decoderBlock(makers: ReturnType<typeof weightMakers>, blk: string, shape: DecoderBlockShape, qkNorm = false): ModelContent["tensors"] {
+  const { random, ones } = makers;
+  const headDim = shape.nEmbd / shape.nHead;
+  return [
+    ones(`${blk}.attn_norm.weight`, shape.nEmbd),
+    random(`${blk}.attn_q.weight`, [shape.nEmbd, shape.nHead * headDim]),
+    random(`${blk}.attn_k.weight`, [shape.nEmbd, shape.nHeadKv * headDim]),
+    random(`${blk}.attn_v.weight`, [shape.nEmbd, shape.nHeadKv * headDim]),
+    random(`${blk}.attn_output.weight`, [shape.nHead * headDim, shape.nEmbd]),
+    ...(qkNorm ? [ones(`${blk}.attn_q_norm.weight`, headDim), ones(`${blk}.attn_k_norm.weight`, headDim)] : []),
+    ones(`${blk}.ffn_norm.weight`, shape.nEmbd),
+    random(`${blk}.ffn_gate.weight`, [shape.nEmbd, shape.nFf]),
+    random(`${blk}.ffn_down.weight`, [shape.nFf, shape.nEmbd]),
+    random(`${blk}.ffn_up.weight`, [shape.nEmbd, shape.nFf]),
+  ];
 }

@@ -10,6 +10,7 @@ import { GgmlType, GgufValueType, ggufKv } from "../../src/store/gguf.ts";
 import { type ModelContent, generalMetadata, projectorMetadata } from "./common.ts";
 import { type AddedToken, type TokenizerSpec, TokenType } from "./tokenizers.ts";
 import { type BuiltTokenizer } from "./tokenizers.ts";
+import { decoderBlock } from "./llama.ts";
 import { randomTensor, weightMakers } from "./weights.ts";
 
 /** The backbone's output head is this many codec tokens wide (llama.cpp fixes it: TAG_LLAMA_N_VOCAB_OUT). */
@@ -82,28 +83,15 @@ export function qwen3ttsBackbone(name: string, description: string, shape: Qwen3
     ...tokenizer.metadata,
     ["tokenizer.ggml.suppress_tokens", ggufKv.array(GgufValueType.INT32, suppressed)],
   ];
-  const { random, ones } = weightMakers(name);
+  const makers = weightMakers(name);
+  const { random, ones } = makers;
   const tensors = [
     random("token_embd.weight", [shape.nEmbd, nVocab]),
     ones("output_norm.weight", shape.nEmbd),
     random("output.weight", [shape.nEmbd, CODEC_VOCAB]),
   ];
-  for (let i = 0; i < shape.nLayer; i++) {
-    const blk = `blk.${i}`;
-    tensors.push(
-      ones(`${blk}.attn_norm.weight`, shape.nEmbd),
-      random(`${blk}.attn_q.weight`, [shape.nEmbd, shape.nHead * headDim]),
-      random(`${blk}.attn_k.weight`, [shape.nEmbd, shape.nHeadKv * headDim]),
-      random(`${blk}.attn_v.weight`, [shape.nEmbd, shape.nHeadKv * headDim]),
-      random(`${blk}.attn_output.weight`, [shape.nHead * headDim, shape.nEmbd]),
-      ones(`${blk}.attn_q_norm.weight`, headDim),
-      ones(`${blk}.attn_k_norm.weight`, headDim),
-      ones(`${blk}.ffn_norm.weight`, shape.nEmbd),
-      random(`${blk}.ffn_gate.weight`, [shape.nEmbd, shape.nFf]),
-      random(`${blk}.ffn_down.weight`, [shape.nFf, shape.nEmbd]),
-      random(`${blk}.ffn_up.weight`, [shape.nEmbd, shape.nFf]),
-    );
-  }
+  // Qwen3's blocks: Llama's with per-head norms of Q and K
+  for (let i = 0; i < shape.nLayer; i++) tensors.push(...decoderBlock(makers, `blk.${i}`, shape, true));
   return { metadata, tensors };
 }
 
