@@ -7,7 +7,7 @@ import { engineSettings } from "../options/engine-settings.ts";
 import type { EngineHandle } from "../engine/engine-handle.ts";
 import type { SpeechRequest, SpeechResult } from "../engine/types.ts";
 import type { ModelHandle, RunOptions } from "./chat-spec.ts";
-import { MAX_SPEECH_FRAMES, MAX_SPEECH_TEXT_CHARS, NoSpeechOutputError, type SpeechSpec } from "./speech-spec.ts";
+import { MAX_SPEECH_FRAMES, NoSpeechOutputError, checkSpeechText, type SpeechSpec } from "./speech-spec.ts";
 
 export interface RunningSpeech {
   engine: EngineHandle;
@@ -20,10 +20,7 @@ export interface RunningSpeech {
 
 /** The request's text and frame limit, checked before any model is loaded. */
 function checkSpeechBounds(spec: SpeechSpec): number {
-  if (spec.text.length === 0) throw new OptionError("input", "a non-empty text", "Cannot speak an empty text");
-  if (spec.text.length > MAX_SPEECH_TEXT_CHARS) {
-    throw new OptionError("input", `at most ${MAX_SPEECH_TEXT_CHARS} characters`, `Cannot speak a text of ${spec.text.length} characters: at most ${MAX_SPEECH_TEXT_CHARS} are allowed`);
-  }
+  checkSpeechText(spec.text);
   const maxFrames = spec.maxFrames ?? MAX_SPEECH_FRAMES;
   if (!Number.isInteger(maxFrames) || maxFrames < 1 || maxFrames > MAX_SPEECH_FRAMES) {
     throw new OptionError("max_frames", `an integer in [1, ${MAX_SPEECH_FRAMES}]`);

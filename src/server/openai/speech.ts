@@ -12,7 +12,7 @@ import { SPEECH_FORMATS, SPEECH_MIME_TYPES, formatsAtRate, isSpeechFormat } from
 import { MAX_SPEECH_SPEED, MIN_SPEECH_SPEED } from "../../audio/speech/time-stretch.ts";
 import { chooseVoice, readSpeakerFile, unknownVoiceMessage } from "../../audio/voices.ts";
 import { runSpeech, type RunningSpeech } from "../../generation/run-speech.ts";
-import { MAX_SPEECH_FRAMES, MAX_SPEECH_TEXT_CHARS, type SpeechSpec } from "../../generation/speech-spec.ts";
+import { MAX_SPEECH_FRAMES, checkSpeechText, type SpeechSpec } from "../../generation/speech-spec.ts";
 import type { SpeechResult } from "../../engine/types.ts";
 import { mergeOptionValues } from "../../options/values.ts";
 import { readWireOptions, wireOptionFields } from "../../options/wire-names.ts";
@@ -87,8 +87,8 @@ export function speech(deps: ServerDeps) {
     if (streamFormat !== "audio" && streamFormat !== "sse") throw badRequest(`stream_format "${streamFormat}" is not supported: use audio or sse`, "stream_format");
     // checked before the model loads; the sample rate comes with the engine
     speechOutputOf(body, undefined, "whole");
-    if (body.input.length === 0) throw badRequest("input must not be empty: give the text to speak", "input");
-    if (body.input.length > MAX_SPEECH_TEXT_CHARS) throw badRequest(`input is ${body.input.length} characters: at most ${MAX_SPEECH_TEXT_CHARS} are allowed`, "input");
+    // before the model and the voice are looked up, so a bad text is what the 400 names (runSpeech checks it again for its other callers)
+    checkSpeechText(body.input);
     const model = deps.models.resolve(body.model);
     if (!deps.models.speaks(model)) throw badRequest(`Model "${model.id}" has no speech output: /v1/audio/speech needs a text-to-speech model`, "model");
     if (body.instructions?.trim()) throw badRequest(`Model "${model.id}" takes no instructions: its speech pipeline has no instruction input`, "instructions");
