@@ -6,7 +6,7 @@ import { audioProjector, type AudioProjectorShape } from "./audio-projector.ts";
 import { type ModelContent } from "./common.ts";
 import { lfm2Model, type Lfm2Shape } from "./lfm2.ts";
 import { llamaModel, type LlamaShape } from "./llama.ts";
-import { llamaLora, type LoraShape } from "./lora.ts";
+import { llamaLora } from "./lora.ts";
 import { pocketttsBackbone, pocketttsProjector, pocketttsTokenizer, type PocketttsProjectorShape, type PocketttsShape } from "./pockettts.ts";
 import { qwen3ttsBackbone, qwen3ttsProjector, qwen3ttsTokenizer, type Qwen3ttsProjectorShape, type Qwen3ttsShape } from "./qwen3tts.ts";
 import { CHATML_HERMES_TEMPLATE, CHATML_HERMES_THINK_TEMPLATE, LFM2_ORIGINAL_TEMPLATE, LFM2_TEMPLATE, LFM25_INSTRUCT_TEMPLATE, LLAMA3_TEMPLATE } from "./templates.ts";
@@ -93,19 +93,16 @@ function generated<S>(
   };
 }
 
-/** A vision projector: no tokenizer, its own GGUF architecture (`clip`). */
-function projector(name: ModelName, description: string, shape: ClipShape): GeneratedRecipe {
-  return { kind: "generated", name, description, fingerprint: fingerprintOf({ name, shape }), build: () => clipProjector(name, description, shape) };
-}
-
-/** An audio projector: no tokenizer, its own GGUF architecture (`clip`). */
-function audioProjectorRecipe(name: ModelName, description: string, shape: AudioProjectorShape): GeneratedRecipe {
-  return { kind: "generated", name, description, fingerprint: fingerprintOf({ name, shape }), build: () => audioProjector(name, description, shape) };
-}
-
-/** A LoRA adapter: no tokenizer; llama.cpp applies it over the base model it was made for. */
-function adapter(name: ModelName, description: string, shape: LoraShape): GeneratedRecipe {
-  return { kind: "generated", name, description, fingerprint: fingerprintOf({ name, shape }), build: () => llamaLora(name, description, shape) };
+/**
+ * A file without a tokenizer (a projector with its own GGUF architecture, `clip`, or a LoRA adapter).
+ * `revision` changes the fingerprint when the builder's output changes with the shape unchanged.
+ */
+function tokenizerless<S>(
+  name: ModelName, description: string, shape: S,
+  build: (name: string, description: string, shape: S) => ModelContent, revision?: number,
+): GeneratedRecipe {
+  const fingerprint = fingerprintOf(revision === undefined ? { name, shape } : { name, shape, revision });
+  return { kind: "generated", name, description, fingerprint, build: () => build(name, description, shape) };
 }
 
 function quantized(name: ModelName, source: GeneratedRecipe, type: QuantizationType): QuantizedRecipe {
@@ -208,10 +205,10 @@ const tinyRecipes: GeneratedRecipe[] = [
     lfm2Chat,
     lfm2Model,
   ),
-  projector("tiny-mmproj", "Tiny random-weight LLaVA-type vision projector for the 64-wide tiny text models", tinyProjectorShape),
+  tokenizerless("tiny-mmproj", "Tiny random-weight LLaVA-type vision projector for the 64-wide tiny text models", tinyProjectorShape, clipProjector),
   generated("tiny-bert-rerank", "Tiny random-weight BERT reranker (rank pooling over a classifier head)", tinyBertRerankShape, BERT_TOKENIZER, bertModel),
-  audioProjectorRecipe("tiny-audio-mmproj", "Tiny random-weight Qwen2-Audio-type (Whisper encoder) audio projector for the 64-wide tiny text models", tinyAudioProjectorShape),
-  adapter("tiny-llama-lora", "Tiny random-weight LoRA adapter (rank 4) for tiny-llama's attention and FFN", { base: tinyLlamaShape, rank: 4, alpha: 8 }),
+  tokenizerless("tiny-audio-mmproj", "Tiny random-weight Qwen2-Audio-type (Whisper encoder) audio projector for the 64-wide tiny text models", tinyAudioProjectorShape, audioProjector),
+  tokenizerless("tiny-llama-lora", "Tiny random-weight LoRA adapter (rank 4) for tiny-llama's attention and FFN", { base: tinyLlamaShape, rank: 4, alpha: 8 }, llamaLora),
   // A reasoning model for the Responses and Messages APIs: its template opens <think>, so random weights reason until cut off.
   generated(
     "tiny-llama-think",
@@ -267,13 +264,9 @@ const tinyQwen3ttsProjectorShape: Qwen3ttsProjectorShape = {
 tinyRecipes.push(
   generated("tiny-qwen3tts", "Tiny random-weight Qwen3-TTS backbone (talker) with the Qwen2 vocabulary and the codec tokens",
     tinyQwen3ttsShape, qwen3ttsTokenizer(), qwen3ttsBackbone),
-  {
-    kind: "generated", name: "tiny-qwen3tts-mmproj",
-    description: "Tiny random-weight Qwen3-TTS audio-generation projector (code predictor and code2wav) for tiny-qwen3tts",
-    // revision: the generator's output changed with the shape unchanged (output gain)
-    fingerprint: fingerprintOf({ name: "tiny-qwen3tts-mmproj", shape: tinyQwen3ttsProjectorShape, revision: 2 }),
-    build: () => qwen3ttsProjector("tiny-qwen3tts-mmproj", "Tiny random-weight Qwen3-TTS audio-generation projector", tinyQwen3ttsProjectorShape),
-  },
+  // revision 3: the file's description is the recipe's (2: the decoders' output gain)
+  tokenizerless("tiny-qwen3tts-mmproj", "Tiny random-weight Qwen3-TTS audio-generation projector (code predictor and code2wav) for tiny-qwen3tts",
+    tinyQwen3ttsProjectorShape, qwen3ttsProjector, 3),
 );
 
 const tinyPocketttsShape: PocketttsShape = { nEmbd: 64, nLayer: 2, nHead: 2, nFf: 128, nCtx: 4096 };
@@ -283,12 +276,9 @@ const tinyPocketttsProjectorShape: PocketttsProjectorShape = {
 tinyRecipes.push(
   generated("tiny-pockettts", "Tiny random-weight Pocket TTS backbone with a SentencePiece vocabulary and the audio start token",
     tinyPocketttsShape, pocketttsTokenizer(), pocketttsBackbone),
-  {
-    kind: "generated", name: "tiny-pockettts-mmproj",
-    description: "Tiny random-weight Pocket TTS projector (flow net, mimi decoder, voice encoder) for tiny-pockettts",
-    fingerprint: fingerprintOf({ name: "tiny-pockettts-mmproj", shape: tinyPocketttsProjectorShape, revision: 2 }),
-    build: () => pocketttsProjector("tiny-pockettts-mmproj", "Tiny random-weight Pocket TTS projector", tinyPocketttsProjectorShape),
-  },
+  // revision 3: the file's description is the recipe's (2: the decoders' output gain)
+  tokenizerless("tiny-pockettts-mmproj", "Tiny random-weight Pocket TTS projector (flow net, mimi decoder, voice encoder) for tiny-pockettts",
+    tinyPocketttsProjectorShape, pocketttsProjector, 3),
 );
 
 const lfm2_350m = generated(

@@ -22,19 +22,10 @@ export interface LlamaShape {
 
 export function llamaModel(name: string, description: string, shape: LlamaShape, tokenizer: BuiltTokenizer): ModelContent {
   const arch = "llama";
-  const headDim = shape.nEmbd / shape.nHead;
   const nVocab = tokenizer.vocabSize;
   const metadata = [
     ...generalMetadata(arch, name, description),
-    [`${arch}.context_length`, ggufKv.uint32(shape.nCtx)],
-    [`${arch}.embedding_length`, ggufKv.uint32(shape.nEmbd)],
-    [`${arch}.block_count`, ggufKv.uint32(shape.nLayer)],
-    [`${arch}.feed_forward_length`, ggufKv.uint32(shape.nFf)],
-    [`${arch}.attention.head_count`, ggufKv.uint32(shape.nHead)],
-    [`${arch}.attention.head_count_kv`, ggufKv.uint32(shape.nHeadKv)],
-    [`${arch}.attention.layer_norm_rms_epsilon`, ggufKv.float32(shape.rmsEps)],
-    [`${arch}.rope.freq_base`, ggufKv.float32(shape.ropeFreqBase)],
-    [`${arch}.rope.dimension_count`, ggufKv.uint32(headDim)],
+    ...decoderHyperparameters(arch, shape),
     [`${arch}.vocab_size`, ggufKv.uint32(nVocab)],
     ...tokenizer.metadata,
   ] satisfies ModelContent["metadata"];
@@ -69,5 +60,22 @@ export function decoderBlock(makers: ReturnType<typeof weightMakers>, blk: strin
     random(`${blk}.ffn_gate.weight`, [shape.nEmbd, shape.nFf]),
     random(`${blk}.ffn_down.weight`, [shape.nFf, shape.nEmbd]),
     random(`${blk}.ffn_up.weight`, [shape.nEmbd, shape.nFf]),
+  ];
+}
+
+export type DecoderHyperparameters = DecoderBlockShape & Pick<LlamaShape, "nLayer" | "nCtx" | "rmsEps" | "ropeFreqBase">;
+
+/** The hyperparameters of a Llama-like decoder under its architecture's keys, in the order llama.cpp's converter writes them. */
+export function decoderHyperparameters(arch: string, shape: DecoderHyperparameters): ModelContent["metadata"] {
+  return [
+    [`${arch}.context_length`, ggufKv.uint32(shape.nCtx)],
+    [`${arch}.embedding_length`, ggufKv.uint32(shape.nEmbd)],
+    [`${arch}.block_count`, ggufKv.uint32(shape.nLayer)],
+    [`${arch}.feed_forward_length`, ggufKv.uint32(shape.nFf)],
+    [`${arch}.attention.head_count`, ggufKv.uint32(shape.nHead)],
+    [`${arch}.attention.head_count_kv`, ggufKv.uint32(shape.nHeadKv)],
+    [`${arch}.attention.layer_norm_rms_epsilon`, ggufKv.float32(shape.rmsEps)],
+    [`${arch}.rope.freq_base`, ggufKv.float32(shape.ropeFreqBase)],
+    [`${arch}.rope.dimension_count`, ggufKv.uint32(shape.nEmbd / shape.nHead)],
   ];
 }

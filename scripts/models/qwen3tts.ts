@@ -10,7 +10,7 @@ import { GgmlType, GgufValueType, ggufKv } from "../../src/store/gguf.ts";
 import { type ModelContent, generalMetadata, projectorMetadata } from "./common.ts";
 import { type AddedToken, type TokenizerSpec, TokenType } from "./tokenizers.ts";
 import { type BuiltTokenizer } from "./tokenizers.ts";
-import { decoderBlock } from "./llama.ts";
+import { decoderBlock, decoderHyperparameters } from "./llama.ts";
 import { randomTensor, weightMakers } from "./weights.ts";
 
 /** The backbone's output head is this many codec tokens wide (llama.cpp fixes it: TAG_LLAMA_N_VOCAB_OUT). */
@@ -62,22 +62,13 @@ export interface Qwen3ttsShape {
 
 export function qwen3ttsBackbone(name: string, description: string, shape: Qwen3ttsShape, tokenizer: BuiltTokenizer): ModelContent {
   const arch = "qwen3tts";
-  const headDim = shape.nEmbd / shape.nHead;
   const nVocab = tokenizer.vocabSize;
   const codecStart = nVocab - CODEC_VOCAB;
   // As the converter writes it: the last 1024 codec ids can never be sampled, except end of speech.
   const suppressed = Array.from({ length: 1024 }, (_, i) => nVocab - 1024 + i).filter((id) => id !== codecStart + CODEC_EOS);
   const metadata: ModelContent["metadata"] = [
     ...generalMetadata(arch, name, description),
-    [`${arch}.context_length`, ggufKv.uint32(shape.nCtx)],
-    [`${arch}.embedding_length`, ggufKv.uint32(shape.nEmbd)],
-    [`${arch}.block_count`, ggufKv.uint32(shape.nLayer)],
-    [`${arch}.feed_forward_length`, ggufKv.uint32(shape.nFf)],
-    [`${arch}.attention.head_count`, ggufKv.uint32(shape.nHead)],
-    [`${arch}.attention.head_count_kv`, ggufKv.uint32(shape.nHeadKv)],
-    [`${arch}.attention.layer_norm_rms_epsilon`, ggufKv.float32(1e-6)],
-    [`${arch}.rope.freq_base`, ggufKv.float32(1_000_000)],
-    [`${arch}.rope.dimension_count`, ggufKv.uint32(headDim)],
+    ...decoderHyperparameters(arch, { ...shape, rmsEps: 1e-6, ropeFreqBase: 1_000_000 }),
     [`${arch}.rope.dimension_sections`, ggufKv.array(GgufValueType.INT32, shape.ropeSections)],
     [`${arch}.vocab_size`, ggufKv.uint32(nVocab)],
     ...tokenizer.metadata,
