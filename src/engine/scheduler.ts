@@ -2,8 +2,12 @@
 // the batch, fills the rest of the token budget with waiting prompt tokens (long prompts span several
 // steps), decodes once, and samples every sequence that produced logits with its own sampler chain.
 //
-// Strategy "decode first, prompts FIFO": generating sequences never stall behind a long prompt, and
-// prompts are admitted in arrival order so none starves. On the CPU a step ends where a prompt ends once
+// Strategy "decode first, least prompt work first": generating sequences never stall behind a long
+// prompt. A free sequence goes to the waiting request with the fewest tokens left to process once its
+// reusable prefix is counted (an agent's next turn, mostly cached, before a cold prompt), and admitted
+// prompts take a step's room shortest first; both are bounded so that nothing starves (a waiting request
+// is overtaken at most MAX_OVERTAKEN times; a prompt passed over in a step gains a step's worth of
+// tokens of priority). On the CPU a step ends where a prompt ends once
 // it holds `promptFlushTokens` tokens: a burst of prompts then gets its first tokens one prompt after
 // another instead of four at a time at the end of a 512-token step (the CPU processes 64-token batches
 // as fast as 512-token ones, so the extra steps cost nothing; a GPU wants its batches full). A step in
@@ -32,6 +36,10 @@ import type { Speculation } from "./speculative/speculation.ts";
 export const DEFAULT_QUEUE_LIMIT = 512;
 /** Recurrent/hybrid models save a checkpoint only after processing at least this many new prompt tokens. */
 export const CHECKPOINT_MIN_NEW_TOKENS = 32;
+/** Waiting requests weighed at each admission: the oldest this many (each costs a prefix comparison per sequence). */
+export const ADMISSION_WINDOW = 8;
+/** A waiting request that later ones with less work overtook this many times is admitted next. */
+export const MAX_OVERTAKEN = 4;
 /** On the CPU, a step that finishes a prompt ends there once it holds this many tokens. */
 export const CPU_PROMPT_FLUSH_TOKENS = 64;
 /**
@@ -296,6 +304,14 @@ export class Scheduler {
         promptEnded = true;
       }
     }
+    if (progressing.length > 0) {
+      for (const slot of this.admitted) {
+        const active = slot.active!;
+        if (!group.has(slot) || !active.prefilling || active.pendingImage) continue;
+        if (progressing.includes(active)) active.stepsPassedOver = 0;
+        else active.stepsPassedOver++;
+      }
+    }
     if (this.batch.count === 0) return true;
 
     const decodeStarted = performance.now();
@@ -333,12 +349,17 @@ export class Scheduler {
 
   /**
    * Admitted requests in the order their prompts take this step's room: prompts that can finish within
-   * one step first, then longer ones, each in admission order. A short request that arrives during a long
-   * prefill so starts at the next step instead of after the whole long prompt, which takes the room left.
+   * one step first, in admission order, then longer ones, fewest tokens left first. A short request that
+   * arrives during a long prefill so starts at the next step instead of after the whole long prompt, and
+   * a mostly cached turn goes before a cold prompt. A long prompt passed over in a step counts a step's
+   * worth of tokens less from then on, so later prompts overtake it for a bounded time only.
    */
   private prefillOrder(): SequenceSlot[] {
-    const long = (slot: SequenceSlot) => slot.active!.prompt.length - slot.active!.nextPromptIndex > this.batch.capacity;
-    return [...this.admitted.filter((slot) => !long(slot)), ...this.admitted.filter(long)];
+    const left = (slot: SequenceSlot) => slot.active!.prompt.length - slot.active!.nextPromptIndex;
+    const priority = (slot: SequenceSlot) => left(slot) - slot.active!.stepsPassedOver * this.batch.capacity;
+    const short = this.admitted.filter((slot) => left(slot) <= this.batch.capacity);
+    const long = this.admitted.filter((slot) => left(slot) > this.batch.capacity);
+    return [...short, ...long.sort((a, b) => priority(a) - priority(b))];
   }
 
   /**
@@ -557,12 +578,12 @@ export class Scheduler {
 
   private admitWaiting(): void {
     while (this.queue.length > 0) {
-      const active = this.queue[0]!;
-      const slot = this.pickSlot(active.prompt);
-      if (!slot) return;
-      const source = this.prefixSource(slot, active);
+      const next = this.nextAdmission();
+      if (!next) return;
+      const { index, active, slot, source } = next;
       if (!this.roomForPrompt(active, slot, source)) return;
-      this.queue.shift();
+      this.queue.splice(index, 1);
+      for (let i = 0; i < index; i++) this.queue[i]!.overtaken++;
       if (source.kind === "own") this.reuseCache(slot, active, source.plan);
       else if (source.kind === "copy") this.copyPrefix(slot, source.from, source.keep);
       else this.restoreFromHost(slot, active, source.match);
@@ -577,6 +598,26 @@ export class Scheduler {
       slot.lastUsed = ++this.clock;
       this.admitted.push(slot);
     }
+  }
+
+  /**
+   * The waiting request a free sequence goes to, with that sequence and where its prefix comes from: of
+   * the oldest ADMISSION_WINDOW requests, the one with the fewest prompt tokens left to process (the
+   * oldest on ties), unless the oldest was overtaken MAX_OVERTAKEN times already. Undefined when no
+   * sequence is free.
+   */
+  private nextAdmission(): { index: number; active: ActiveRequest; slot: SequenceSlot; source: PrefixSource } | undefined {
+    let best: { index: number; active: ActiveRequest; slot: SequenceSlot; source: PrefixSource; work: number } | undefined;
+    const window = this.queue[0]!.overtaken >= MAX_OVERTAKEN ? 1 : Math.min(ADMISSION_WINDOW, this.queue.length);
+    for (let index = 0; index < window; index++) {
+      const active = this.queue[index]!;
+      const slot = this.pickSlot(active.prompt);
+      if (!slot) return undefined;
+      const source = this.prefixSource(slot, active);
+      const work = active.prompt.length - reusedTokens(source);
+      if (!best || work < best.work) best = { index, active, slot, source, work };
+    }
+    return best;
   }
 
   /**
@@ -758,4 +799,11 @@ export class Scheduler {
     }
     this.admitted.length = 0;
   }
+}
+
+/** Prompt tokens a prefix source gives an admitted request without processing them. */
+function reusedTokens(source: PrefixSource): number {
+  if (source.kind === "own") return source.plan.keep;
+  if (source.kind === "copy") return source.keep;
+  return source.match.keep;
 }

@@ -22,6 +22,10 @@ export class ActiveRequest {
   /** A restored checkpoint's logits: the first token is sampled from them, with no decode. */
   restoredLogits: Float32Array | undefined;
   cancelled = false;
+  /** Times a later request was admitted before this one while it waited (bounded by MAX_OVERTAKEN). */
+  overtaken = 0;
+  /** Steps since its prompt last took tokens in which other prompts did (see Scheduler.prefillOrder). */
+  stepsPassedOver = 0;
   /** A progress event went out for this prompt (the complete prompt is then reported too). */
   progressReported = false;
   /** Speculative decoding counts; undefined when the engine does not speculate. */

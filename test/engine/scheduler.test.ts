@@ -283,6 +283,54 @@ describe("busy queue", () => {
   });
 });
 
+describe("admission: least prompt work first, bounded", () => {
+  // one sequence: every request after the first waits in the queue for it
+  let engine: Engine;
+  beforeAll(async () => {
+    engine = Engine.load({ modelPath: await ensureModel("tiny-llama"), parallel: 1, contextPerSequence: 1024, threads: 2 });
+  });
+  afterAll(() => engine.dispose());
+  const history = `${prompt}${"the dragon flew over the hills and far away ".repeat(20)}`;
+
+  test("mostly cached turns go before a cold prompt that came first, which waits for at most MAX_OVERTAKEN of them", async () => {
+    // the sequence holds the history; the warm turns add 1 to 6 words to it, the cold prompt is as long and new
+    await run(engine, { prompt: history, maxTokens: 1, sampling: greedy }).result;
+    const finished: string[] = [];
+    const submit = (name: string, text: string) => run(engine, { prompt: text, maxTokens: 2, sampling: greedy, ignoreEos: true })
+      .result.then((outcome) => { finished.push(name); return outcome; });
+    // all queued in one tick, before the engine's next step: the cold prompt is the oldest
+    const cold = submit("cold", `${"a knight rode across the fields and back ".repeat(20)}`);
+    const warm = Array.from({ length: 6 }, (_, i) => submit(`warm${i + 1}`, `${history}${" again".repeat(i + 1)}`));
+    const outcomes = await Promise.all([cold, ...warm]);
+    expect(outcomes.every((o) => o.done?.finishReason === "length")).toBe(true);
+    expect(finished).toEqual(["warm1", "warm2", "warm3", "warm4", "cold", "warm5", "warm6"]);
+    const historyTokens = engine.tokenize(history).length;
+    for (const outcome of outcomes.slice(1)) expect(outcome.done!.usage.cachedPromptTokens).toBeGreaterThanOrEqual(historyTokens - 1);
+  });
+});
+
+describe("prefill order among admitted prompts", () => {
+  test("a shorter prompt admitted during a long prefill is processed first, even when it spans several steps", async () => {
+    // 32-token steps: the second prompt (~100 tokens) is "long" too, but has far less left than the first
+    const engine = Engine.load({ modelPath: await ensureModel("tiny-llama"), parallel: 2, contextPerSequence: 2048, batchSize: 32, threads: 2 });
+    try {
+      const firsts: string[] = [];
+      let medium: ReturnType<typeof run> | undefined;
+      const mediumText = `m ${"a knight rode across the fields ".repeat(12)}`;
+      expect(engine.tokenize(mediumText).length).toBeGreaterThan(64);
+      const long = run(engine, { prompt: `l ${"the dragon flew over the hills and far away ".repeat(60)}`, maxTokens: 1, sampling: greedy },
+        () => firsts.push("long"), () => {
+          medium ??= run(engine, { prompt: mediumText, maxTokens: 1, sampling: greedy }, () => firsts.push("medium"));
+        });
+      await long.result;
+      await medium!.result;
+      expect(firsts).toEqual(["medium", "long"]);
+    } finally {
+      engine.dispose();
+    }
+  });
+});
+
 describe("hybrid LFM2 engine", () => {
   let engine: Engine;
   const lfmPrompt = "<|startoftext|><|im_start|>user\nHello there<|im_end|>\n<|im_start|>assistant\n";
