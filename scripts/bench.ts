@@ -21,7 +21,7 @@ import { runSdkBatch, sdkBatchNote } from "./bench/sdk.ts";
 import { machineInfo } from "./bench/machine.ts";
 import { measureStartup, startupSummary } from "./bench/startup.ts";
 import { type BenchReport, type Metric, SampleBook, TOOL_SOURCE, buildRows, markdownTable, writeReport } from "./bench/report.ts";
-import { CASES, withBaselines, llamaServerAvailable, measureCase, serverArgs, speculativeTable, type SpeculativeBenchModel, type SpeculativeSample, type CaseName } from "./bench/speculative.ts";
+import { CASES, isBaseline, withBaselines, llamaServerAvailable, measurePair, pairedTable, serverArgs, type PairedSample, type SpeculativeBenchModel, type CaseName } from "./bench/speculative.ts";
 import { runServerScenario } from "./bench/server-scenario.ts";
 import { runBusyMachine } from "./bench/busy-machine.ts";
 import { runAgentSessions } from "./bench/agent-sessions.ts";
@@ -49,7 +49,8 @@ const METRICS: Metric[] = [
 ];
 
 const help = `Usage: bun scripts/bench.ts [options]     (make bench)
-  --runs N              interleaved runs per measurement, median reported (default 5)
+  --runs N              interleaved runs per measurement, median reported (default 5); in the speculative
+                        part, pairs of loads (case and baseline side by side)
   --quick               one run (a smoke test; medians of one run are noisy)
   --models LIST         lfm2,llama (default both)
   --model-lfm2 PATH     use this GGUF instead of the generated lfm2-350m-q4_0
@@ -90,6 +91,8 @@ const help = `Usage: bun scripts/bench.ts [options]     (make bench)
   --server-requests N   streaming requests per client in the server part (default 2)
   --agent-shape LIST    the agents part: sessions,sequences,prefix tokens,tokens added a turn,turns
                         (default 8,4,12000,1500,4)
+  --agent-think-ms N    the agents part: an agent's time between an answer and its next turn, sessions
+                        started N / sessions ms apart (default 0: every turn at once, the worst case)
   --cache-ram MIB       the agents part: both servers' --cache-ram (default 8192)`;
 
 const PARTS = ["engine", "sampling", "server", "startup", "speculative", "busy", "agents", "prefill"] as const;
@@ -116,6 +119,7 @@ interface Options {
   serverBinary: string | undefined;
   serverRequests: number;
   agentShape: number[];
+  agentThinkMs: number;
   cacheRamMiB: number;
 }
 
@@ -127,7 +131,7 @@ function parseOptions(): Options {
       threads: { type: "string" }, out: { type: "string" }, strict: { type: "boolean" }, help: { type: "boolean", short: "h" },
       "max-foreign-cpu": { type: "string" }, retries: { type: "string" }, "settle-timeout": { type: "string" },
       only: { type: "string" }, binary: { type: "string" }, "server-binary": { type: "string" }, "server-requests": { type: "string" },
-      "spec-tiny": { type: "boolean" }, "spec-cases": { type: "string" }, "spec-tokens": { type: "string" }, "spec-streams": { type: "string" }, "spec-llamux-only": { type: "boolean" }, "agent-shape": { type: "string" }, "cache-ram": { type: "string" },
+      "spec-tiny": { type: "boolean" }, "spec-cases": { type: "string" }, "spec-tokens": { type: "string" }, "spec-streams": { type: "string" }, "spec-llamux-only": { type: "boolean" }, "agent-shape": { type: "string" }, "agent-think-ms": { type: "string" }, "cache-ram": { type: "string" },
     },
   });
   if (values.help) {
@@ -148,6 +152,7 @@ function parseOptions(): Options {
   const speculativeTokens = Number(values["spec-tokens"] ?? GENERATE);
   const speculativeStreams = (list(values["spec-streams"]) ?? ["1", "4", "8"]).map(Number);
   const agentShape = (list(values["agent-shape"]) ?? ["8", "4", "12000", "1500", "4"]).map(Number);
+  const agentThinkMs = Number(values["agent-think-ms"] ?? 0);
   const cacheRamMiB = Number(values["cache-ram"] ?? 8192);
   const problems = [
     !(Number.isInteger(runs) && runs >= 1) && "--runs must be a positive integer",
@@ -160,6 +165,7 @@ function parseOptions(): Options {
     ...parts.filter((p) => !PARTS.includes(p)).map((p) => `--only: unknown part "${p}" (${PARTS.join(", ")})`),
     !(Number.isInteger(serverRequests) && serverRequests >= 1) && "--server-requests must be a positive integer",
     !(agentShape.length === 5 && agentShape.every((n) => Number.isInteger(n) && n >= 1)) && "--agent-shape must be five positive integers",
+    !(Number.isInteger(agentThinkMs) && agentThinkMs >= 0) && "--agent-think-ms must be a whole number of milliseconds",
     !(Number.isInteger(cacheRamMiB) && cacheRamMiB >= 0) && "--cache-ram must be a non-negative integer",
     !(Number.isInteger(speculativeTokens) && speculativeTokens >= 1) && "--spec-tokens must be a positive integer",
     !(speculativeStreams.length > 0 && speculativeStreams.every((n) => Number.isInteger(n) && n >= 1)) && "--spec-streams must be positive integers",
@@ -184,6 +190,7 @@ function parseOptions(): Options {
     serverBinary: values["server-binary"],
     serverRequests,
     agentShape,
+    agentThinkMs,
     cacheRamMiB,
   };
 }
@@ -367,7 +374,7 @@ const SPEC_MODELS = [
 ] as const;
 const SPEC_SETTINGS = { draftTokens: 4, contextPerSequence: 1024 };
 
-/** Every case on llamux and (when built) llama-server; samples are medians over runs. Returns the report section. */
+/** Every speculating case against its baseline on llamux and (when built) llama-server, in pairs of loads. Returns the report section. */
 async function measureSpeculative(options: Options): Promise<string> {
   const log = (line: string) => console.error(line);
   const models: Array<SpeculativeBenchModel & { vocabularySize: number }> = [];
@@ -383,36 +390,29 @@ async function measureSpeculative(options: Options): Promise<string> {
   }
   const servers = llamaServerAvailable() && !options.speculativeLlamuxOnly ? (["llamux", "llama-server"] as const) : (["llamux"] as const);
   const settings = { ...SPEC_SETTINGS, tokens: options.speculativeTokens, streams: options.speculativeStreams, threads: options.threads };
-  const runs: SpeculativeSample[][] = [];
-  for (let round = 1; round <= options.runs; round++) {
-    const samples: SpeculativeSample[] = [];
-    for (const model of models) {
-      for (const name of options.speculativeCases) {
-        for (const server of round % 2 === 0 ? [...servers].reverse() : servers) {
-          await waitForQuietCpu(options.maxForeignCpuShare, options.settleTimeoutMs, () => {});
-          try {
-            const got = await measureCase(server, model, name, settings, model.vocabularySize);
-            for (const s of got) console.error(`  [run ${round}] ${model.name} ${server} ${name} ×${s.streams}: ${s.tokensPerSecond.toFixed(1)} t/s, accepted ${s.accepted}/${s.drafted}`);
-            samples.push(...got);
-          } catch (error) {
-            console.error(`  [run ${round}] ${model.name} ${server} ${name} FAILED: ${(error as Error).message}`);
-          }
+  // each speculating case beside its baseline, both servers up, loads alternating (see measurePair)
+  const samples: PairedSample[] = [];
+  for (const model of models) {
+    for (const name of options.speculativeCases.filter((c) => !isBaseline(c))) {
+      for (const server of servers) {
+        await waitForQuietCpu(options.maxForeignCpuShare, options.settleTimeoutMs, () => {});
+        try {
+          samples.push(...await measurePair(server, model, name, settings, model.vocabularySize, options.runs, log));
+        } catch (error) {
+          console.error(`  ${model.name} ${server} ${name} FAILED: ${(error as Error).message}`);
         }
       }
     }
-    runs.push(samples);
   }
-  const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)] ?? 0;
-  const merged = runs[0]!.map((first) => {
-    const same = runs.flatMap((r) => r.filter((s) => s.model === first.model && s.server === first.server && s.case === first.case && s.streams === first.streams));
-    return { ...first, tokensPerSecond: median(same.map((s) => s.tokensPerSecond)), drafted: median(same.map((s) => s.drafted)), accepted: median(same.map((s) => s.accepted)) };
-  });
   const commands = models.flatMap((model) => options.speculativeCases.flatMap((name) => servers.map((server) =>
     serverArgs(server, model, name, settings, 0, Math.max(...settings.streams)).map((a) => (a === process.execPath ? "bun" : a.startsWith("/") ? relative(process.cwd(), a) : /[{" ]/.test(a) ? `'${a}'` : a)).join(" "))));
   return [
-    `## Speculative decoding (${settings.tokens} greedy tokens per stream, draft length ${settings.draftTokens}, ${options.threads} threads, median of ${options.runs})`,
+    `## Speculative decoding (${settings.tokens} greedy tokens per stream, draft length ${settings.draftTokens}, ${options.threads} threads, ${options.runs} pairs of loads)`,
     "",
-    speculativeTable(merged),
+    "Each case ran beside its baseline (both servers up, loads alternating: plain then speculating, then the other way round);",
+    "the ratio is the median of the pairs' own ratios, so that the machine's drift between minutes cancels out.",
+    "",
+    pairedTable(samples),
     "",
     servers.length === 2 ? "" : options.speculativeLlamuxOnly ? "llamux only (--spec-llamux-only)." : "llama-server not built (.native/tools/llama-server): llamux only.",
     "Random weights: a draft model agrees with the target by chance only, so \"draft\" shows the cost of drafting",
@@ -526,7 +526,7 @@ async function main(): Promise<void> {
     const [sessions, parallel, prefixTokens, turnTokens, turns] = options.agentShape as [number, number, number, number, number];
     for (const [model, path] of models) {
       const result = await runAgentSessions(path, {
-        sessions, parallel, prefixTokens, turnTokens, turns, outputTokens: 16, cacheRamMiB: options.cacheRamMiB, threads: options.threads,
+        sessions, parallel, prefixTokens, turnTokens, turns, outputTokens: 16, cacheRamMiB: options.cacheRamMiB, threads: options.threads, thinkMs: options.agentThinkMs,
         llamux: defaultLlamuxCommand(options.serverBinary), ...(sourceLibraries ? { llamuxLibDir: sourceLibraries.dir } : {}), log: (line) => console.error(`${model}: ${line}`),
       });
       agentSections.push(`${model}\n\n${result.markdown}`);

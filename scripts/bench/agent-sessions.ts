@@ -6,8 +6,14 @@
 // prompt cache (llamux: sequence copies and host memory; llama-server: its --cache-ram). Reports, per
 // turn, the median and worst time to first token against a cold prefill of a prompt of the same length
 // (random tokens the server has never seen, on an idle server), and llamux's p50 against llama-server's.
+//
+// By default every session sends its next turn as soon as its last one is answered, all at once: the
+// worst case, where a turn also waits for the other sessions' new tokens (a queue no cache removes).
+// With --think-ms an agent spends that long between an answer and its next turn (running its tools),
+// and session i starts i × think / sessions ms after the first, as agents that were not started together:
+// then a turn mostly finds the server free, and its time is what the prompt cache leaves to process.
 // Run alone: bun scripts/bench/agent-sessions.ts [--model PATH] [--sessions N] [--parallel N] [--prefix N]
-//   [--turn-tokens N] [--turns N] [--output N] [--cache-ram MIB] [--threads N|default] [--lib-dir DIR]
+//   [--turn-tokens N] [--turns N] [--output N] [--cache-ram MIB] [--threads N|default] [--lib-dir DIR] [--think-ms N]
 import { existsSync } from "node:fs";
 import { parseArgs } from "node:util";
 import { ensureModel } from "../gen-models.ts";
@@ -28,6 +34,8 @@ export interface AgentSessionsShape {
   cacheRamMiB: number;
   /** "default": each server picks its own (llamux measures how many cores are free). */
   threads: number | "default";
+  /** An agent's time between an answer and its next turn; 0: at once, all sessions started together. */
+  thinkMs?: number;
 }
 
 export interface AgentSessionsOptions extends AgentSessionsShape {
@@ -74,8 +82,11 @@ async function runOne(kind: ServerKind, model: string, options: AgentSessionsOpt
     const prefix = randomPrompt(options.prefixTokens, vocabulary, 1);
     const histories = Array.from({ length: options.sessions }, () => [] as number[]);
     const turns: TurnSample[] = [];
+    const thinkMs = options.thinkMs ?? 0;
     await Promise.all(histories.map(async (history, session) => {
+      await Bun.sleep((session * thinkMs) / options.sessions);
       for (let turn = 1; turn <= options.turns; turn++) {
+        if (turn > 1) await Bun.sleep(thinkMs);
         const added = randomPrompt(options.turnTokens, vocabulary, 1000 + session * 100 + turn);
         for (const token of added) history.push(token);
         const prompt = prefix.concat(history);
@@ -145,7 +156,7 @@ export async function runAgentSessions(model: string, options: AgentSessionsOpti
     : "";
   const aloneLines = results.map((r) => `- ${r.kind}: ${r.alone.ttftMs.toFixed(0)} ms (${r.alone.cachedTokens} of ${r.alone.promptTokens} tokens cached) against a cold prefill of ${r.alone.coldMs.toFixed(0)} ms: ${(r.alone.ttftMs / r.alone.coldMs).toFixed(3)}`);
   const markdown = [
-    `### Agent sessions: ${options.sessions} sessions over ${options.parallel} sequences, ${options.prefixTokens}-token shared prefix, +${options.turnTokens} tokens a turn, ${options.turns} turns, ${options.outputTokens} tokens out, --cache-ram ${options.cacheRamMiB}, ${options.threads === "default" ? "each server's default" : options.threads} threads`,
+    `### Agent sessions: ${options.sessions} sessions over ${options.parallel} sequences, ${options.prefixTokens}-token shared prefix, +${options.turnTokens} tokens a turn, ${options.turns} turns, ${options.outputTokens} tokens out, --cache-ram ${options.cacheRamMiB}, ${options.threads === "default" ? "each server's default" : options.threads} threads, ${options.thinkMs ? `${options.thinkMs} ms between an answer and the next turn, sessions started ${(options.thinkMs / options.sessions).toFixed(0)} ms apart` : "every turn sent at once"}`,
     "",
     `| turn | prompt tokens | ${header}${server ? " | llamux p50 ÷ llama-server p50" : ""} |`,
     `|---|---|${results.map(() => "---|---|---|---|---|").join("")}${server ? "---|" : ""}`,
@@ -165,7 +176,7 @@ if (import.meta.main) {
   const { values } = parseArgs({
     options: {
       model: { type: "string" }, sessions: { type: "string" }, parallel: { type: "string" }, prefix: { type: "string" }, "turn-tokens": { type: "string" },
-      turns: { type: "string" }, output: { type: "string" }, "cache-ram": { type: "string" }, threads: { type: "string" }, "lib-dir": { type: "string" },
+      turns: { type: "string" }, output: { type: "string" }, "cache-ram": { type: "string" }, threads: { type: "string" }, "lib-dir": { type: "string" }, "think-ms": { type: "string" },
       help: { type: "boolean", short: "h" },
     },
   });
@@ -181,14 +192,16 @@ if (import.meta.main) {
   --cache-ram MIB    each server's host-memory prompt cache (default 8192)
   --threads N        threads of each server, or "default" (default)
   --lib-dir DIR      llama.cpp libraries llamux runs on (LLAMUX_LIB_DIR; default its own); llama-server
-                     is .native/tools/llama-server, or LLAMUX_TOOLS_DIR's`);
+                     is .native/tools/llama-server, or LLAMUX_TOOLS_DIR's
+  --think-ms N       an agent's time between an answer and its next turn, sessions started N / sessions ms
+                     apart (default 0: every turn at once, all sessions together)`);
     process.exit(0);
   }
   const model = values.model ?? await ensureModel("lfm2-350m-q4_0");
   const result = await runAgentSessions(model, {
     sessions: Number(values.sessions ?? 8), parallel: Number(values.parallel ?? 4), prefixTokens: Number(values.prefix ?? 12_000),
     turnTokens: Number(values["turn-tokens"] ?? 1500), turns: Number(values.turns ?? 4), outputTokens: Number(values.output ?? 16),
-    cacheRamMiB: Number(values["cache-ram"] ?? 8192),
+    cacheRamMiB: Number(values["cache-ram"] ?? 8192), thinkMs: Number(values["think-ms"] ?? 0),
     threads: values.threads === undefined || values.threads === "default" ? "default" : Number(values.threads),
     llamux: defaultLlamuxCommand(), ...(values["lib-dir"] ? { llamuxLibDir: values["lib-dir"] } : {}), log: (line) => console.error(line),
   });

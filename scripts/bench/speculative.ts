@@ -19,6 +19,11 @@
 //               plain-near-copy
 // Throughput is completion tokens over wall time; acceptance is accepted / drafted tokens
 // (llamux: /metrics; llama-server: each response's timings.draft_n and draft_n_accepted).
+//
+// Paired measurement (`measurePair`): on a shared machine the same load can run 25% faster or slower a
+// few minutes later, more than the effect measured. So a case and its baseline run side by side: two
+// servers (plain, and speculating) stay up, each pair of loads goes plain then speculating or the other
+// way round, and the ratio reported is the median of the pairs' own ratios.
 import { existsSync } from "node:fs";
 import { join } from "node:path";
 import { freePort } from "./free-port.ts";
@@ -49,6 +54,11 @@ const BASELINE: Record<CaseName, CaseName> = {
   "plain-mixed": "plain-mixed", "ngram-mixed": "plain-mixed", "plain-near-copy": "plain-near-copy", "ngram-near-copy": "plain-near-copy",
 };
 
+/** Whether the case is plain decoding that others are compared with. */
+export function isBaseline(name: CaseName): boolean {
+  return BASELINE[name] === name;
+}
+
 /** The copying cases whose words may take either spelling: one word in this many is free (the others keep the passage's). */
 const FREE_WORD_EVERY: Partial<Record<CaseName, number>> = { "plain-mixed": 1, "ngram-mixed": 1, "plain-near-copy": 4, "ngram-near-copy": 4 };
 
@@ -56,16 +66,6 @@ const FREE_WORD_EVERY: Partial<Record<CaseName, number>> = { "plain-mixed": 1, "
 export function withBaselines(cases: CaseName[]): CaseName[] {
   const wanted = new Set(cases.flatMap((c) => [c, BASELINE[c]]));
   return CASES.filter((c) => wanted.has(c));
-}
-
-export interface SpeculativeSample {
-  model: string;
-  server: "llamux" | "llama-server";
-  case: CaseName;
-  streams: number;
-  tokensPerSecond: number;
-  drafted: number;
-  accepted: number;
 }
 
 const PASSAGE = " alpha beta gamma delta epsilon zeta eta theta iota kappa lambda mu nu xi omicron pi rho sigma tau upsilon phi chi psi omega";
@@ -164,7 +164,10 @@ async function requestBody(server: "llamux" | "llama-server", url: string, name:
 
 async function complete(server: "llamux" | "llama-server", url: string, body: Record<string, unknown>, model: string): Promise<Completion> {
   const path = server === "llamux" ? "/v1/completions" : "/completion";
-  const response = await fetch(`${url}${path}`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ ...body, model }) });
+  // a fresh connection per request: in a pair one server idles while the other works, often longer than its
+  // keep-alive timeout (llamux: 30 s), and a pooled connection it closes then fails the next request
+  const headers = { "content-type": "application/json", connection: "close" };
+  const response = await fetch(`${url}${path}`, { method: "POST", headers, body: JSON.stringify({ ...body, model }) });
   if (!response.ok) throw new Error(`${server} ${path}: ${response.status} ${(await response.text()).slice(0, 300)}`);
   const json = await response.json() as { usage?: { completion_tokens: number }; tokens_predicted?: number; timings?: { predicted_n?: number; draft_n?: number; draft_n_accepted?: number } };
   if (server === "llamux") return { tokens: json.usage!.completion_tokens, drafted: 0, accepted: 0 };
@@ -177,48 +180,111 @@ async function llamuxDraftCounts(url: string): Promise<{ drafted: number; accept
   return { drafted: sum("vllm:spec_decode_num_draft_tokens_total"), accepted: sum("vllm:spec_decode_num_accepted_tokens_total") };
 }
 
-/** One server, one case: started once, warmed up, then measured at each stream count. */
-export async function measureCase(
-  server: "llamux" | "llama-server", model: SpeculativeBenchModel, name: CaseName, o: SpeculativeBenchOptions, vocabularySize: number,
-): Promise<SpeculativeSample[]> {
-  const port = await freePort();
+export interface PairedSample {
+  model: string;
+  server: "llamux" | "llama-server";
+  case: CaseName;
+  streams: number;
+  /** Medians over the pairs. */
+  baselineTokensPerSecond: number;
+  tokensPerSecond: number;
+  /** Each pair's case ÷ baseline, in pair order. */
+  ratios: number[];
+  drafted: number;
+  accepted: number;
+}
+
+const median = (values: number[]) => {
+  const sorted = [...values].sort((a, b) => a - b);
+  const middle = Math.floor(sorted.length / 2);
+  return sorted.length % 2 === 1 ? sorted[middle]! : (sorted[middle - 1]! + sorted[middle]!) / 2;
+};
+
+/** One load: `streams` concurrent requests; tokens per second over its wall time, and what was drafted. */
+async function runLoad(server: "llamux" | "llama-server", url: string, bodies: Record<string, unknown>[], model: string): Promise<{ tokensPerSecond: number; drafted: number; accepted: number }> {
+  const before = server === "llamux" ? await llamuxDraftCounts(url) : { drafted: 0, accepted: 0 };
+  const started = performance.now();
+  const results = await Promise.all(bodies.map((body) => complete(server, url, body, model)));
+  const seconds = (performance.now() - started) / 1000;
+  const after = server === "llamux" ? await llamuxDraftCounts(url) : undefined;
+  return {
+    tokensPerSecond: results.reduce((sum, r) => sum + r.tokens, 0) / seconds,
+    drafted: after ? after.drafted - before.drafted : results.reduce((sum, r) => sum + r.drafted, 0),
+    accepted: after ? after.accepted - before.accepted : results.reduce((sum, r) => sum + r.accepted, 0),
+  };
+}
+
+/**
+ * A speculating case against its baseline on one server kind: both servers up at once, `pairs` loads
+ * each at every stream count, alternating which goes first. Pair ratios are taken load by load.
+ */
+export async function measurePair(
+  server: "llamux" | "llama-server", model: SpeculativeBenchModel, name: CaseName, o: SpeculativeBenchOptions, vocabularySize: number, pairs: number,
+  log: (line: string) => void = () => {},
+): Promise<PairedSample[]> {
+  const baseline = BASELINE[name];
+  if (baseline === name) throw new Error(`"${name}" is a baseline: measure a speculating case against it`);
   const parallel = Math.max(...o.streams);
-  const running = await startProcess(serverArgs(server, model, name, o, port, parallel), `http://127.0.0.1:${port}`, { LLAMUX_LOG_LEVEL: "warn" });
-  const samples: SpeculativeSample[] = [];
+  const start = async (which: CaseName) => {
+    const port = await freePort();
+    return startProcess(serverArgs(server, model, which, o, port, parallel), `http://127.0.0.1:${port}`, { LLAMUX_LOG_LEVEL: "warn" });
+  };
+  const plain = await start(baseline);
+  let speculating: Running | undefined;
+  const samples: PairedSample[] = [];
   try {
-    await complete(server, running.url, { ...(await requestBody(server, running.url, name, 8, vocabularySize, 0)), max_tokens: 8, n_predict: 8 }, model.path);
+    speculating = await start(name);
+    for (const [which, running] of [[baseline, plain], [name, speculating]] as const) {
+      await complete(server, running.url, { ...(await requestBody(server, running.url, which, 8, vocabularySize, 0)), max_tokens: 8, n_predict: 8 }, model.path);
+    }
     for (const streams of o.streams) {
-      const bodies = await Promise.all(Array.from({ length: streams }, (_, i) => requestBody(server, running.url, name, o.tokens, vocabularySize, i)));
-      const before = server === "llamux" ? await llamuxDraftCounts(running.url) : { drafted: 0, accepted: 0 };
-      const started = performance.now();
-      const results = await Promise.all(bodies.map((body) => complete(server, running.url, body, model.path)));
-      const seconds = (performance.now() - started) / 1000;
-      const after = server === "llamux" ? await llamuxDraftCounts(running.url) : undefined;
-      const tokens = results.reduce((s, r) => s + r.tokens, 0);
+      const bodies = async (which: CaseName, url: string) =>
+        Promise.all(Array.from({ length: streams }, (_, i) => requestBody(server, url, which, o.tokens, vocabularySize, i)));
+      const plainBodies = await bodies(baseline, plain.url);
+      const caseBodies = await bodies(name, speculating.url);
+      const plainRates: number[] = [];
+      const caseRates: number[] = [];
+      const ratios: number[] = [];
+      let drafted = 0;
+      let accepted = 0;
+      for (let pair = 0; pair < pairs; pair++) {
+        const loadPlain = () => runLoad(server, plain.url, plainBodies, model.path);
+        const loadCase = () => runLoad(server, speculating!.url, caseBodies, model.path);
+        let p: Awaited<ReturnType<typeof runLoad>>;
+        let c: Awaited<ReturnType<typeof runLoad>>;
+        if (pair % 2 === 0) { p = await loadPlain(); c = await loadCase(); } else { c = await loadCase(); p = await loadPlain(); }
+        plainRates.push(p.tokensPerSecond);
+        caseRates.push(c.tokensPerSecond);
+        ratios.push(c.tokensPerSecond / p.tokensPerSecond);
+        drafted += c.drafted;
+        accepted += c.accepted;
+        log(`  [pair ${pair + 1}] ${model.name} ${server} ${name} ×${streams}: ${c.tokensPerSecond.toFixed(1)} t/s against ${baseline} ${p.tokensPerSecond.toFixed(1)} t/s (${(c.tokensPerSecond / p.tokensPerSecond).toFixed(2)}), accepted ${c.accepted}/${c.drafted}`);
+      }
       samples.push({
-        model: model.name, server, case: name, streams, tokensPerSecond: tokens / seconds,
-        drafted: after ? after.drafted - before.drafted : results.reduce((s, r) => s + r.drafted, 0),
-        accepted: after ? after.accepted - before.accepted : results.reduce((s, r) => s + r.accepted, 0),
+        model: model.name, server, case: name, streams, baselineTokensPerSecond: median(plainRates), tokensPerSecond: median(caseRates),
+        ratios, drafted, accepted,
       });
     }
   } finally {
-    await running.stop();
+    await speculating?.stop();
+    await plain.stop();
   }
   return samples;
 }
 
-export function llamaServerAvailable(): boolean {
-  return existsSync(LLAMA_SERVER);
-}
-
-/** The report table: tokens/s, speed-up over plain decoding of the same server, acceptance. */
-export function speculativeTable(samples: SpeculativeSample[]): string {
-  const lines = ["| model | server | case | streams | tokens/s | × plain (same requests) | drafted | accepted | acceptance |", "|---|---|---|---|---|---|---|---|---|"];
+/** The report table of paired samples: the median pair ratio and its spread, acceptance over all pairs. */
+export function pairedTable(samples: PairedSample[]): string {
+  const lines = [
+    "| model | server | case | streams | baseline t/s | case t/s | × baseline (median of pairs) | pair ratios min–max | drafted | accepted | acceptance |",
+    "|---|---|---|---|---:|---:|---:|---:|---:|---:|---:|",
+  ];
   for (const s of samples) {
-    const plain = samples.find((p) => p.model === s.model && p.server === s.server && p.streams === s.streams && p.case === BASELINE[s.case]);
-    const ratio = plain ? (s.tokensPerSecond / plain.tokensPerSecond).toFixed(2) : "–";
     const acceptance = s.drafted > 0 ? `${Math.round((100 * s.accepted) / s.drafted)}%` : "–";
-    lines.push(`| ${s.model} | ${s.server} | ${s.case} | ${s.streams} | ${s.tokensPerSecond.toFixed(1)} | ${ratio} | ${s.drafted} | ${s.accepted} | ${acceptance} |`);
+    lines.push(`| ${s.model} | ${s.server} | ${s.case} ÷ ${BASELINE[s.case]} | ${s.streams} | ${s.baselineTokensPerSecond.toFixed(1)} | ${s.tokensPerSecond.toFixed(1)} | ${median(s.ratios).toFixed(2)} | ${Math.min(...s.ratios).toFixed(2)}–${Math.max(...s.ratios).toFixed(2)} | ${s.drafted} | ${s.accepted} | ${acceptance} |`);
   }
   return lines.join("\n");
+}
+
+export function llamaServerAvailable(): boolean {
+  return existsSync(LLAMA_SERVER);
 }
