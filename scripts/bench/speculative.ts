@@ -28,6 +28,7 @@ import { existsSync } from "node:fs";
 import { join } from "node:path";
 import { freePort } from "./free-port.ts";
 import { LLAMA_SERVER } from "./server.ts";
+import { summarize } from "./stats.ts";
 
 const REPO_ROOT = join(import.meta.dir, "..", "..");
 const MAIN = join(REPO_ROOT, "src", "main.ts");
@@ -194,11 +195,8 @@ export interface PairedSample {
   accepted: number;
 }
 
-const median = (values: number[]) => {
-  const sorted = [...values].sort((a, b) => a - b);
-  const middle = Math.floor(sorted.length / 2);
-  return sorted.length % 2 === 1 ? sorted[middle]! : (sorted[middle - 1]! + sorted[middle]!) / 2;
-};
+/** The median of at least one measurement. */
+const median = (values: number[]) => summarize(values)!.median;
 
 /** One load: `streams` concurrent requests; tokens per second over its wall time, and what was drafted. */
 async function runLoad(server: "llamux" | "llama-server", url: string, bodies: Record<string, unknown>[], model: string): Promise<{ tokensPerSecond: number; drafted: number; accepted: number }> {
@@ -280,7 +278,8 @@ export function pairedTable(samples: PairedSample[]): string {
   ];
   for (const s of samples) {
     const acceptance = s.drafted > 0 ? `${Math.round((100 * s.accepted) / s.drafted)}%` : "–";
-    lines.push(`| ${s.model} | ${s.server} | ${s.case} ÷ ${BASELINE[s.case]} | ${s.streams} | ${s.baselineTokensPerSecond.toFixed(1)} | ${s.tokensPerSecond.toFixed(1)} | ${median(s.ratios).toFixed(2)} | ${Math.min(...s.ratios).toFixed(2)}–${Math.max(...s.ratios).toFixed(2)} | ${s.drafted} | ${s.accepted} | ${acceptance} |`);
+    const ratio = summarize(s.ratios)!;
+    lines.push(`| ${s.model} | ${s.server} | ${s.case} ÷ ${BASELINE[s.case]} | ${s.streams} | ${s.baselineTokensPerSecond.toFixed(1)} | ${s.tokensPerSecond.toFixed(1)} | ${ratio.median.toFixed(2)} | ${ratio.min.toFixed(2)}–${ratio.max.toFixed(2)} | ${s.drafted} | ${s.accepted} | ${acceptance} |`);
   }
   return lines.join("\n");
 }
