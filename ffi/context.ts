@@ -53,11 +53,14 @@ export class LlamaContext extends NativeHandle {
   readonly contextPerSequence: number;
   readonly batchSize: number;
   readonly sequences: number;
+  /** One KV buffer for all sequences (else a stream of contextPerSequence cells each). */
+  readonly unifiedKv: boolean;
   /** How many trailing tokens of the last decode a recurrent memory can remove (0: none, or not recurrent). */
   readonly recurrentRollback: number;
 
-  private constructor(private readonly n: Native, pointer: Pointer, readonly model: LlamaModel) {
+  private constructor(private readonly n: Native, pointer: Pointer, readonly model: LlamaModel, unifiedKv: boolean) {
     super(pointer, "context");
+    this.unifiedKv = unifiedKv;
     this.memory = asPointer(n.llama.llama_get_memory(pointer))!;
     this.contextSize = n.llama.llama_n_ctx(pointer);
     this.contextPerSequence = n.llama.llama_n_ctx_seq(pointer);
@@ -93,7 +96,7 @@ export class LlamaContext extends NativeHandle {
     if (!pointer) {
       throw new Error(`Cannot create a context of ${options.contextSize} tokens for "${model.path}": ${error ?? "llama.cpp refused (out of memory?)"}`);
     }
-    return new LlamaContext(n, pointer, model);
+    return new LlamaContext(n, pointer, model, options.unifiedKv ?? false);
   }
 
   protected free(pointer: Pointer): void {
@@ -127,6 +130,10 @@ export class LlamaContext extends NativeHandle {
     this.n.llama.llama_memory_seq_rm(this.memory, seq, -1, -1);
   }
 
+  /**
+   * Tags `from`'s cells in [p0, p1) with `to` too: in a unified cache they are then shared. Across streams
+   * llama.cpp copies whole streams only (a range aborts) and only at the next decode.
+   */
   copySequence(from: number, to: number, p0 = -1, p1 = -1): void {
     this.n.llama.llama_memory_seq_cp(this.memory, from, to, p0, p1);
   }

@@ -51,7 +51,7 @@ export function engineMessageHandler(send: (message: ChildMessage) => void, exit
         // the parent sends nothing else until it hears "loaded" or "load_failed"
         void load(message.options).then((loaded) => {
           engine = loaded;
-          log.info(`loaded ${engine.info.architecture} model "${message.options.modelPath}": ${engine.info.sequences} sequences of up to ${engine.info.contextPerSequence} tokens of context sharing ${engine.info.sharedContext} (trained ${engine.info.trainedContextLength}; ${CONTEXT_HINT}), ${engine.info.threads} threads, ${engine.info.compute}${engine.info.vision ? `, ${projectorKind(engine.info.vision)} projector "${engine.info.vision.projectorPath}"` : ""}${speechNote(engine.info, message.options.projectorPath)}${speculationNote(engine.info)}`);
+          log.info(`loaded ${engine.info.architecture} model "${message.options.modelPath}": ${engine.info.sequences} sequences of up to ${engine.info.contextPerSequence} tokens of context ${engine.info.sharedKvPool ? `sharing ${engine.info.sharedContext}` : "each"} (trained ${engine.info.trainedContextLength}; ${CONTEXT_HINT}), ${engine.info.threads} threads, ${engine.info.compute}${engine.info.vision ? `, ${projectorKind(engine.info.vision)} projector "${engine.info.vision.projectorPath}"` : ""}${speechNote(engine.info, message.options.projectorPath)}${speculationNote(engine.info)}`);
           send({ type: "loaded", info: engine.info });
         }, (error: unknown) => {
           send({ type: "load_failed", message: (error as Error).message, ...(error instanceof EngineError ? { code: error.code } : {}) });

@@ -155,6 +155,7 @@ export class Engine {
       trainedContextLength: model.trainedContextLength,
       contextPerSequence,
       sharedContext: context.contextSize,
+      sharedKvPool: context.unifiedKv,
       sequences: context.sequences,
       embeddingSize: model.embeddingSize,
       parameterCount: model.parameterCount,
@@ -198,7 +199,11 @@ export class Engine {
       const batchSize = options.batchSize ?? DEFAULT_BATCH_SIZE;
       const context = LlamaContext.create(model, {
         contextSize: sizes.shared,
-        unifiedKv: !embeddings,
+        // A stream of its own per sequence when each gets its whole context anyway (llama-server's default):
+        // attention in a unified pool spans every cell in use, other sequences' cached prefixes included
+        // (measured: a cold prefill beside three sequences holding 18k-token prefixes took twice as long).
+        // The pool is shared only when it is smaller than that, so that one sequence can still use it all.
+        unifiedKv: !embeddings && sizes.shared < parallel * sizes.perSequence,
         batchSize,
         sequences: parallel,
         threads,

@@ -85,6 +85,8 @@ export class Scheduler {
   private readonly admitted: SequenceSlot[] = [];
   private readonly batch: TokenBatch;
   private readonly canRollBack: boolean;
+  /** All sequences take their cells from one pool (a unified KV cache); else each has a stream of its own. */
+  private readonly sharedPool: boolean;
   /** False when sequences must not share a llama_decode call (see step()). */
   private readonly coBatch: boolean;
   private readonly queueLimit: number;
@@ -111,6 +113,7 @@ export class Scheduler {
     this.slots = Array.from({ length: context.sequences }, (_, seq) => new SequenceSlot(seq));
     this.batch = new TokenBatch(context.batchSize);
     this.canRollBack = !model.isRecurrentOrHybrid;
+    this.sharedPool = context.unifiedKv;
     this.coBatch = !(model.isRecurrentOrHybrid && amxKernelsLoaded());
   }
 
@@ -317,7 +320,7 @@ export class Scheduler {
     const decodeStarted = performance.now();
     let status = this.context.decode(this.batch);
     // the cells may lie scattered: with every idle cache dropped, a second try finds room
-    if (status === DecodeStatus.noSpace && this.makeRoom(Infinity) > 0) status = this.context.decode(this.batch);
+    if (status === DecodeStatus.noSpace && this.sharedPool && this.makeRoom(Infinity) > 0) status = this.context.decode(this.batch);
     const decodeMs = performance.now() - decodeStarted;
     this.threadGovernor?.record(decodeMs, this.batch.count);
     // the cost of a row, from steps of generating sequences only (prompt rows cost less: no logits)
@@ -394,6 +397,8 @@ export class Scheduler {
    * first (never those of `keep`); their states go to the host prompt cache first. Returns the cells free then.
    */
   private makeRoom(needed: number, ...keep: SequenceSlot[]): number {
+    // a stream of its own holds a sequence's every token: this.limit stops it before the stream is full
+    if (!this.sharedPool) return Infinity;
     let free = this.context.contextSize - this.usedCells();
     if (free >= needed) return free;
     const idle = this.slots.filter((slot) => !slot.active && !keep.includes(slot) && slot.cached.length > 0).sort((a, b) => a.lastUsed - b.lastUsed);
@@ -636,10 +641,12 @@ export class Scheduler {
     let bestKeep = plan.keep;
     // A recurrent state cannot be cut back to a prefix, so only attention-only models copy cells.
     if (this.canRollBack) {
+      // across streams the other sequence's whole memory is copied: worth it only for a clear gain
+      const copyGain = this.sharedPool ? 1 : PROMPT_CACHE_MIN_TOKENS;
       for (const other of this.slots) {
         if (other === slot) continue;
         const keep = Math.min(commonPrefixLength(other.cached, prompt), prompt.length - 1);
-        if (keep > bestKeep) {
+        if (keep >= bestKeep + copyGain) {
           best = { kind: "copy", from: other, keep };
           bestKeep = keep;
         }
@@ -675,14 +682,24 @@ export class Scheduler {
       && commonPrefixLength(other.cached, slot.cached) === slot.cached.length);
   }
 
-  /** The slot's memory is replaced by `from`'s first `keep` cells, shared with it in the KV cache. */
+  /**
+   * The slot's memory is replaced by `from`'s first `keep` cells: shared with it in a unified KV cache;
+   * across streams, copied through host memory. (llama.cpp copies between streams only whole streams and
+   * only at the next decode, which a state saved or restored before it would not see.) On failure the
+   * slot starts empty.
+   */
   private copyPrefix(slot: SequenceSlot, from: SequenceSlot, keep: number): void {
     this.keepInHost(slot, 0);
     this.context.clearSequence(slot.seq);
     slot.truncate(0);
-    this.context.copySequence(from.seq, slot.seq, 0, keep);
+    if (this.sharedPool) {
+      this.context.copySequence(from.seq, slot.seq, 0, keep);
+      slot.shareFrom(from, keep);
+    } else if (!this.context.restoreSequence(slot.seq, this.context.saveSequence(from.seq)) || !this.context.removeTokens(slot.seq, keep, -1)) {
+      this.context.clearSequence(slot.seq);
+      return;
+    }
     slot.cached = from.cached.slice(0, keep);
-    slot.shareFrom(from, keep);
     this.copiedTokens += keep;
   }
 

@@ -204,6 +204,8 @@ export interface ModelInfo {
   contextPerSequence: number;
   /** Tokens of memory the sequences share (the KV cache's size); each holds at most contextPerSequence. */
   sharedContext: number;
+  /** The sequences take their cells from one pool of sharedContext; else each has a stream of its own. */
+  sharedKvPool: boolean;
   sequences: number;
   embeddingSize: number;
   parameterCount: number;

@@ -124,28 +124,39 @@ describe("attention model: host cache and copies", () => {
     expect(cold.stats().promptCache).toBeUndefined();
   });
 
-  test("a prefix another running sequence holds is copied in the KV cache, not processed, with the cold tokens", async () => {
-    const engine = Engine.load({ modelPath: path, parallel: 2, contextPerSequence: 1024, threads: 2, cacheRamMiB: 16 });
-    try {
-      const shared = chat("Agents", "List the files.");
-      const second = { prompt: `${shared}Here are the files:`, maxTokens: 10, sampling: greedy, ignoreEos: true };
-      let secondRun: Promise<Outcome> | undefined;
-      // the second request arrives while the first one generates (its prompt is in the first sequence)
-      const first = run(engine, { prompt: shared, maxTokens: 30, sampling: greedy, ignoreEos: true }, (count) => {
-        if (count === 2) secondRun = run(engine, second);
-      });
-      await first;
-      const copied = await secondRun!;
-      expect(engine.stats().copiedPrefixTokens).toBeGreaterThanOrEqual(engine.tokenize(shared).length - 1);
-      expect(copied.done!.usage.cachedPromptTokens).toBeGreaterThanOrEqual(engine.tokenize(shared).length - 1);
-      const reference = await run(cold, second);
-      expect(copied.tokens).toEqual(reference.tokens);
-      // both sequences' cells are counted once: the shared prefix is not paid for twice
-      expect(engine.stats().usedTokens).toBeLessThan(2 * engine.tokenize(shared).length);
-    } finally {
-      engine.dispose();
-    }
-  });
+  // Two sequences of 1024 tokens each get a KV stream of their own; a shared 1024-token pool is one unified cache.
+  for (const layout of [{ name: "own streams", sharedContext: undefined }, { name: "a shared pool", sharedContext: 1024 }]) {
+    test(`a prefix another running sequence holds is copied, not processed, with the cold tokens (${layout.name})`, async () => {
+      const engine = Engine.load({ modelPath: path, parallel: 2, contextPerSequence: 1024, sharedContext: layout.sharedContext, threads: 2, cacheRamMiB: 16 });
+      try {
+        expect(engine.info.sharedKvPool).toBe(layout.sharedContext !== undefined);
+        const shared = chat("Agents", "List the files.");
+        const second = { prompt: `${shared}Here are the files:`, maxTokens: 10, sampling: greedy, ignoreEos: true };
+        let secondRun: Promise<Outcome> | undefined;
+        // the second request arrives while the first one generates (its prompt is in the first sequence)
+        const first = run(engine, { prompt: shared, maxTokens: 30, sampling: greedy, ignoreEos: true }, (count) => {
+          if (count === 2) secondRun = run(engine, second);
+        });
+        const firstOutcome = await first;
+        const copied = await secondRun!;
+        expect(engine.stats().copiedPrefixTokens).toBeGreaterThanOrEqual(engine.tokenize(shared).length - 1);
+        expect(copied.done!.usage.cachedPromptTokens).toBeGreaterThanOrEqual(engine.tokenize(shared).length - 1);
+        const reference = await run(cold, second);
+        expect(copied.tokens).toEqual(reference.tokens);
+        // the source sequence went on undisturbed by the copy
+        expect(firstOutcome.tokens).toEqual((await run(cold, { prompt: shared, maxTokens: 30, sampling: greedy, ignoreEos: true })).tokens);
+        const sharedTokens = engine.tokenize(shared).length;
+        if (layout.sharedContext !== undefined) {
+          // in one pool both sequences' cells are counted once: the shared prefix is not paid for twice
+          expect(engine.stats().usedTokens).toBeLessThan(2 * sharedTokens);
+        } else {
+          expect(engine.stats().usedTokens).toBeGreaterThanOrEqual(2 * sharedTokens);
+        }
+      } finally {
+        engine.dispose();
+      }
+    });
+  }
 
   test("the cache stays within --cache-ram: the least recently used state is evicted", async () => {
     // 0.1 MiB holds one ~300-token state of this model (256 bytes per token), not two
