@@ -32,13 +32,12 @@ export async function respondProgress(
   return ndjsonResponse(async (send) => {
     // Lines go out in order; a client that went away stops the operation at its next progress report.
     let sending: Promise<void> = Promise.resolve();
-    const aborted = new AbortController();
-    signal.addEventListener("abort", () => aborted.abort(), { once: true });
+    const unsent = new AbortController();
     const onProgress: ProgressHandler = (event) => {
-      sending = sending.then(() => send(progressLine(event))).catch(() => aborted.abort());
+      sending = sending.then(() => send(progressLine(event))).catch(() => unsent.abort());
     };
     try {
-      await run(onProgress, aborted.signal);
+      await run(onProgress, AbortSignal.any([signal, unsent.signal]));
     } finally {
       await sending;
     }

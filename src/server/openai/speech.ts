@@ -103,11 +103,8 @@ export function speech(deps: ServerDeps) {
     };
     // the speech stops when the client leaves, or when this handler fails before its answer is on its way
     const stop = new AbortController();
-    const request = c.req.raw.signal;
-    if (request.aborted) stop.abort();
-    else request.addEventListener("abort", () => stop.abort(), { once: true });
     try {
-      return await speechAnswer(c, body, await runSpeech(servedModel(deps, model), spec, { signal: stop.signal }));
+      return await speechAnswer(c, body, await runSpeech(servedModel(deps, model), spec, { signal: AbortSignal.any([c.req.raw.signal, stop.signal]) }));
     } catch (error) {
       stop.abort();
       throw error;

@@ -37,14 +37,12 @@ function loadedEngine(engine: EngineHandle): ModelHandle {
 }
 
 /** A cancel packet, the channel's end or the socket's end stops the sequence. */
-function cancellation(channel: ChannelContext): AbortController {
+function cancellation(channel: ChannelContext): AbortSignal {
   const cancel = new AbortController();
   channel.onPacket((packet) => {
     if ((packet as { type?: unknown } | null)?.type === "cancel") cancel.abort();
   });
-  if (channel.signal.aborted) cancel.abort();
-  else channel.signal.addEventListener("abort", () => cancel.abort(), { once: true });
-  return cancel;
+  return AbortSignal.any([cancel.signal, channel.signal]);
 }
 
 export function predictEndpoint(deps: ServerDeps, instances: Instances): ChannelEndpoint {
@@ -61,7 +59,7 @@ export function predictEndpoint(deps: ServerDeps, instances: Instances): Channel
     const spec = predictSpec(deps.profile, loaded.model, config, prompt);
 
     channel.send({ type: "promptProcessingProgress", progress: 0 });
-    const { maxTokens, settings, choices: [choice] } = await runChat(loadedEngine(engine), spec, serverRun(deps, loaded.model, cancel.signal, arrived));
+    const { maxTokens, settings, choices: [choice] } = await runChat(loadedEngine(engine), spec, serverRun(deps, loaded.model, cancel, arrived));
     const send = (packet: Record<string, unknown>) => channel.send(packet);
     const done = await sendFragments(reportingPromptProgress(choice!.eventsWithProgress(), send), send);
     if (!done) return;
