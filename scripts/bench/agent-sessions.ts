@@ -197,12 +197,26 @@ if (import.meta.main) {
                      apart (default 0: every turn at once, all sessions together)`);
     process.exit(0);
   }
+  // every number a whole count (0 allowed only where it means none), so that a typo is an error, not a NaN run
+  const count = (name: keyof typeof values, fallback: number, least = 1): number => {
+    const text = values[name];
+    if (text === undefined) return fallback;
+    const n = Number(text);
+    if (typeof text !== "string" || !Number.isInteger(n) || n < least) {
+      console.error(`--${name} must be a whole number of at least ${least}, not "${String(text)}"`);
+      process.exit(2);
+    }
+    return n;
+  };
+  const shape = {
+    sessions: count("sessions", 8), parallel: count("parallel", 4), prefixTokens: count("prefix", 12_000),
+    turnTokens: count("turn-tokens", 1500), turns: count("turns", 4), outputTokens: count("output", 16),
+    cacheRamMiB: count("cache-ram", 8192, 0), thinkMs: count("think-ms", 0, 0),
+    threads: values.threads === undefined || values.threads === "default" ? "default" as const : count("threads", 2),
+  };
   const model = values.model ?? await ensureModel("lfm2-350m-q4_0");
   const result = await runAgentSessions(model, {
-    sessions: Number(values.sessions ?? 8), parallel: Number(values.parallel ?? 4), prefixTokens: Number(values.prefix ?? 12_000),
-    turnTokens: Number(values["turn-tokens"] ?? 1500), turns: Number(values.turns ?? 4), outputTokens: Number(values.output ?? 16),
-    cacheRamMiB: Number(values["cache-ram"] ?? 8192), thinkMs: Number(values["think-ms"] ?? 0),
-    threads: values.threads === undefined || values.threads === "default" ? "default" : Number(values.threads),
+    ...shape,
     llamux: defaultLlamuxCommand(), ...(values["lib-dir"] ? { llamuxLibDir: values["lib-dir"] } : {}), log: (line) => console.error(line),
   });
   console.log(result.markdown);
