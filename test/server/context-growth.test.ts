@@ -41,6 +41,8 @@ describe("ModelService.growContext", () => {
     const before = await models.engine(model);
     expect(before.info.contextPerSequence).toBe(4096);
     expect(before.info.sharedContext).toBe(4 * 4096);
+    // every sequence's whole context fits: a KV stream each, as llama-server loads it
+    expect(before.info.sharedKvPool).toBe(false);
     // a request running on the old instance finishes before it is replaced
     const running = (async () => {
       let tokens = 0;
@@ -53,6 +55,7 @@ describe("ModelService.growContext", () => {
     const [after] = models.loadedOf(model);
     expect(after!.engine.info.contextPerSequence).toBe(32768);
     expect(after!.engine.info.sharedContext).toBe(32768);
+    expect(after!.engine.info.sharedKvPool).toBe(true);
     // later loads keep the grown size; a request that fits needs no reload
     expect((await models.engine(model)).pid).toBe(after!.engine.pid);
     expect(await models.growContext(model, 30_000)).toBe(true);
@@ -73,6 +76,7 @@ describe("ModelService.growContext", () => {
     const engine = await models.engine(models.resolve("agent"));
     expect(engine.info.contextPerSequence).toBe(65536);
     expect(engine.info.sharedContext).toBe(65536);
+    expect(engine.info.sharedKvPool).toBe(true);
   });
 });
 
