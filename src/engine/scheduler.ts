@@ -291,6 +291,7 @@ export class Scheduler {
       prefillingThisStep.push(active);
       // Text up to the next image: the image waits for an image step of its own.
       let end = Math.min(active.textEnd(), active.nextPromptIndex + this.batch.free, active.nextPromptIndex + room);
+      if (active.sharedPrefixEnd > active.nextPromptIndex) end = Math.min(end, active.sharedPrefixEnd);
       if (promptEnded) end = Math.min(end, active.nextPromptIndex + Math.max(0, this.promptFlushTokens - this.batch.count));
       if (end <= active.nextPromptIndex) continue;
       progressing.push(active);
@@ -334,6 +335,10 @@ export class Scheduler {
     const inGroup = this.admitted.filter((slot) => group.has(slot));
     for (const slot of inGroup) {
       const active = slot.active!;
+      if (active.sharedPrefixEnd > 0 && active.nextPromptIndex === active.sharedPrefixEnd) {
+        this.promptCache!.store(slot.cached.slice(0, active.sharedPrefixEnd), this.context.saveSequence(slot.seq));
+        active.sharedPrefixEnd = 0;
+      }
       if (active.checkpointAfterPrompt && slot.outputIndex >= 0 && active.nextPromptIndex === active.prompt.length) {
         const state = this.context.saveSequence(slot.seq);
         slot.checkpoint = { length: slot.cached.length, state, logits: this.context.logits(slot.outputIndex) };
@@ -596,6 +601,7 @@ export class Scheduler {
         active.checkpointAfterPrompt = true;
       }
       active.nextPromptIndex = slot.cached.length;
+      active.sharedPrefixEnd = this.sharedPrefixEnd(slot, active);
       active.cachedPromptTokens = slot.cached.length;
       if (this.speculation) active.draftTokens = 0;
       active.startedAt = performance.now();
@@ -656,6 +662,26 @@ export class Scheduler {
     // restoring copies the whole state in: worth it only for a clear gain over what is held already
     if (match && match.keep >= bestKeep + PROMPT_CACHE_MIN_TOKENS) best = { kind: "cache", match };
     return best;
+  }
+
+  /**
+   * For a recurrent model, whose state cannot be cut back to a shared prefix afterwards: the longest start
+   * this prompt shares with another sequence's tokens (agents' common system prompt and tools), when the
+   * prompt goes on past it and the host cache does not hold it yet. The first session's state there is
+   * lost, but the second session saves it and every later one restores it. 0: none.
+   */
+  private sharedPrefixEnd(slot: SequenceSlot, active: ActiveRequest): number {
+    if (this.canRollBack || !this.promptCache || active.images.length > 0) return 0;
+    const { prompt } = active;
+    let shared = 0;
+    for (const other of this.slots) {
+      if (other === slot) continue;
+      // a prompt still being processed counts with what it will hold
+      shared = Math.max(shared, commonPrefixLength(other.active?.prompt ?? other.cached, prompt), commonPrefixLength(other.cached, prompt));
+    }
+    const worthSaving = shared >= PROMPT_CACHE_MIN_TOKENS && shared >= active.nextPromptIndex + CHECKPOINT_MIN_NEW_TOKENS
+      && shared <= prompt.length - CHECKPOINT_MIN_NEW_TOKENS;
+    return worthSaving && !this.promptCache.covers(prompt.subarray(0, shared)) ? shared : 0;
   }
 
   /**

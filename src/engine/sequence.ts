@@ -19,6 +19,11 @@ export class ActiveRequest {
   cachedPromptTokens = 0;
   /** Save a checkpoint of the sequence state once the whole prompt is decoded. */
   checkpointAfterPrompt = false;
+  /**
+   * Where the prompt stops sharing tokens with another sequence's (recurrent models): a step ends
+   * there and the state goes to the host cache, for the next prompt with the same start. 0: none.
+   */
+  sharedPrefixEnd = 0;
   /** A restored checkpoint's logits: the first token is sampled from them, with no decode. */
   restoredLogits: Float32Array | undefined;
   cancelled = false;

@@ -219,4 +219,33 @@ describe("hybrid LFM2: host-cached checkpoints", () => {
       cold.dispose();
     }
   });
+
+  test("sessions sharing a system prompt: the second saves its state where they part, and the third restores it", async () => {
+    const path = await ensureModel("tiny-lfm2");
+    const options = { modelPath: path, parallel: 2, contextPerSequence: 1024, threads: 2 };
+    const engine = Engine.load({ ...options, cacheRamMiB: 16 });
+    const cold = Engine.load({ ...options, cacheRamMiB: 0 });
+    try {
+      // one system prompt of 12 rules, then each session's own question
+      const system = `<|startoftext|>${chat("Agents", "", 12).slice("Agents".length).split("<|im_start|>user")[0]}`;
+      const session = (question: string) => ({
+        prompt: `${system}<|im_start|>user\n${question} ${"Tell me about the files of this project. ".repeat(4)}<|im_end|>\n<|im_start|>assistant\n`,
+        maxTokens: 4, sampling: greedy, ignoreEos: true, addSpecial: false,
+      });
+      const systemTokens = engine.tokenize(system, false, true).length;
+      expect(systemTokens).toBeGreaterThan(64);
+      await run(engine, session("First?"));
+      // the first session's sequence holds the system prompt: the second stops there once, for the cache
+      await run(engine, session("Second?"));
+      expect(engine.stats().promptCache!.stored).toBe(1);
+      const third = await run(engine, session("Third?"));
+      expect(engine.stats().promptCache!.restored).toBe(1);
+      expect(third.done!.usage.cachedPromptTokens).toBeGreaterThanOrEqual(systemTokens - 2);
+      const reference = await run(cold, session("Third?"));
+      expect(third.tokens).toEqual(reference.tokens);
+    } finally {
+      engine.dispose();
+      cold.dispose();
+    }
+  });
 });
