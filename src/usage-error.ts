@@ -12,6 +12,16 @@ export function numberOption(value: string | undefined, name: string): number | 
   return n;
 }
 
+/** A flag's value as a whole number within [min, max] (no max: at least min); undefined when not given. */
+export function wholeNumberOption(value: string | undefined, flag: string, min: number, max?: number): number | undefined {
+  if (value === undefined) return undefined;
+  const n = Number(value);
+  if (!Number.isInteger(n) || n < min || (max !== undefined && n > max)) {
+    throw new UsageError(`--${flag} must be a whole number ${max === undefined ? `of at least ${min}` : `from ${min} to ${max}`}, got "${value}"`);
+  }
+  return n;
+}
+
 /** node:util parseArgs reports bad flags as TypeErrors with ERR_PARSE_ARGS_* codes. */
 export function isUsageError(error: unknown): boolean {
   if (error instanceof UsageError) return true;

@@ -18,6 +18,7 @@ import { existsSync } from "node:fs";
 import { parseArgs } from "node:util";
 import { ensureModel } from "../gen-models.ts";
 import { readGgufHeaderSync, type GgufArray } from "../../src/store/gguf.ts";
+import { wholeNumberOption } from "../../src/usage-error.ts";
 import { LLAMA_SERVER, defaultLlamuxCommand, percentile, randomPrompt, startServer, streamRequest, type RunningServer, type ServerKind, type ServerSpec } from "./server.ts";
 
 export interface AgentSessionsShape {
@@ -198,22 +199,20 @@ if (import.meta.main) {
     process.exit(0);
   }
   // every number a whole count (0 allowed only where it means none), so that a typo is an error, not a NaN run
-  const count = (name: keyof typeof values, fallback: number, least = 1): number => {
-    const text = values[name];
-    if (text === undefined) return fallback;
-    const n = Number(text);
-    if (typeof text !== "string" || !Number.isInteger(n) || n < least) {
-      console.error(`--${name} must be a whole number of at least ${least}, not "${String(text)}"`);
-      process.exit(2);
-    }
-    return n;
-  };
-  const shape = {
-    sessions: count("sessions", 8), parallel: count("parallel", 4), prefixTokens: count("prefix", 12_000),
-    turnTokens: count("turn-tokens", 1500), turns: count("turns", 4), outputTokens: count("output", 16),
-    cacheRamMiB: count("cache-ram", 8192, 0), thinkMs: count("think-ms", 0, 0),
-    threads: values.threads === undefined || values.threads === "default" ? "default" as const : count("threads", 2),
-  };
+  const count = (name: "sessions" | "parallel" | "prefix" | "turn-tokens" | "turns" | "output" | "cache-ram" | "think-ms" | "threads", fallback: number, least = 1): number =>
+    wholeNumberOption(values[name], name, least) ?? fallback;
+  let shape: AgentSessionsShape;
+  try {
+    shape = {
+      sessions: count("sessions", 8), parallel: count("parallel", 4), prefixTokens: count("prefix", 12_000),
+      turnTokens: count("turn-tokens", 1500), turns: count("turns", 4), outputTokens: count("output", 16),
+      cacheRamMiB: count("cache-ram", 8192, 0), thinkMs: count("think-ms", 0, 0),
+      threads: values.threads === undefined || values.threads === "default" ? "default" as const : count("threads", 2),
+    };
+  } catch (error) {
+    console.error((error as Error).message);
+    process.exit(2);
+  }
   const model = values.model ?? await ensureModel("lfm2-350m-q4_0");
   const result = await runAgentSessions(model, {
     ...shape,

@@ -4,7 +4,7 @@ import type { ProfileName } from "../server/profiles/profile.ts";
 import {
   DEFAULT_BODY_LIMIT_BYTES, DEFAULT_IDLE_TIMEOUT_SECONDS, isLoopbackHost, serverOptions, type ServerOptions,
 } from "../server/server-options.ts";
-import { UsageError } from "../usage-error.ts";
+import { UsageError, wholeNumberOption } from "../usage-error.ts";
 import { ollamaOrigins } from "../config.ts";
 
 const MIB = 1024 * 1024;
@@ -40,13 +40,6 @@ export interface ServerFlagValues {
   "idle-timeout"?: string;
 }
 
-function wholeNumber(value: string | undefined, flag: string, min: number, max: number): number | undefined {
-  if (value === undefined) return undefined;
-  const n = Number(value);
-  if (!Number.isInteger(n) || n < min || n > max) throw new UsageError(`--${flag} must be a whole number from ${min} to ${max}, got "${value}"`);
-  return n;
-}
-
 function allowedOriginsJson(text: string): string[] {
   let parsed: unknown;
   try {
@@ -78,8 +71,8 @@ export function serverOptionsFromFlags(
     ...(values["allowed-origins"] !== undefined ? allowedOriginsJson(values["allowed-origins"]) : []),
     ...(profile === "a" ? ollamaOrigins(env) : []),
   ];
-  const maxBodyMib = wholeNumber(values["max-body-size"], "max-body-size", 1, 1024 * 1024);
-  const idleTimeout = wholeNumber(values["idle-timeout"], "idle-timeout", 1, 255);
+  const maxBodyMib = wholeNumberOption(values["max-body-size"], "max-body-size", 1, 1024 * 1024);
+  const idleTimeout = wholeNumberOption(values["idle-timeout"], "idle-timeout", 1, 255);
   return serverOptions({
     apiKeys: apiKeys(values, profile, env), corsOrigins, publicMetrics: values["public-metrics"] ?? false, bindHost,
     ...(maxBodyMib !== undefined ? { bodyLimitBytes: maxBodyMib * MIB } : {}),
