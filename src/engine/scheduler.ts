@@ -676,8 +676,9 @@ export class Scheduler {
     let shared = 0;
     for (const other of this.slots) {
       if (other === slot) continue;
+      shared = Math.max(shared, commonPrefixLength(other.cached, prompt));
       // a prompt still being processed counts with what it will hold
-      shared = Math.max(shared, commonPrefixLength(other.active?.prompt ?? other.cached, prompt), commonPrefixLength(other.cached, prompt));
+      if (other.active) shared = Math.max(shared, commonPrefixLength(other.active.prompt, prompt));
     }
     const worthSaving = shared >= PROMPT_CACHE_MIN_TOKENS && shared >= active.nextPromptIndex + CHECKPOINT_MIN_NEW_TOKENS
       && shared <= prompt.length - CHECKPOINT_MIN_NEW_TOKENS;
@@ -715,48 +716,48 @@ export class Scheduler {
    * slot starts empty.
    */
   private copyPrefix(slot: SequenceSlot, from: SequenceSlot, keep: number): void {
-    this.keepInHost(slot, 0);
-    this.context.clearSequence(slot.seq);
-    slot.truncate(0);
     if (this.sharedPool) {
-      this.context.copySequence(from.seq, slot.seq, 0, keep);
-      slot.shareFrom(from, keep);
-    } else if (!this.context.restoreSequence(slot.seq, this.context.saveSequence(from.seq)) || !this.context.removeTokens(slot.seq, keep, -1)) {
+      this.keepInHost(slot, 0);
       this.context.clearSequence(slot.seq);
+      slot.truncate(0);
+      this.context.copySequence(from.seq, slot.seq, 0, keep);
+      slot.cached = from.cached.slice(0, keep);
+      slot.shareFrom(from, keep);
+    } else if (!this.loadState(slot, this.context.saveSequence(from.seq), from.cached, keep)) {
       return;
     }
-    slot.cached = from.cached.slice(0, keep);
     this.copiedTokens += keep;
   }
 
   /** The slot's memory is replaced by a host-cached state, cut to the prompt's prefix; on failure it starts empty. */
   private restoreFromHost(slot: SequenceSlot, active: ActiveRequest, match: PromptCacheMatch): void {
     const { entry, keep } = match;
-    this.keepInHost(slot, 0);
-    this.context.clearSequence(slot.seq);
-    slot.truncate(0);
-    // the state needs free cells for all its tokens: idle caches make way when they are missing
-    const restored = this.context.restoreSequence(slot.seq, entry.state)
-      || (this.makeRoom(entry.tokens.length + 1, slot) > entry.tokens.length && this.context.restoreSequence(slot.seq, entry.state));
-    if (!restored) {
-      this.context.clearSequence(slot.seq);
-      return;
-    }
+    if (!this.loadState(slot, entry.state, entry.tokens, keep)) return;
     this.promptCache!.touch(entry);
-    slot.cached = Array.from(entry.tokens);
-    if (keep < slot.cached.length) {
-      if (!this.context.removeTokens(slot.seq, keep, -1)) {
-        this.context.clearSequence(slot.seq);
-        slot.truncate(0);
-        return;
-      }
-      slot.truncate(keep);
-    }
     if (entry.logits) {
       // a recurrent checkpoint: it serves this slot's next prompts as its own would
       slot.checkpoint = { length: keep, state: entry.state, logits: entry.logits };
       if (keep === active.prompt.length) active.restoredLogits = entry.logits;
     }
+  }
+
+  /**
+   * The slot's memory (kept in the host cache first, when worth it) is replaced by `state`, a save of
+   * `tokens`, cut back to their first `keep`. False, with the slot empty, when llama.cpp refuses either.
+   */
+  private loadState(slot: SequenceSlot, state: Uint8Array, tokens: ArrayLike<number>, keep: number): boolean {
+    this.keepInHost(slot, 0);
+    this.context.clearSequence(slot.seq);
+    slot.truncate(0);
+    // the state needs free cells for all its tokens: idle caches make way when they are missing
+    const restored = this.context.restoreSequence(slot.seq, state)
+      || (this.makeRoom(tokens.length + 1, slot) > tokens.length && this.context.restoreSequence(slot.seq, state));
+    if (!restored || (keep < tokens.length && !this.context.removeTokens(slot.seq, keep, -1))) {
+      this.context.clearSequence(slot.seq);
+      return false;
+    }
+    slot.cached = Array.from({ length: keep }, (_, i) => tokens[i]!);
+    return true;
   }
 
   /** Keeps what the prompt can reuse of the slot's memory (live cache or checkpoint) and drops the rest. */
