@@ -195,12 +195,21 @@ describe("attention model: host cache and copies", () => {
 });
 
 describe("hybrid LFM2: host-cached checkpoints", () => {
-  test("a next turn after the sequence went to another request restores the checkpoint and generates the cold tokens", async () => {
-    const path = await ensureModel("tiny-lfm2");
-    const options = { modelPath: path, parallel: 1, contextPerSequence: 1024, threads: 2 };
+  /** tiny-lfm2 with a host cache, and the same without one for reference tokens; both disposed after `body`. */
+  async function withEngines(parallel: number, body: (engine: Engine, cold: Engine) => Promise<void>): Promise<void> {
+    const options = { modelPath: await ensureModel("tiny-lfm2"), parallel, contextPerSequence: 1024, threads: 2 };
     const engine = Engine.load({ ...options, cacheRamMiB: 16 });
     const cold = Engine.load({ ...options, cacheRamMiB: 0 });
     try {
+      await body(engine, cold);
+    } finally {
+      engine.dispose();
+      cold.dispose();
+    }
+  }
+
+  test("a next turn after the sequence went to another request restores the checkpoint and generates the cold tokens", async () => {
+    await withEngines(1, async (engine, cold) => {
       const prompt = `<|startoftext|>${chat("Dragons", "Who are you?", 4).slice("Dragons".length)}`;
       const first = await run(engine, { prompt, maxTokens: 6, sampling: greedy, ignoreEos: true, addSpecial: false });
       const promptTokens = first.done!.usage.promptTokens;
@@ -214,18 +223,11 @@ describe("hybrid LFM2: host-cached checkpoints", () => {
       const reference = await run(cold, nextTurn);
       expect(reference.done!.usage.cachedPromptTokens).toBe(0);
       expect(hit.tokens).toEqual(reference.tokens);
-    } finally {
-      engine.dispose();
-      cold.dispose();
-    }
+    });
   });
 
   test("sessions sharing a system prompt: the second saves its state where they part, and the third restores it", async () => {
-    const path = await ensureModel("tiny-lfm2");
-    const options = { modelPath: path, parallel: 2, contextPerSequence: 1024, threads: 2 };
-    const engine = Engine.load({ ...options, cacheRamMiB: 16 });
-    const cold = Engine.load({ ...options, cacheRamMiB: 0 });
-    try {
+    await withEngines(2, async (engine, cold) => {
       // one system prompt of 12 rules, then each session's own question
       const system = `<|startoftext|>${chat("Agents", "", 12).slice("Agents".length).split("<|im_start|>user")[0]}`;
       const session = (question: string) => ({
@@ -243,9 +245,6 @@ describe("hybrid LFM2: host-cached checkpoints", () => {
       expect(third.done!.usage.cachedPromptTokens).toBeGreaterThanOrEqual(systemTokens - 2);
       const reference = await run(cold, session("Third?"));
       expect(third.tokens).toEqual(reference.tokens);
-    } finally {
-      engine.dispose();
-      cold.dispose();
-    }
+    });
   });
 });
