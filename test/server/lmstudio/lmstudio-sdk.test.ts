@@ -157,6 +157,9 @@ describe("act, complete, tokens", () => {
       name: "get_weather",
       description: "Weather of a city",
       // A closed choice keeps the forced call short: random weights must finish it within maxTokens.
+      // The longest call the grammar admits is 83 characters (`<tool_call>\n{"name": "get_weather",
+      // "arguments": { "city": "Paris" } }\n</tool_call>`), so 96 tokens end it whatever pieces random
+      // weights spell it in (48 did not always: unseeded calls took 29-46 tokens, once more).
       parameters: { city: z3.enum(["Paris", "Rome"]) },
       implementation: ({ city }) => {
         calls.push({ city });
@@ -169,7 +172,7 @@ describe("act, complete, tokens", () => {
     const answerRound = new AbortController();
     const rounds: number[] = [];
     await model.act("What is the weather in Paris?", [weather], {
-      maxPredictionRounds: 2, maxTokens: 48, raw: { fields: [{ key: "llamux.toolChoice", value: { name: "get_weather" } }] },
+      maxPredictionRounds: 2, maxTokens: 96, raw: { fields: [{ key: "llamux.toolChoice", value: { name: "get_weather" } }] },
       signal: answerRound.signal,
       onRoundStart: (round) => {
         rounds.push(round);
