@@ -348,9 +348,17 @@ export class Scheduler {
     const elapsed = performance.now() - started;
     for (const active of prefillingThisStep) active.promptMs += elapsed;
     for (const active of progressing) this.reportProgress(active);
+    const generating = inGroup.filter((slot) => slot.outputIndex >= 0).length;
+    const drafted = inGroup.some((slot) => slot.draft);
+    const acceptedBefore = this.speculation?.acceptedTokens ?? 0;
     for (const slot of inGroup) {
       if (slot.draft) this.verifyDraft(slot, slot.draft);
       else if (slot.outputIndex >= 0) this.sampleSlot(slot);
+    }
+    // what the whole step produced, drafting and verification included: whether drafting pays in fact
+    if (this.speculation && prefillingThisStep.length === 0) {
+      const produced = generating + this.speculation.acceptedTokens - acceptedBefore;
+      this.speculation.recordYield(generating, drafted, produced, performance.now() - started);
     }
     return true;
   }

@@ -1,8 +1,9 @@
 // The cost side of speculation, without a model: the step-cost line fitted to decode steps, each
 // sequence's acceptance rate, the draft length that pays at a given batch, and how Speculation.plan
-// backs a sequence off (and probes it again later) when drafting would cost more than it saves.
+// backs a sequence off (and probes it again later) when drafting would cost more than it saves, and
+// how the steps' measured yield holds drafting where the line was wrong.
 import { describe, expect, test } from "bun:test";
-import { AcceptanceRate, StepCost, worthwhileDraftLength } from "../../src/engine/speculative/cost.ts";
+import { AcceptanceRate, StepCost, StepYield, worthwhileDraftLength, YIELD_HOLD_MAX_STEPS, YIELD_HOLD_MIN_STEPS } from "../../src/engine/speculative/cost.ts";
 import { ActiveRequest, SequenceSlot } from "../../src/engine/sequence.ts";
 import { Speculation } from "../../src/engine/speculative/speculation.ts";
 import type { Drafter, DraftRequest } from "../../src/engine/speculative/drafter.ts";
@@ -152,5 +153,64 @@ describe("Speculation.plan with the cost line", () => {
     ngram.plan([slot!], 512, 100_000);
     ngram.plan([slot!], 512, 100_000);
     expect(lookup.calls).toBe(2);
+  });
+});
+
+describe("StepYield", () => {
+  /** Steps the yield holds drafting at `streams`, counted by asking at each step until it drafts again. */
+  const heldSteps = (stepYield: StepYield, streams: number) => {
+    let held = 0;
+    while (stepYield.holding(streams)) held++;
+    return held;
+  };
+  // four streams: a plain step makes 4 tokens in 100 ms; a drafting step 6 tokens in 200 ms (less per ms)
+  const plainSteps = (stepYield: StepYield, count: number) => { for (let i = 0; i < count; i++) stepYield.record(4, false, 4, 100); };
+  const losingDraftSteps = (stepYield: StepYield, count: number) => { for (let i = 0; i < count; i++) stepYield.record(4, true, 6, 200); };
+
+  test("drafting steps that produce less per ms than plain ones hold drafting, for longer while they still do, up to a bound", () => {
+    const stepYield = new StepYield();
+    plainSteps(stepYield, 8);
+    losingDraftSteps(stepYield, 3);
+    expect(stepYield.holding(4)).toBe(false); // three drafting steps are not yet a comparison
+    losingDraftSteps(stepYield, 1);
+    expect(heldSteps(stepYield, 4)).toBe(YIELD_HOLD_MIN_STEPS - 1);
+    losingDraftSteps(stepYield, 4);
+    expect(heldSteps(stepYield, 4)).toBe(2 * YIELD_HOLD_MIN_STEPS - 1);
+    for (let i = 0; i < 10; i++) {
+      losingDraftSteps(stepYield, 4);
+      heldSteps(stepYield, 4);
+    }
+    losingDraftSteps(stepYield, 4);
+    expect(heldSteps(stepYield, 4)).toBe(YIELD_HOLD_MAX_STEPS - 1);
+    expect(stepYield.ratios()[4]).toBeCloseTo(0.75, 5);
+  });
+
+  test("each number of streams is judged by its own steps, and drafting that pays again ends the doubling", () => {
+    const stepYield = new StepYield();
+    plainSteps(stepYield, 8);
+    losingDraftSteps(stepYield, 4);
+    expect(stepYield.holding(1)).toBe(false);
+    expect(heldSteps(stepYield, 4)).toBe(YIELD_HOLD_MIN_STEPS - 2);
+    // drafting steps that make 10 tokens in 200 ms outweigh the older ones: no hold, and the next loss holds briefly again
+    for (let i = 0; i < 30; i++) stepYield.record(4, true, 10, 200);
+    expect(stepYield.holding(4)).toBe(false);
+    let checks = 0;
+    while (!stepYield.holding(4)) {
+      losingDraftSteps(stepYield, 4);
+      checks++;
+    }
+    expect(checks).toBeGreaterThan(1); // the better steps still counted for a while
+    expect(heldSteps(stepYield, 4)).toBe(YIELD_HOLD_MIN_STEPS - 2);
+  });
+
+  test("a plan on hold asks the drafter nothing; other stream counts still draft", () => {
+    const drafter = new CountingDrafter(4);
+    const speculation = new Speculation(drafter, 4, "ngram");
+    for (let i = 0; i < 8; i++) speculation.recordYield(4, false, 4, 100);
+    for (let i = 0; i < 4; i++) speculation.recordYield(4, true, 6, 200);
+    expect(speculation.plan(generating(4), 512, 100_000).size).toBe(0);
+    expect(drafter.calls).toBe(0);
+    expect(speculation.plan(generating(1), 512, 100_000).size).toBe(1);
+    expect(speculation.yieldRatios[4]).toBeCloseTo(0.75, 5);
   });
 });
