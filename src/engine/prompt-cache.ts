@@ -92,6 +92,11 @@ export class PromptCache {
     return best;
   }
 
+  /** The most tokens `prompt` shares from its start with any entry's tokens, whether or not the entry could serve it. */
+  longestSharedPrefix(prompt: ArrayLike<number>): number {
+    return this.entries.reduce((longest, entry) => Math.max(longest, commonPrefixLength(entry.tokens, prompt)), 0);
+  }
+
   /** Marks the entry used by a restore (most recently used now). */
   touch(entry: PromptCacheEntry): void {
     entry.lastUsed = ++this.clock;

@@ -674,20 +674,23 @@ export class Scheduler {
 
   /**
    * For a recurrent model, whose state cannot be cut back to a shared prefix afterwards: the longest start
-   * this prompt shares with another sequence's tokens (agents' common system prompt and tools), when the
-   * prompt goes on past it and the host cache does not hold it yet. The first session's state there is
-   * lost, but the second session saves it and every later one restores it. 0: none.
+   * this prompt shares with what another session sent (agents' common system prompt and tools: in another
+   * sequence, a waiting request or a host-cached state), when the prompt goes on past it and the host
+   * cache does not hold it yet. The first session's state there is lost, but the second session saves it
+   * and every later one restores it. 0: none.
    */
   private sharedPrefixEnd(slot: SequenceSlot, active: ActiveRequest): number {
     if (this.canRollBack || !this.promptCache || active.images.length > 0) return 0;
     const { prompt } = active;
-    let shared = 0;
+    // what another session sent lies in another sequence, a waiting request or a host-cached state
+    let shared = this.promptCache.longestSharedPrefix(prompt);
     for (const other of this.slots) {
       if (other === slot) continue;
       shared = Math.max(shared, commonPrefixLength(other.cached, prompt));
       // a prompt still being processed counts with what it will hold
       if (other.active) shared = Math.max(shared, commonPrefixLength(other.active.prompt, prompt));
     }
+    for (const waiting of this.queue) if (waiting !== active) shared = Math.max(shared, commonPrefixLength(waiting.prompt, prompt));
     const worthSaving = shared >= PROMPT_CACHE_MIN_TOKENS && shared >= active.nextPromptIndex + CHECKPOINT_MIN_NEW_TOKENS
       && shared <= prompt.length - CHECKPOINT_MIN_NEW_TOKENS;
     return worthSaving && !this.promptCache.covers(prompt.subarray(0, shared)) ? shared : 0;

@@ -226,6 +226,29 @@ describe("hybrid LFM2: host-cached checkpoints", () => {
     });
   });
 
+  test("a session that finds the system prompt only in a host-cached state saves it where they part, and the next restores it", async () => {
+    await withEngines(1, async (engine, cold) => {
+      const system = `<|startoftext|>${chat("Agents", "", 12).slice("Agents".length).split("<|im_start|>user")[0]}`;
+      const session = (question: string) => ({
+        prompt: `${system}<|im_start|>user\n${question} ${"Tell me about the files of this project. ".repeat(4)}<|im_end|>\n<|im_start|>assistant\n`,
+        maxTokens: 4, sampling: greedy, ignoreEos: true, addSpecial: false,
+      });
+      const systemTokens = engine.tokenize(system, false, true).length;
+      await run(engine, session("First?"));
+      // the only sequence goes to another request: the first session's checkpoint moves to the host cache
+      await run(engine, { prompt: `<|startoftext|>${chat("Weather", "Rain?", 4)}`, maxTokens: 2, sampling: greedy, addSpecial: false });
+      const storedBefore = engine.stats().promptCache!.stored;
+      expect(storedBefore).toBeGreaterThanOrEqual(1);
+      // no sequence holds the system prompt now, the cached checkpoint does: the second session saves it
+      await run(engine, session("Second?"));
+      expect(engine.stats().promptCache!.stored).toBeGreaterThan(storedBefore);
+      const third = await run(engine, session("Third?"));
+      expect(third.done!.usage.cachedPromptTokens).toBeGreaterThanOrEqual(systemTokens - 2);
+      const reference = await run(cold, session("Third?"));
+      expect(third.tokens).toEqual(reference.tokens);
+    });
+  });
+
   test("sessions sharing a system prompt: the second saves its state where they part, and the third restores it", async () => {
     await withEngines(2, async (engine, cold) => {
       // one system prompt of 12 rules, then each session's own question
