@@ -208,6 +208,16 @@ describe("hybrid LFM2: host-cached checkpoints", () => {
     }
   }
 
+  /** Agents' turns: one system prompt of 12 rules, then each session's own question; and the system prompt's length in tokens. */
+  function agentSessions(engine: Engine) {
+    const system = `<|startoftext|>${chat("Agents", "", 12).slice("Agents".length).split("<|im_start|>user")[0]}`;
+    const session = (question: string) => ({
+      prompt: `${system}<|im_start|>user\n${question} ${"Tell me about the files of this project. ".repeat(4)}<|im_end|>\n<|im_start|>assistant\n`,
+      maxTokens: 4, sampling: greedy, ignoreEos: true, addSpecial: false,
+    });
+    return { session, systemTokens: engine.tokenize(system, false, true).length };
+  }
+
   test("a next turn after the sequence went to another request restores the checkpoint and generates the cold tokens", async () => {
     await withEngines(1, async (engine, cold) => {
       const prompt = `<|startoftext|>${chat("Dragons", "Who are you?", 4).slice("Dragons".length)}`;
@@ -228,12 +238,7 @@ describe("hybrid LFM2: host-cached checkpoints", () => {
 
   test("a session that finds the system prompt only in a host-cached state saves it where they part, and the next restores it", async () => {
     await withEngines(1, async (engine, cold) => {
-      const system = `<|startoftext|>${chat("Agents", "", 12).slice("Agents".length).split("<|im_start|>user")[0]}`;
-      const session = (question: string) => ({
-        prompt: `${system}<|im_start|>user\n${question} ${"Tell me about the files of this project. ".repeat(4)}<|im_end|>\n<|im_start|>assistant\n`,
-        maxTokens: 4, sampling: greedy, ignoreEos: true, addSpecial: false,
-      });
-      const systemTokens = engine.tokenize(system, false, true).length;
+      const { session, systemTokens } = agentSessions(engine);
       await run(engine, session("First?"));
       // the only sequence goes to another request: the first session's checkpoint moves to the host cache
       await run(engine, { prompt: `<|startoftext|>${chat("Weather", "Rain?", 4)}`, maxTokens: 2, sampling: greedy, addSpecial: false });
@@ -251,13 +256,7 @@ describe("hybrid LFM2: host-cached checkpoints", () => {
 
   test("sessions sharing a system prompt: the second saves its state where they part, and the third restores it", async () => {
     await withEngines(2, async (engine, cold) => {
-      // one system prompt of 12 rules, then each session's own question
-      const system = `<|startoftext|>${chat("Agents", "", 12).slice("Agents".length).split("<|im_start|>user")[0]}`;
-      const session = (question: string) => ({
-        prompt: `${system}<|im_start|>user\n${question} ${"Tell me about the files of this project. ".repeat(4)}<|im_end|>\n<|im_start|>assistant\n`,
-        maxTokens: 4, sampling: greedy, ignoreEos: true, addSpecial: false,
-      });
-      const systemTokens = engine.tokenize(system, false, true).length;
+      const { session, systemTokens } = agentSessions(engine);
       expect(systemTokens).toBeGreaterThan(64);
       await run(engine, session("First?"));
       // the first session's sequence holds the system prompt: the second stops there once, for the cache
