@@ -95,7 +95,7 @@ export class LocalChatBackend implements ChatBackend {
   /** Speaks through the speech orchestrator on this process's engine, encoded as a whole file. */
   async *speak(turn: SpeechTurn, signal: AbortSignal): AsyncGenerator<Uint8Array> {
     const folders = [dirname(this.resolved.modelPath), voicesDir()];
-    const choice = chooseVoice(turn.voice, folders);
+    const choice = await chooseVoice(turn.voice, folders);
     if (choice.kind === "unknown") throw new AudioInputError(unknownVoiceMessage(turn.voice!, choice.available, folders));
     const speaker = choice.kind === "file" ? await readSpeakerFile(choice.path, choice.name) : undefined;
     const maxFrames = turn.options.num_predict;

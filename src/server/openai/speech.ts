@@ -58,7 +58,7 @@ function voiceFolders(deps: ServerDeps, model: ServedModel): string[] {
 async function speakerOf(deps: ServerDeps, model: ServedModel, body: SpeechBody): Promise<Uint8Array | undefined> {
   const voice = typeof body.voice === "object" ? body.voice.id : body.voice;
   const folders = voiceFolders(deps, model);
-  const choice = chooseVoice(voice, folders);
+  const choice = await chooseVoice(voice, folders);
   if (choice.kind === "unknown") throw badRequest(unknownVoiceMessage(voice!, choice.available, folders), "voice");
   return choice.kind === "file" ? readSpeakerFile(choice.path, choice.name) : undefined;
 }

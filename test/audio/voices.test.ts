@@ -1,0 +1,57 @@
+// Named voices: speaker files found in folders, read without blocking (a FIFO named like a voice is
+// skipped), the first folder winning a name, OpenAI's names meaning the model's own voice.
+import { afterAll, describe, expect, test } from "bun:test";
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { chooseVoice, listVoices } from "../../src/audio/voices.ts";
+
+const root = mkdtempSync(join(tmpdir(), "llamux-voices-unit-"));
+const own = join(root, "own");
+const shared = join(root, "shared");
+mkdirSync(own);
+mkdirSync(shared);
+writeFileSync(join(own, "narrator.WAV"), "");
+writeFileSync(join(own, "notes.txt"), "");
+writeFileSync(join(own, ".wav"), "");
+mkdirSync(join(own, "folder.wav"));
+writeFileSync(join(shared, "narrator.mp3"), "");
+writeFileSync(join(shared, "alloy.flac"), "");
+writeFileSync(join(shared, "guide.mp3"), "");
+writeFileSync(join(shared, "guide.wav"), "");
+expect(Bun.spawnSync(["mkfifo", join(shared, "pipe.wav")]).exitCode).toBe(0);
+
+afterAll(() => rmSync(root, { recursive: true, force: true }));
+
+describe("listVoices", () => {
+  test("regular speaker files by name, the first folder winning; FIFOs, folders and other files are not voices", async () => {
+    const voices = await listVoices([own, join(root, "missing"), shared]);
+    expect([...voices.entries()].sort()).toEqual([
+      ["alloy", join(shared, "alloy.flac")],
+      ["guide", join(shared, "guide.mp3")],
+      ["narrator", join(own, "narrator.WAV")],
+    ]);
+  });
+
+  test("lists asynchronously, so a request path never waits on the disk with the thread held", async () => {
+    const listing = listVoices([own]);
+    expect(listing).toBeInstanceOf(Promise);
+    expect((await listing).size).toBe(1);
+  });
+
+  test("a missing folder lists nothing", async () => {
+    expect((await listVoices([join(root, "missing")])).size).toBe(0);
+  });
+});
+
+describe("chooseVoice", () => {
+  test("a file by name, else the model's own voice for no name or an OpenAI name, else unknown with what is available", async () => {
+    expect(await chooseVoice("guide", [own, shared])).toEqual({ kind: "file", name: "guide", path: join(shared, "guide.mp3") });
+    expect(await chooseVoice("alloy", [shared])).toEqual({ kind: "file", name: "alloy", path: join(shared, "alloy.flac") });
+    expect(await chooseVoice("alloy", [own])).toEqual({ kind: "model" });
+    expect(await chooseVoice("Echo", [own])).toEqual({ kind: "model" });
+    expect(await chooseVoice(undefined, [own])).toEqual({ kind: "model" });
+    expect(await chooseVoice("", [own])).toEqual({ kind: "model" });
+    expect(await chooseVoice("pipe", [own, shared])).toEqual({ kind: "unknown", available: ["narrator", "alloy", "guide"] });
+  });
+});
