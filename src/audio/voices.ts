@@ -78,8 +78,22 @@ export async function chooseVoice(voice: string | undefined, folders: readonly s
   return { kind: "unknown", available: [...voices.keys()].slice(0, MAX_VOICES_LISTED) };
 }
 
-/** The message of a 400 for an unknown voice. */
-export function unknownVoiceMessage(voice: string, available: string[], folders: readonly string[]): string {
-  const files = available.length > 0 ? `the speaker files ${available.map((name) => `"${name}"`).join(", ")}` : `no speaker files (add WAV, MP3 or FLAC files to ${folders.join(" or ")})`;
-  return `Voice "${voice}" is not available: this server has ${files}; OpenAI's names (${OPENAI_VOICE_NAMES.join(", ")}) or no voice use the model's own voice`;
+/** A voice that no speaker file and no OpenAI name answers to; the message names the voices there are. */
+export class UnknownVoiceError extends AudioInputError {
+  constructor(voice: string, available: string[], folders: readonly string[]) {
+    const files = available.length > 0 ? `the speaker files ${available.map((name) => `"${name}"`).join(", ")}` : `no speaker files (add WAV, MP3 or FLAC files to ${folders.join(" or ")})`;
+    super(`Voice "${voice}" is not available: this server has ${files}; OpenAI's names (${OPENAI_VOICE_NAMES.join(", ")}) or no voice use the model's own voice`);
+    this.name = "UnknownVoiceError";
+  }
+}
+
+/**
+ * The reference voice `voice` asks for, looked up in `folders`: a speaker file's bytes, or undefined for
+ * the model's own voice. The speech route and `llamux run --output` both resolve voices here. Throws
+ * UnknownVoiceError for a name nothing answers to, AudioInputError for a file past the size limit.
+ */
+export async function resolveVoice(voice: string | undefined, folders: readonly string[]): Promise<Uint8Array | undefined> {
+  const choice = await chooseVoice(voice, folders);
+  if (choice.kind === "unknown") throw new UnknownVoiceError(voice!, choice.available, folders);
+  return choice.kind === "file" ? readSpeakerFile(choice.path, choice.name) : undefined;
 }

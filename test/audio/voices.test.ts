@@ -1,10 +1,11 @@
 // Named voices: speaker files found in folders, read without blocking (a FIFO named like a voice is
 // skipped), the first folder winning a name, OpenAI's names meaning the model's own voice.
 import { afterAll, describe, expect, test } from "bun:test";
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { mkdirSync, mkdtempSync, rmSync, truncateSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { chooseVoice, listVoices } from "../../src/audio/voices.ts";
+import { AudioInputError } from "../../src/audio/audio-input-error.ts";
+import { MAX_SPEAKER_FILE_BYTES, UnknownVoiceError, chooseVoice, listVoices, resolveVoice } from "../../src/audio/voices.ts";
 
 const root = mkdtempSync(join(tmpdir(), "llamux-voices-unit-"));
 const own = join(root, "own");
@@ -53,5 +54,30 @@ describe("chooseVoice", () => {
     expect(await chooseVoice(undefined, [own])).toEqual({ kind: "model" });
     expect(await chooseVoice("", [own])).toEqual({ kind: "model" });
     expect(await chooseVoice("pipe", [own, shared])).toEqual({ kind: "unknown", available: ["narrator", "alloy", "guide"] });
+  });
+});
+
+describe("resolveVoice", () => {
+  test("a speaker file's bytes, undefined for the model's own voice, an UnknownVoiceError (a 400's AudioInputError) for anything else", async () => {
+    const small = join(root, "small");
+    mkdirSync(small);
+    writeFileSync(join(small, "tiny.wav"), "RIFF");
+    expect(await resolveVoice("tiny", [small, own])).toEqual(new TextEncoder().encode("RIFF"));
+    expect(await resolveVoice("nova", [small, own])).toBeUndefined();
+    expect(await resolveVoice(undefined, [small])).toBeUndefined();
+    const unknown = await resolveVoice("nobody", [small, own]).catch((error: unknown) => error);
+    expect(unknown).toBeInstanceOf(UnknownVoiceError);
+    expect(unknown).toBeInstanceOf(AudioInputError);
+    expect((unknown as Error).message).toStartWith(`Voice "nobody" is not available: this server has the speaker files "tiny", "narrator"; OpenAI's names (alloy,`);
+    const none = await resolveVoice("nobody", [join(root, "missing")]).catch((error: unknown) => error);
+    expect((none as Error).message).toContain(`no speaker files (add WAV, MP3 or FLAC files to ${join(root, "missing")})`);
+  });
+
+  test("a speaker file past the size limit is refused without reading it", async () => {
+    const big = join(root, "big");
+    mkdirSync(big);
+    writeFileSync(join(big, "huge.wav"), "");
+    truncateSync(join(big, "huge.wav"), MAX_SPEAKER_FILE_BYTES + 1);
+    await expect(resolveVoice("huge", [big])).rejects.toThrow(`Cannot use voice "huge": its file is ${MAX_SPEAKER_FILE_BYTES + 1} bytes`);
   });
 });
