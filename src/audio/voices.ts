@@ -1,11 +1,9 @@
 // Named voices for speech: speaker files (WAV, MP3, FLAC) whose file name without its extension is the
 // voice's name, in the model's own folder and in llamux's voices folder (LLAMUX_VOICES). A request names
 // one as OpenAI's `voice`; OpenAI's built-in names that no file takes mean the model's own voice.
-import { readdirSync } from "node:fs";
-import { open } from "node:fs/promises";
+import { open, readdir, stat } from "node:fs/promises";
 import { extname, join } from "node:path";
 import { AudioInputError } from "./audio-input-error.ts";
-import { kindAt } from "../store/regular-file.ts";
 
 /** Most bytes of a speaker file (a reference voice is a few seconds of speech). */
 export const MAX_SPEAKER_FILE_BYTES = 10 * 1024 * 1024;
@@ -18,26 +16,40 @@ export const OPENAI_VOICE_NAMES = ["alloy", "ash", "ballad", "coral", "echo", "f
 
 const SPEAKER_EXTENSIONS = new Set([".wav", ".mp3", ".flac"]);
 
-/** Voice name → file, the first folder winning a name found in both. */
-export function listVoices(folders: readonly string[]): Map<string, string> {
+/**
+ * Voice name → file, the first folder winning a name found in both. Asynchronous throughout: a request
+ * path lists the folders, and one with thousands of entries must not hold up the server's thread.
+ */
+export async function listVoices(folders: readonly string[]): Promise<Map<string, string>> {
   const voices = new Map<string, string>();
   for (const folder of folders) {
     let entries: string[];
     try {
-      entries = readdirSync(folder).slice(0, MAX_VOICE_FOLDER_ENTRIES);
+      entries = (await readdir(folder)).slice(0, MAX_VOICE_FOLDER_ENTRIES);
     } catch {
       continue;
     }
-    for (const entry of entries.sort()) {
+    const candidates = entries.sort().flatMap((entry) => {
       const extension = extname(entry).toLowerCase();
-      if (!SPEAKER_EXTENSIONS.has(extension)) continue;
       const name = entry.slice(0, -extension.length);
-      const path = join(folder, entry);
-      // only regular files: a FIFO named like a voice would block the read
-      if (name && !voices.has(name) && kindAt(path)?.regular === true) voices.set(name, path);
-    }
+      return SPEAKER_EXTENSIONS.has(extension) && name ? [{ name, path: join(folder, entry) }] : [];
+    });
+    // only regular files: a FIFO named like a voice would block the read
+    const regular = await Promise.all(candidates.map(({ path }) => isRegularFile(path)));
+    candidates.forEach(({ name, path }, i) => {
+      if (regular[i] && !voices.has(name)) voices.set(name, path);
+    });
   }
   return voices;
+}
+
+/** Whether `path` is a regular file (symbolic links followed), without opening it. */
+async function isRegularFile(path: string): Promise<boolean> {
+  try {
+    return (await stat(path)).isFile();
+  } catch {
+    return false;
+  }
 }
 
 /** The speaker file's bytes, refused past MAX_SPEAKER_FILE_BYTES without reading them all. */
@@ -57,17 +69,31 @@ export async function readSpeakerFile(path: string, name: string): Promise<Uint8
 export type VoiceChoice = { kind: "model" } | { kind: "file"; name: string; path: string } | { kind: "unknown"; available: string[] };
 
 /** What `voice` asks for: a file, the model's own voice (no name, or an OpenAI name no file takes), or nothing known. */
-export function chooseVoice(voice: string | undefined, folders: readonly string[]): VoiceChoice {
+export async function chooseVoice(voice: string | undefined, folders: readonly string[]): Promise<VoiceChoice> {
   if (voice === undefined || voice === "") return { kind: "model" };
-  const voices = listVoices(folders);
+  const voices = await listVoices(folders);
   const path = voices.get(voice);
   if (path) return { kind: "file", name: voice, path };
   if (OPENAI_VOICE_NAMES.includes(voice.toLowerCase())) return { kind: "model" };
   return { kind: "unknown", available: [...voices.keys()].slice(0, MAX_VOICES_LISTED) };
 }
 
-/** The message of a 400 for an unknown voice. */
-export function unknownVoiceMessage(voice: string, available: string[], folders: readonly string[]): string {
-  const files = available.length > 0 ? `the speaker files ${available.map((name) => `"${name}"`).join(", ")}` : `no speaker files (add WAV, MP3 or FLAC files to ${folders.join(" or ")})`;
-  return `Voice "${voice}" is not available: this server has ${files}; OpenAI's names (${OPENAI_VOICE_NAMES.join(", ")}) or no voice use the model's own voice`;
+/** A voice that no speaker file and no OpenAI name answers to; the message names the voices there are. */
+export class UnknownVoiceError extends AudioInputError {
+  constructor(voice: string, available: string[], folders: readonly string[]) {
+    const files = available.length > 0 ? `the speaker files ${available.map((name) => `"${name}"`).join(", ")}` : `no speaker files (add WAV, MP3 or FLAC files to ${folders.join(" or ")})`;
+    super(`Voice "${voice}" is not available: this server has ${files}; OpenAI's names (${OPENAI_VOICE_NAMES.join(", ")}) or no voice use the model's own voice`);
+    this.name = "UnknownVoiceError";
+  }
+}
+
+/**
+ * The reference voice `voice` asks for, looked up in `folders`: a speaker file's bytes, or undefined for
+ * the model's own voice. The speech route and `llamux run --output` both resolve voices here. Throws
+ * UnknownVoiceError for a name nothing answers to, AudioInputError for a file past the size limit.
+ */
+export async function resolveVoice(voice: string | undefined, folders: readonly string[]): Promise<Uint8Array | undefined> {
+  const choice = await chooseVoice(voice, folders);
+  if (choice.kind === "unknown") throw new UnknownVoiceError(voice!, choice.available, folders);
+  return choice.kind === "file" ? readSpeakerFile(choice.path, choice.name) : undefined;
 }

@@ -82,9 +82,9 @@ function storeFindings(): Finding[] {
 }
 
 /** Speech output: what a text-to-speech model can answer in, and the named voices found. */
-function speechFindings(): Finding[] {
+async function speechFindings(): Promise<Finding[]> {
   const folder = voicesDir();
-  const voices = [...listVoices([folder]).keys()];
+  const voices = [...(await listVoices([folder])).keys()];
   return [
     { label: "speech", value: `text-to-speech models (Qwen3-TTS, Pocket TTS projectors) on /v1/audio/speech and \`run --output\`; formats ${SPEECH_FORMATS.join(", ")}; speed 0.25 to 4` },
     { label: "voices", value: `${folder}: ${voices.length === 0 ? "no speaker files" : voices.join(", ")}` },
@@ -113,7 +113,7 @@ export async function doctorCommand(args: string[]): Promise<number> {
     ...(await engineFindings()),
     { label: "memory", value: `${gib(freemem())} free of ${gib(totalmem())}` },
     ...storeFindings(),
-    ...speechFindings(),
+    ...(await speechFindings()),
     ...(await portFindings()),
   ];
   const width = Math.max(...findings.map((f) => f.label.length));

@@ -7,6 +7,7 @@ import type { EventSink } from "./sequence.ts";
 import type { EngineHandle, TokenizeOptions } from "./engine-handle.ts";
 import { checkRequestTokenIds, checkTokenIds } from "./token-ids.ts";
 import { isRpcAbort, rpcAbortNote } from "./rpc-failure.ts";
+import { PushQueue } from "./push-queue.ts";
 import { PushedSpeech } from "./speech-stream.ts";
 
 let nextRequestId = 0;
@@ -123,12 +124,10 @@ export abstract class EngineClient implements EngineHandle {
 
   /** Streams a request's events; breaking out of the loop or aborting `signal` cancels it. */
   async *generate(request: Omit<GenerateRequest, "id">, signal?: AbortSignal): AsyncGenerator<EngineEvent> {
-    const pending: EngineEvent[] = [];
-    let wake: (() => void) | undefined;
-    let finished = false;
+    const events = new PushQueue<EngineEvent>();
     const id = this.submit(request, (event) => {
-      pending.push(event);
-      wake?.();
+      events.push(event);
+      if (isFinalEvent(event)) events.end();
     });
     const onAbort = () => this.cancel(id);
     signal?.addEventListener("abort", onAbort);
@@ -136,19 +135,9 @@ export abstract class EngineClient implements EngineHandle {
     if (signal?.aborted) onAbort();
     this.openStreams++;
     try {
-      for (;;) {
-        while (pending.length > 0) {
-          const event = pending.shift()!;
-          if (isFinalEvent(event)) finished = true;
-          yield event;
-          if (finished) return;
-        }
-        await new Promise<void>((resolve) => (wake = resolve));
-        wake = undefined;
-      }
+      yield* events.values(() => this.cancel(id));
     } finally {
       signal?.removeEventListener("abort", onAbort);
-      if (!finished) this.cancel(id);
       if (--this.openStreams === 0) for (const wake of this.drainWaiters.splice(0)) wake();
     }
   }

@@ -1,13 +1,11 @@
 // The parent's view of one speech in flight: PCM chunks pushed as the engine sends them, read by one
 // consumer as an async iterable, and the speech's result (or error) once it ends. Leaving the loop early
 // calls `onAbandon`, which cancels the speech in the engine.
+import { PushQueue } from "./push-queue.ts";
 import type { SpeechResult, SpeechStream } from "./types.ts";
 
 export class PushedSpeech implements SpeechStream {
-  private readonly pending: Float32Array[] = [];
-  private wake: (() => void) | undefined;
-  private ended = false;
-  private failure: Error | undefined;
+  private readonly queue = new PushQueue<Float32Array>();
   private settle!: { resolve: (result: SpeechResult) => void; reject: (error: Error) => void };
   readonly done: Promise<SpeechResult>;
   readonly chunks: AsyncIterable<Float32Array>;
@@ -16,45 +14,20 @@ export class PushedSpeech implements SpeechStream {
     this.done = new Promise((resolve, reject) => (this.settle = { resolve, reject }));
     // A caller that reads only the chunks must not see its error again as an unhandled rejection.
     this.done.catch(() => undefined);
-    this.chunks = { [Symbol.asyncIterator]: () => this.iterate(onAbandon) };
+    this.chunks = { [Symbol.asyncIterator]: () => this.queue.values(onAbandon) };
   }
 
   push(samples: Float32Array): void {
-    if (this.ended) return;
-    this.pending.push(samples);
-    this.wake?.();
+    this.queue.push(samples);
   }
 
   finish(result: SpeechResult): void {
-    if (this.ended) return;
-    this.ended = true;
+    this.queue.end();
     this.settle.resolve(result);
-    this.wake?.();
   }
 
   fail(error: Error): void {
-    if (this.ended) return;
-    this.ended = true;
-    this.failure = error;
+    this.queue.fail(error);
     this.settle.reject(error);
-    this.wake?.();
-  }
-
-  private async *iterate(onAbandon: () => void): AsyncGenerator<Float32Array> {
-    let complete = false;
-    try {
-      for (;;) {
-        while (this.pending.length > 0) yield this.pending.shift()!;
-        if (this.ended) {
-          complete = true;
-          if (this.failure) throw this.failure;
-          return;
-        }
-        await new Promise<void>((resolve) => (this.wake = resolve));
-        this.wake = undefined;
-      }
-    } finally {
-      if (!complete) onAbandon();
-    }
   }
 }

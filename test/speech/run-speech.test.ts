@@ -2,12 +2,13 @@
 // projector beside it as mmproj-*.gguf) speaks into a file whose extension picks the format, through the
 // local engine and through a running `llamux serve` (its /v1/audio/speech).
 import { afterAll, beforeAll, expect, test } from "bun:test";
-import { mkdtempSync, readFileSync, rmSync, symlinkSync } from "node:fs";
+import { copyFileSync, mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { ensureModel } from "../../scripts/gen-models.ts";
 import { llamux } from "../cli/cli-fixture.ts";
 import { startServer, type RunningServer } from "../server/serve-fixture.ts";
+import { speechWavPath } from "../audio/audio-fixtures.ts";
 import { decodeSpeech } from "./speech-decode.ts";
 
 const RATE = 24000;
@@ -48,6 +49,24 @@ test("a running server speaks into an MP3 file (LAME's padding aside)", async ()
   const samples = decodeSpeech(new Uint8Array(readFileSync(out)), "mp3", RATE).length;
   expect(samples).toBeGreaterThanOrEqual(FRAMES * SAMPLES_PER_FRAME);
   expect(samples - FRAMES * SAMPLES_PER_FRAME).toBeLessThanOrEqual(576 + 529 + 576);
+}, 600_000);
+
+test("--voice names a speaker file in LLAMUX_VOICES; a name nothing answers to is an error naming the voices there are", async () => {
+  const voices = join(dir, "voices");
+  mkdirSync(voices, { recursive: true });
+  copyFileSync(speechWavPath(), join(voices, "narrator.wav"));
+  const withVoices = { ...env(), LLAMUX_VOICES: voices };
+  const [own, voiced] = [join(dir, "own-voice.pcm"), join(dir, "narrator.pcm")];
+  expect((await llamux(["run", model, ...speak, "--output", own], withVoices)).exitCode).toBe(0);
+  const result = await llamux(["run", model, ...speak, "--output", voiced, "--voice", "narrator"], withVoices);
+  expect(result.exitCode).toBe(0);
+  const [ownBytes, voicedBytes] = [readFileSync(own), readFileSync(voiced)];
+  expect(voicedBytes.length).toBe(FRAMES * SAMPLES_PER_FRAME * 2);
+  expect(voicedBytes.equals(ownBytes)).toBe(false);
+
+  const unknown = await llamux(["run", model, "Hi", "--output", join(dir, "nobody.wav"), "--voice", "nobody"], withVoices);
+  expect(unknown.exitCode).toBe(1);
+  expect(unknown.stderr).toMatch(/Voice "nobody" is not available: this server has the speaker files .*"narrator"/);
 }, 600_000);
 
 test("a file type with no encoder, a speed out of range and --speed without --output are usage errors", async () => {

@@ -176,4 +176,11 @@ describe("refused speech requests: a 400 in each profile's shape", () => {
       }
     }, 300_000);
   }
+
+  test("an unknown voice is the `voice` field's error (OpenAI's param)", async () => {
+    const response = await post("b", { model: SPEECH_MODEL, input: TEXT, ...SHORT, voice: "nobody" });
+    expect(response.status).toBe(400);
+    const body = await response.json() as { error: { message: string; param: string | null } };
+    expect(body.error.param).toBe("voice");
+  });
 });

@@ -18,8 +18,7 @@ import type { ChatBackend, ChatStreamEvent, ChatTurn, SpeechTurn } from "./backe
 import { dirname } from "node:path";
 import { runSpeech } from "../../generation/run-speech.ts";
 import { encodedSpeech } from "../../audio/speech/encoded-speech.ts";
-import { chooseVoice, readSpeakerFile, unknownVoiceMessage } from "../../audio/voices.ts";
-import { AudioInputError } from "../../audio/audio-input-error.ts";
+import { resolveVoice } from "../../audio/voices.ts";
 import { voicesDir } from "../../config.ts";
 import { siblingProjector } from "../../vision/projector-file.ts";
 import { imageFromBase64 } from "../../vision/image-source.ts";
@@ -94,10 +93,7 @@ export class LocalChatBackend implements ChatBackend {
 
   /** Speaks through the speech orchestrator on this process's engine, encoded as a whole file. */
   async *speak(turn: SpeechTurn, signal: AbortSignal): AsyncGenerator<Uint8Array> {
-    const folders = [dirname(this.resolved.modelPath), voicesDir()];
-    const choice = chooseVoice(turn.voice, folders);
-    if (choice.kind === "unknown") throw new AudioInputError(unknownVoiceMessage(turn.voice!, choice.available, folders));
-    const speaker = choice.kind === "file" ? await readSpeakerFile(choice.path, choice.name) : undefined;
+    const speaker = await resolveVoice(turn.voice, [dirname(this.resolved.modelPath), voicesDir()]);
     const maxFrames = turn.options.num_predict;
     const speech = await runSpeech(this.handle(turn.keepAlive), {
       text: turn.text, options: this.optionsOf(turn.options),

@@ -10,7 +10,7 @@ import { dirname } from "node:path";
 import { encodedSpeech, type SpeechOutput } from "../../audio/speech/encoded-speech.ts";
 import { SPEECH_FORMATS, SPEECH_MIME_TYPES, formatsAtRate, isSpeechFormat } from "../../audio/speech/speech-encoder.ts";
 import { MAX_SPEECH_SPEED, MIN_SPEECH_SPEED } from "../../audio/speech/time-stretch.ts";
-import { chooseVoice, readSpeakerFile, unknownVoiceMessage } from "../../audio/voices.ts";
+import { UnknownVoiceError, resolveVoice } from "../../audio/voices.ts";
 import { runSpeech, type RunningSpeech } from "../../generation/run-speech.ts";
 import { MAX_SPEECH_FRAMES, checkSpeechText, type SpeechSpec } from "../../generation/speech-spec.ts";
 import type { SpeechResult } from "../../engine/types.ts";
@@ -57,10 +57,12 @@ function voiceFolders(deps: ServerDeps, model: ServedModel): string[] {
 /** The request's reference voice: a speaker file's bytes, or undefined for the model's own voice. */
 async function speakerOf(deps: ServerDeps, model: ServedModel, body: SpeechBody): Promise<Uint8Array | undefined> {
   const voice = typeof body.voice === "object" ? body.voice.id : body.voice;
-  const folders = voiceFolders(deps, model);
-  const choice = chooseVoice(voice, folders);
-  if (choice.kind === "unknown") throw badRequest(unknownVoiceMessage(voice!, choice.available, folders), "voice");
-  return choice.kind === "file" ? readSpeakerFile(choice.path, choice.name) : undefined;
+  try {
+    return await resolveVoice(voice, voiceFolders(deps, model));
+  } catch (error) {
+    if (error instanceof UnknownVoiceError) throw badRequest(error.message, "voice");
+    throw error;
+  }
 }
 
 /** The output the body asks for, or a 400 naming what is supported. */
