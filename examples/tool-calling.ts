@@ -19,11 +19,12 @@ const getWeather = new LeapFunction({
 
 await using runner = await ModelRunner.load(model, { contextSize: 1024 });
 
-// 1. Register the function and ask; naming it in toolChoice makes the model call it (once).
+// 1. Register the function and ask; naming it in toolChoice makes the model call it (once). The grammar
+//    admits a call of at most 109 characters (Hermes syntax; LFM2's 85): 128 tokens end it however it is spelled.
 const conversation = runner.createConversation("You answer weather questions with the get_weather tool.");
 conversation.registerFunction(getWeather);
 const calls: LeapFunctionCall[] = [];
-for await (const response of conversation.generateResponse("What is the weather in Paris?", GenerationOptions.build({ toolChoice: { name: "get_weather" }, maxTokens: 64 }))) {
+for await (const response of conversation.generateResponse("What is the weather in Paris?", GenerationOptions.build({ toolChoice: { name: "get_weather" }, maxTokens: 128 }))) {
   if (response instanceof FunctionCalls) calls.push(...response.functionCalls);
   if (response.type === "error") throw new Error(response.message);
 }

@@ -40,8 +40,12 @@ function modelFor(profile: ProfileName): { model: LanguageModel; limit: (tokens:
 
 /** Grammar-constrained replies run at a few tokens a second on a busy 2-core machine. */
 const SLOW = 300_000;
-/** Enough for one forced call (about 40 tokens); the Ollama provider cannot ask for one call only. */
-const CALL_TOKENS = 60;
+/**
+ * One forced call whatever pieces it is spelled in: the grammar admits at most 111 characters (a search with
+ * six \uXXXX escapes) and the end token; about 40 tokens is typical. The Ollama provider cannot ask for one
+ * call only: later calls may be cut off, the first always ends.
+ */
+const CALL_TOKENS = 128;
 
 const tools = {
   get_weather: tool({ description: "Weather forecast for a city", inputSchema: weatherInput }),

@@ -19,6 +19,11 @@ const tools = [
 ];
 const messages = [{ role: "user" as const, content: "Look it up" }];
 const NATIVE = '<|tool_call_start|>[search(query="ab")]<|tool_call_end|>';
+/**
+ * tool_choice "required" allows up to 8 calls in one list, which must close for any call to be read: at most
+ * 204 characters (`<|tool_call_start|>[search(query="ab" ), …]<|tool_call_end|>`), +1 end token.
+ */
+const REQUIRED_TOKENS = 224;
 
 function expectCalls(calls: Array<{ function: { name: string; arguments: unknown } }> | undefined, only?: string): void {
   expect(calls?.length ?? 0).toBeGreaterThanOrEqual(1);
@@ -51,7 +56,7 @@ describe.each(["tiny-lfm2-original", "tiny-lfm25"] as const)("%s", (name) => {
   const openai = () => new OpenAI({ baseURL: `${ollamaServer.baseUrl}/v1`, apiKey: "x", maxRetries: 0, timeout: 600_000 });
 
   test("/v1/chat/completions: tool_choice required gives tool_calls, written in LFM2's tokens", async () => {
-    const completion = await openai().chat.completions.create({ model: model(), messages, tools, tool_choice: "required", seed: 3, max_tokens: 200, logprobs: true });
+    const completion = await openai().chat.completions.create({ model: model(), messages, tools, tool_choice: "required", seed: 3, max_tokens: REQUIRED_TOKENS, logprobs: true });
     for (const choice of completion.choices) {
       expect(choice.finish_reason).toBe("tool_calls");
       expect(choice.message.content).toBeNull();
@@ -95,7 +100,7 @@ describe.each(["tiny-lfm2-original", "tiny-lfm25"] as const)("%s", (name) => {
 
   test("/api/chat: required, and a named tool in either shape, streamed and not", async () => {
     const ollama = new Ollama({ host: ollamaServer.baseUrl });
-    const required = await ollama.chat({ model: model(), messages, tools, stream: false, options: { seed: 6, num_predict: 60 }, tool_choice: "required", logprobs: true } as never) as unknown as {
+    const required = await ollama.chat({ model: model(), messages, tools, stream: false, options: { seed: 6, num_predict: REQUIRED_TOKENS }, tool_choice: "required", logprobs: true } as never) as unknown as {
       message: { content: string; tool_calls?: Array<{ function: { name: string; arguments: unknown } }> }; eval_count: number; logprobs: Array<{ token: string }>;
     };
     expect(required.message.content).toBe("");
@@ -122,7 +127,7 @@ describe("profile c (LM Studio)", () => {
       for (const [toolChoice, only] of [["required", undefined], [{ type: "function", name: "search" }, "search"]] as const) {
         const response = await fetch(`${lmStudioServer.baseUrl}${route}`, {
           method: "POST", headers: { "content-type": "application/json" },
-          body: JSON.stringify({ model: model(), messages, tools, tool_choice: toolChoice, seed: 8, max_tokens: 60 }),
+          body: JSON.stringify({ model: model(), messages, tools, tool_choice: toolChoice, seed: 8, max_tokens: REQUIRED_TOKENS }),
         });
         expect(response.status).toBe(200);
         const body = (await response.json()) as { choices: Array<{ finish_reason: string; message: { tool_calls?: Array<{ function: { name: string; arguments: string } }> } }> };

@@ -28,6 +28,11 @@ const tools = [
 ];
 const validators: Record<string, ReturnType<typeof ajv.compile>> = { get_weather: ajv.compile(weather), search: ajv.compile(search) };
 const messages = [{ role: "user" as const, content: "What is the weather in Paris?" }];
+/**
+ * Parallel calls: the grammar admits up to 8, at most 935 characters in Hermes blocks (search with five \uXXXX
+ * escapes; LFM2's list 452), +1 end token; a reply must end for its finish reason and for content to stay empty.
+ */
+const PARALLEL_TOKENS = 960;
 
 function expectValidCall(name: string, args: unknown, only?: string): void {
   if (only) expect(name).toBe(only);
@@ -39,7 +44,7 @@ function expectValidCall(name: string, args: unknown, only?: string): void {
 beforeAll(async () => {
   const llamaPath = await ensureModel("tiny-llama");
   lfm2Path = await ensureModel("tiny-lfm2");
-  server = await startServer([llamaPath, "--profile", "a", "--served-model-name", "tiny-chat", "--ctx-size", "1024", "--parallel", "4"]);
+  server = await startServer([llamaPath, "--profile", "a", "--served-model-name", "tiny-chat", "--ctx-size", "1280", "--parallel", "4"]);
   openai = new OpenAI({ baseURL: `${server.baseUrl}/v1`, apiKey: "placeholder", maxRetries: 0, timeout: 600_000 });
   ollama = new Ollama({ host: server.baseUrl });
 }, 120_000);
@@ -72,7 +77,7 @@ describe.each([["hermes (ChatML)", 0], ["lfm2", 1]] as const)("%s", (_, which) =
   }, 600_000);
 
   test("parallel calls: several valid calls may come in one reply", async () => {
-    const completion = await openai.chat.completions.create({ model: model(), messages, tools, tool_choice: "required", n: 4, seed: 300, max_tokens: 400 });
+    const completion = await openai.chat.completions.create({ model: model(), messages, tools, tool_choice: "required", n: 4, seed: 300, max_tokens: PARALLEL_TOKENS });
     for (const choice of completion.choices) {
       expect(choice.finish_reason).toBe("tool_calls");
       const calls = choice.message.tool_calls ?? [];
@@ -114,7 +119,7 @@ describe.each([["hermes (ChatML)", 0], ["lfm2", 1]] as const)("%s", (_, which) =
 
   test("/api/chat with tool_choice required: 20 seeds, 20 valid calls with object arguments", async () => {
     const replies = await Promise.all(Array.from({ length: 20 }, (_, seed) =>
-      ollama.chat({ model: model(), messages, tools, stream: false, options: { seed, num_predict: 600 }, tool_choice: "required" } as Parameters<Ollama["chat"]>[0] & { stream: false }),
+      ollama.chat({ model: model(), messages, tools, stream: false, options: { seed, num_predict: PARALLEL_TOKENS }, tool_choice: "required" } as Parameters<Ollama["chat"]>[0] & { stream: false }),
     ));
     for (const reply of replies) {
       const calls = reply.message.tool_calls ?? [];

@@ -157,8 +157,8 @@ describe("act, complete, tokens", () => {
       name: "get_weather",
       description: "Weather of a city",
       // A closed choice keeps the forced call short: random weights must finish it within maxTokens.
-      // The longest call the grammar admits is 83 characters (`<tool_call>\n{"name": "get_weather",
-      // "arguments": { "city": "Paris" } }\n</tool_call>`), so 96 tokens end it whatever pieces random
+      // The longest call the grammar admits is 84 characters (`<tool_call>\n{"name": "get_weather",
+      // "arguments": { "city" : "Paris" } }\n</tool_call>`), so 96 tokens end it whatever pieces random
       // weights spell it in (48 did not always: unseeded calls took 29-46 tokens, once more).
       parameters: { city: z3.enum(["Paris", "Rome"]) },
       implementation: ({ city }) => {

@@ -14,7 +14,11 @@ import { startServer, type RunningServer } from "../serve-fixture.ts";
 const WEATHER_TOOL = "get-structured-content";
 const everything = (extra: Record<string, unknown> = {}) => ({ type: "mcp", server_label: "everything", allowed_tools: [WEATHER_TOOL], ...extra });
 const forceWeather = { type: "function", function: { name: WEATHER_TOOL } } as const;
-const CALL_TOKENS = 80;
+/**
+ * Room for a forced call and a few tokens of answer after its result: the call is at most 105 characters
+ * (get-structured-content with "Los Angeles" in a <tool_call> block), about 40 tokens typically.
+ */
+const CALL_TOKENS = 112;
 
 interface McpCall { type: string; server_label: string; name: string; arguments: string; output: string | null; error: unknown; status: string }
 

@@ -21,8 +21,11 @@ const WEATHER_TOOL = "get-structured-content";
 const everything = (extra: Partial<OpenAI.Responses.Tool.Mcp> = {}): OpenAI.Responses.Tool.Mcp =>
   ({ type: "mcp", server_label: "everything", allowed_tools: [WEATHER_TOOL], require_approval: "never", ...extra });
 const forceWeather = { type: "mcp", server_label: "everything", name: WEATHER_TOOL } as const;
-/** Room for a forced call (about 50 tokens of random-weight text) and a few tokens of answer after its result. */
-const CALL_TOKENS = 80;
+/**
+ * Room for a forced call and a few tokens of answer after its result: the call is at most 105 characters
+ * (get-structured-content with "Los Angeles" in a <tool_call> block), about 40 tokens typically.
+ */
+const CALL_TOKENS = 112;
 
 /** The error a request fails with (the client's promise is not a plain Promise, so `rejects` misreads it). */
 const errorOf = (request: Promise<unknown>): Promise<{ status?: number; message: string }> =>
