@@ -69,8 +69,8 @@ export function withBaselines(cases: CaseName[]): CaseName[] {
   return CASES.filter((c) => wanted.has(c));
 }
 
-const PASSAGE = " alpha beta gamma delta epsilon zeta eta theta iota kappa lambda mu nu xi omicron pi rho sigma tau upsilon phi chi psi omega";
-const STORY = "Write a long story about a lighthouse keeper who finds a map in a bottle, and what happens next:";
+export const PASSAGE = " alpha beta gamma delta epsilon zeta eta theta iota kappa lambda mu nu xi omicron pi rho sigma tau upsilon phi chi psi omega";
+export const STORY = "Write a long story about a lighthouse keeper who finds a map in a bottle, and what happens next:";
 
 
 interface Running { url: string; stop(): Promise<void> }

@@ -140,6 +140,7 @@ export class Scheduler {
       imageEncodes: this.images?.encodes ?? 0,
       draftTokens: this.speculation?.draftedTokens ?? 0,
       acceptedDraftTokens: this.speculation?.acceptedTokens ?? 0,
+      ...(this.speculation ? { draftStepYield: this.speculation.yieldRatios } : {}),
       copiedPrefixTokens: this.copiedTokens,
       ...(this.promptCache ? { promptCache: this.promptCache.stats() } : {}),
     };

@@ -190,6 +190,8 @@ export interface EngineStats {
   /** Speculative decoding since the engine started: tokens drafted and accepted (0 without speculation). */
   draftTokens: number;
   acceptedDraftTokens: number;
+  /** Tokens per ms of recent steps with drafts over steps without, by number of generating sequences (those seen both ways). */
+  draftStepYield?: Record<number, number>;
   /** Prompt tokens taken from another sequence's cells (copied inside the KV cache) since the engine started. */
   copiedPrefixTokens: number;
   /** The host prompt cache (--cache-ram), when the engine has one. */
