@@ -190,7 +190,9 @@ describe("WebP through the server", () => {
     for (let i = 0; i < 3; i++) expect((await ask()).status).toBe(200);
     await Bun.sleep(1000);
     // 16.8 M pixels: 64 MiB as RGBA in a decoder, 48 MiB as RGB. The decoder's memory must not stay in the server.
+    // The 48 MiB of RGB pass through the server to the engine and go at the garbage collector's pace: full runs
+    // measured 0, 49, 97 and once 193 MiB more (four such buffers not yet collected); the decoder inside the server kept 413.
     console.log(`server memory after three ${side}x${side} WebP decodes: ${(rssMib() - before).toFixed(0)} MiB more`);
-    expect(rssMib() - before).toBeLessThan(150); // 413 MiB when the server decoded WebP itself
+    expect(rssMib() - before).toBeLessThan(300);
   }, 120_000);
 });
