@@ -349,17 +349,20 @@ export class Scheduler {
     const elapsed = performance.now() - started;
     for (const active of prefillingThisStep) active.promptMs += elapsed;
     for (const active of progressing) this.reportProgress(active);
-    const generating = inGroup.filter((slot) => slot.outputIndex >= 0).length;
-    const drafted = inGroup.some((slot) => slot.draft);
-    const acceptedBefore = this.speculation?.acceptedTokens ?? 0;
+    // what a step of generating sequences produced, drafting and verification included: whether drafting pays in fact
+    const speculation = prefillingThisStep.length === 0 ? this.speculation : undefined;
+    const yieldStep = speculation && {
+      generating: inGroup.filter((slot) => slot.outputIndex >= 0).length,
+      drafted: inGroup.some((slot) => slot.draft),
+      acceptedBefore: speculation.acceptedTokens,
+    };
     for (const slot of inGroup) {
       if (slot.draft) this.verifyDraft(slot, slot.draft);
       else if (slot.outputIndex >= 0) this.sampleSlot(slot);
     }
-    // what the whole step produced, drafting and verification included: whether drafting pays in fact
-    if (this.speculation && prefillingThisStep.length === 0) {
-      const produced = generating + this.speculation.acceptedTokens - acceptedBefore;
-      this.speculation.recordYield(generating, drafted, produced, performance.now() - started);
+    if (speculation && yieldStep) {
+      const { generating, drafted, acceptedBefore } = yieldStep;
+      speculation.recordYield(generating, drafted, generating + speculation.acceptedTokens - acceptedBefore, performance.now() - started);
     }
     return true;
   }
@@ -417,10 +420,8 @@ export class Scheduler {
     if (free >= needed) return free;
     const idle = this.slots.filter((slot) => !slot.active && !keep.includes(slot) && slot.cached.length > 0).sort((a, b) => a.lastUsed - b.lastUsed);
     for (const slot of idle) {
-      this.keepInHost(slot, 0);
       const before = this.usedCells();
-      this.context.clearSequence(slot.seq);
-      slot.truncate(0);
+      this.emptySlot(slot);
       free += before - this.usedCells();
       if (free >= needed) break;
     }
@@ -729,9 +730,7 @@ export class Scheduler {
    */
   private copyPrefix(slot: SequenceSlot, from: SequenceSlot, keep: number): void {
     if (this.sharedPool) {
-      this.keepInHost(slot, 0);
-      this.context.clearSequence(slot.seq);
-      slot.truncate(0);
+      this.emptySlot(slot);
       this.context.copySequence(from.seq, slot.seq, 0, keep);
       slot.cached = from.cached.slice(0, keep);
       slot.shareFrom(from, keep);
@@ -758,9 +757,7 @@ export class Scheduler {
    * `tokens`, cut back to their first `keep`. False, with the slot empty, when llama.cpp refuses either.
    */
   private loadState(slot: SequenceSlot, state: Uint8Array, tokens: ArrayLike<number>, keep: number): boolean {
-    this.keepInHost(slot, 0);
-    this.context.clearSequence(slot.seq);
-    slot.truncate(0);
+    this.emptySlot(slot);
     // the state needs free cells for all its tokens: idle caches make way when they are missing
     const restored = this.context.restoreSequence(slot.seq, state)
       || (this.makeRoom(tokens.length + 1, slot) > tokens.length && this.context.restoreSequence(slot.seq, state));
@@ -770,6 +767,13 @@ export class Scheduler {
     }
     slot.cached = Array.from({ length: keep }, (_, i) => tokens[i]!);
     return true;
+  }
+
+  /** The slot's memory goes to the host cache (when worth keeping there) and leaves the KV cache. */
+  private emptySlot(slot: SequenceSlot): void {
+    this.keepInHost(slot, 0);
+    this.context.clearSequence(slot.seq);
+    slot.truncate(0);
   }
 
   /** Keeps what the prompt can reuse of the slot's memory (live cache or checkpoint) and drops the rest. */
