@@ -8,7 +8,7 @@ import { parseArgs } from "node:util";
 import { Engine } from "../../src/engine/engine.ts";
 import { wholeNumberOption } from "../../src/usage-error.ts";
 import { ensureModel } from "../gen-models.ts";
-import { PASSAGE, STORY } from "./speculative.ts";
+import { COPY_PROMPT, copyConstraint, copyGrammar, PASSAGE, STORY } from "./speculative.ts";
 import { summarize } from "./stats.ts";
 
 const USAGE = `Usage: bun scripts/bench/speculative-in-process.ts [options]
@@ -35,7 +35,7 @@ export interface InProcessOptions {
 async function load(engine: Engine, o: InProcessOptions, speculate: boolean, sampling: Record<string, unknown>): Promise<number> {
   const started = performance.now();
   await Promise.all(Array.from({ length: o.streams }, (_, stream) => new Promise<void>((resolve, reject) => engine.submit({
-    id: `load-${Math.random()}`, prompt: o.kind === "copy" ? `Repeat:${PASSAGE}\nAgain:` : `${STORY} (${stream + 1})`,
+    id: `load-${Math.random()}`, prompt: o.kind === "copy" ? COPY_PROMPT : `${STORY} (${stream + 1})`,
     maxTokens: o.tokens, ignoreEos: true, sampling, ...(speculate ? {} : { draftTokens: 0 }),
   }, (event) => {
     if (event.type === "done") resolve();
@@ -52,10 +52,8 @@ export async function runInProcess(o: InProcessOptions, log: (line: string) => v
   try {
     let sampling: Record<string, unknown> = { temperature: 0 };
     if (o.kind === "copy") {
-      const allowed = new Set(engine.tokenize(PASSAGE, false, false));
-      const bias: Array<[number, number]> = [];
-      for (let t = 0; t < engine.info.vocabularySize; t++) if (!allowed.has(t)) bias.push([t, -100]);
-      sampling = { temperature: 0, grammar: `root ::= (${JSON.stringify(PASSAGE)}){1,${Math.ceil(o.tokens / allowed.size) + 1}}`, logitBias: bias };
+      const { banned, copies } = copyConstraint(new Set(engine.tokenize(PASSAGE, false, false)), engine.info.vocabularySize, o.tokens);
+      sampling = { temperature: 0, grammar: copyGrammar(copies), logitBias: banned.map((t): [number, number] => [t, -100]) };
     }
     // warm-up: both ways once, short
     await load(engine, { ...o, tokens: 8 }, false, sampling);

@@ -142,6 +142,23 @@ async function tokenize(url: string, text: string): Promise<number[]> {
   return body.tokens;
 }
 
+/** The copying cases' prompt: the passage, to be repeated. */
+export const COPY_PROMPT = `Repeat:${PASSAGE}\nAgain:`;
+
+/**
+ * What forces a copy: the tokens outside `allowed` (the passage's own), which a logit bias bans, and how
+ * many copies of the passage a grammar allows, more than `tokens` can reach, so that with ignore_eos every
+ * run generates exactly `tokens` tokens.
+ */
+export function copyConstraint(allowed: ReadonlySet<number>, vocabularySize: number, tokens: number): { banned: number[]; copies: number } {
+  const banned: number[] = [];
+  for (let t = 0; t < vocabularySize; t++) if (!allowed.has(t)) banned.push(t);
+  return { banned, copies: Math.ceil(tokens / Math.max(1, allowed.size)) + 1 };
+}
+
+/** The grammar of the exact copy: the passage again, up to `copies` times. */
+export const copyGrammar = (copies: number) => `root ::= (${JSON.stringify(PASSAGE)}){1,${copies}}`;
+
 /** The request body: an ordinary story prompt, or the copy prompt with its grammar and logit bias. */
 async function requestBody(server: "llamux" | "llama-server", url: string, name: CaseName, tokens: number, vocabularySize: number, stream: number): Promise<Record<string, unknown>> {
   const base = { max_tokens: tokens, n_predict: tokens, temperature: 0, ignore_eos: true };
@@ -150,14 +167,10 @@ async function requestBody(server: "llamux" | "llama-server", url: string, name:
   if (!name.endsWith("copy") && !mixed) return { ...base, prompt: `${STORY} (${stream + 1})` };
   const words = PASSAGE.trim().split(" ");
   const text = mixed ? `${PASSAGE}${PASSAGE.toUpperCase()}` : PASSAGE;
-  const allowed = new Set(await tokenize(url, text));
+  const { banned, copies } = copyConstraint(new Set(await tokenize(url, text)), vocabularySize, tokens);
   // OpenAI's map form for llamux (-100 bans), llama-server's [token, false] pairs (false bans)
-  const banned: number[] = [];
-  for (let t = 0; t < vocabularySize; t++) if (!allowed.has(t)) banned.push(t);
   const bias = server === "llamux" ? Object.fromEntries(banned.map((t) => [t, -100])) : banned.map((t) => [t, false]);
-  const copies = Math.ceil(tokens / Math.max(1, allowed.size)) + 1;
-  // ignore_eos and more copies than max_tokens can reach: every run generates exactly `tokens` tokens
-  if (!mixed) return { ...base, prompt: `Repeat:${PASSAGE}\nAgain:`, grammar: `root ::= (${JSON.stringify(PASSAGE)}){1,${copies}}`, logit_bias: bias };
+  if (!mixed) return { ...base, prompt: COPY_PROMPT, grammar: copyGrammar(copies), logit_bias: bias };
   // the free words in either spelling, as the model picks; the others as in the passage
   const choices = words.map((w, i) => (i % freeEvery === 0 ? `(${JSON.stringify(` ${w}`)} | ${JSON.stringify(` ${w.toUpperCase()}`)})` : JSON.stringify(` ${w}`))).join(" ");
   return { ...base, prompt: `Repeat:${PASSAGE}\nOr:${PASSAGE.toUpperCase()}\nAgain:`, grammar: `root ::= (${choices}){1,${copies}}`, logit_bias: bias };
