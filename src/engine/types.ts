@@ -17,9 +17,25 @@ export type EngineImage =
 export type { SamplerSettings } from "../../ffi/sampler-settings.ts";
 import type { SamplerSettings } from "../../ffi/sampler-settings.ts";
 
+/**
+ * What the scheduler may know of a request beyond its tokens: facts, never wire names. The server fills
+ * them from headers and fields (Claude Code's X-Claude-Code-Session-Id, Codex's session_id, OpenAI's
+ * prompt_cache_key or user; the API key's name; vLLM's priority).
+ */
+export interface RequestSchedule {
+  /** The conversation or agent session the request continues: which cached states to keep, where its next turn is looked up. */
+  session?: string;
+  /** The name of the key that sent it (fair turns between keys); unset: the anonymous owner. */
+  owner?: string;
+  /** vLLM's priority: lower goes first among one owner's waiting requests. Default 0. */
+  priority?: number;
+}
+
 export interface GenerateRequest {
   /** Unique per runner; the parent assigns it. */
   id: string;
+  /** Session, owner and priority, for admission and the prompt cache. */
+  schedule?: RequestSchedule;
   /** Text (tokenized by the engine) or token ids. */
   prompt: string | number[];
   /**

@@ -3,7 +3,7 @@
 // and the CLI build one of these and hand it to runChat.
 import type { ThinkSetting } from "../chat/go-template/ollama-prompt.ts";
 import type { ChatMessage } from "../chat/types.ts";
-import type { EngineOptions } from "../engine/types.ts";
+import type { EngineOptions, RequestSchedule } from "../engine/types.ts";
 import type { OptionValues } from "../options/values.ts";
 import type { ChatOutputRequest, ToolCallParserName } from "./chat-output.ts";
 import type { DoneEvent } from "./choices.ts";
@@ -81,6 +81,8 @@ export interface ChatSpec {
    * even a prompt that fits one step. Without it, only prompts that span several steps are reported.
    */
   promptProgress?: boolean;
+  /** Session hint, owner and priority, handed to the engine's scheduler as they are. */
+  schedule?: RequestSchedule;
 }
 
 /** The model a request runs on, as its host (server, SDK, CLI) loads it. */
