@@ -29,6 +29,10 @@ export interface RequestSchedule {
   owner?: string;
   /** vLLM's priority: lower goes first among one owner's waiting requests. Default 0. */
   priority?: number;
+  /** The owner's share of sequences against other owners' when several wait (a key's weight). Default 1. */
+  weight?: number;
+  /** Most sequences the owner's requests may hold at once (a key's --max-parallel). Default: no cap. */
+  maxParallel?: number;
 }
 
 export interface GenerateRequest {
