@@ -8,7 +8,8 @@ import { freemem, totalmem } from "node:os";
 import { physicalCoreCount } from "../../ffi/hardware.ts";
 import { log as writeLog, logEnabled, logger } from "../log.ts";
 import { setNativeLog } from "../../ffi/native-log.ts";
-import { Scheduler, DEFAULT_QUEUE_LIMIT, CPU_PROMPT_FLUSH_TOKENS } from "./scheduler.ts";
+import { Scheduler, DEFAULT_QUEUE_LIMIT } from "./scheduler.ts";
+import { CPU_PROMPT_FLUSH_TOKENS } from "./planning/step-budget.ts";
 import { DEFAULT_MAX_DRAFT_TOKENS } from "./speculative/options.ts";
 import { ImageEncoder } from "./image-encoder.ts";
 import { createSpeculation } from "./speculative/create.ts";
@@ -18,7 +19,9 @@ import { checkTokenIds } from "./token-ids.ts";
 import type { EventSink } from "./sequence.ts";
 import { EngineError, type EmbedResult, type EngineOptions, type EngineStats, type GenerateRequest, type ModelInfo, type RankResult, type SpeechRequest } from "./types.ts";
 import { ThreadGovernor } from "./thread-governor.ts";
-import { PromptCache } from "./prompt-cache.ts";
+import { PromptCache, type PromptCacheEntry } from "./prompt-cache/host-cache.ts";
+import { DiskPromptStore } from "./prompt-cache/disk-store.ts";
+import { stateKey } from "./prompt-cache/state-key.ts";
 import type { SpeechEvent } from "./protocol.ts";
 import { SpeechRunner } from "./speech-runner.ts";
 
@@ -28,6 +31,8 @@ setNativeLog({ write: writeLog, debug: logEnabled("debug") });
 export const DEFAULT_PARALLEL = 4;
 export const DEFAULT_CONTEXT_PER_SEQUENCE = 4096;
 export const DEFAULT_BATCH_SIZE = 512;
+/** A step loop with requests waiting but none runnable (a disk read in flight) looks again after this long. */
+const IDLE_POLL_MS = 10;
 /** llama-server's --cache-ram default. */
 export const DEFAULT_CACHE_RAM_MIB = 8192;
 
@@ -36,12 +41,29 @@ export const DEFAULT_CACHE_RAM_MIB = 8192;
  * quarter of the machine's memory (several models may be loaded, each with its own cache). None for
  * embedding models, which keep nothing between inputs.
  */
-function promptCacheFor(options: EngineOptions, canRollBack: boolean): PromptCache | undefined {
+function promptCacheFor(options: EngineOptions, canRollBack: boolean, onEvict: (entry: PromptCacheEntry) => void): PromptCache | undefined {
   if (options.embeddings) return undefined;
   const mib = options.cacheRamMiB ?? Math.min(DEFAULT_CACHE_RAM_MIB, Math.floor(totalmem() / 4 / 1048576));
   if (mib <= 0) return undefined;
   log.debug(`prompt cache of up to ${mib} MiB for "${options.modelPath}"`);
-  return new PromptCache(mib * 1048576, canRollBack, (message) => log.info(message));
+  return new PromptCache(mib * 1048576, canRollBack, { log: (message) => log.info(message), onEvict });
+}
+
+/** Opens the disk tier of an engine's prompt cache (it lives beside a host cache only). */
+async function openDiskCache(options: EngineOptions, canRollBack: boolean): Promise<DiskPromptStore | undefined> {
+  const disk = options.cacheDisk;
+  if (!disk || disk.limitMiB <= 0) return undefined;
+  const key = await stateKey({
+    modelPath: options.modelPath, ...(options.projectorPath ? { projectorPath: options.projectorPath } : {}),
+    ...(options.loraAdapters ? { loraAdapters: options.loraAdapters } : {}),
+    ...(options.kvCacheType ? { kvCacheType: options.kvCacheType } : {}), ...(options.flashAttention ? { flashAttention: options.flashAttention } : {}),
+  });
+  const store = await DiskPromptStore.open({
+    dir: disk.dir, limitBytes: disk.limitMiB * 1048576, key, canRollBack,
+    log: (level, message) => log[level](message),
+  });
+  log.debug(`prompt cache on disk: ${store.stats().entries} states for "${options.modelPath}" in ${disk.dir} (up to ${disk.limitMiB} MiB)`);
+  return store;
 }
 
 /** As llama-server does: a marker no user can type without knowing it, so text cannot forge an image slot. */
@@ -131,6 +153,9 @@ export class Engine {
   private readonly scheduler: Scheduler;
   private looping = false;
   readonly info: ModelInfo;
+  /** Resolves once the disk tier of the prompt cache is open (at once when there is none). */
+  readonly diskCacheReady: Promise<void>;
+  private diskCache: DiskPromptStore | undefined;
 
   private constructor(
     private readonly model: LlamaModel, private readonly context: LlamaContext, options: EngineOptions, threads: number, gpuLayers: number,
@@ -141,12 +166,21 @@ export class Engine {
   ) {
     // threads the user did not choose follow what the machine has free (thread-governor.ts)
     const governed = options.threads === undefined && runsOnCpu(gpuLayers) && threads > 1;
+    const canRollBack = !model.isRecurrentOrHybrid;
+    // a state leaving host memory goes to the disk tier, once that is open
+    const promptCache = promptCacheFor(options, canRollBack, (entry) => this.scheduler.spill(entry));
     this.scheduler = new Scheduler(model, context, {
       queueLimit: options.queueLimit ?? DEFAULT_QUEUE_LIMIT, images, speculation, contextPerSequence,
       ...(runsOnCpu(gpuLayers) ? { promptFlushTokens: CPU_PROMPT_FLUSH_TOKENS } : {}),
       ...(governed ? { threadGovernor: new ThreadGovernor({ maxThreads: threads, apply: (n) => context.setThreads(n) }) } : {}),
-      promptCache: promptCacheFor(options, !model.isRecurrentOrHybrid),
+      ...(promptCache ? { promptCache } : {}),
     });
+    this.diskCacheReady = promptCache && !speech
+      ? openDiskCache(options, canRollBack).then((store) => {
+        this.diskCache = store;
+        if (store) this.scheduler.attachDisk(store);
+      }, (error: Error) => log.warn(`prompt cache on disk: cannot open it, going on without: ${error.message}`))
+      : Promise.resolve();
     const chatTemplate = options.chatTemplate ?? model.chatTemplate();
     this.info = {
       path: model.path,
@@ -363,22 +397,34 @@ export class Engine {
   }
 
   // Steps until no work is left, yielding to the event loop between steps so that new requests and
-  // cancellations (IPC messages) are taken in at every step.
+  // cancellations (IPC messages) are taken in at every step. A step with nothing to run (requests waiting
+  // for a disk read) waits for that read, or a moment. Idle again, the engine writes what the disk tier
+  // lacks of its sequences' memory.
   private async runLoop(): Promise<void> {
     if (this.looping) return;
     this.looping = true;
     try {
       while (this.scheduler.hasWork) {
-        this.scheduler.step();
-        await new Promise<void>((resolve) => setImmediate(resolve));
+        if (this.scheduler.step()) await new Promise<void>((resolve) => setImmediate(resolve));
+        else await Promise.race([this.scheduler.waitForDisk(), Bun.sleep(IDLE_POLL_MS)]);
       }
+      this.scheduler.persistIdle();
     } finally {
       this.looping = false;
     }
   }
 
+  /** Resolves once every state queued for the disk tier is written (tests; a clean shutdown). */
+  async flushDiskCache(): Promise<void> {
+    await this.diskCacheReady;
+    await this.diskCache?.flush();
+  }
+
   dispose(reason = "engine stopped"): void {
     this.scheduler.failAll(reason);
+    // states queued for the disk go on being written; nothing new is queued
+    const disk = this.diskCache;
+    if (disk) void disk.flush().then(() => disk.close());
     this.speech?.dispose(reason);
     this.images?.dispose();
     this.speculation?.dispose();

@@ -4,6 +4,7 @@ import { StopStringMatcher } from "./stop-strings.ts";
 import { Utf8PieceDecoder } from "./utf8-stream.ts";
 import type { EngineEvent, FinishReason, GenerateRequest, RequestUsage } from "./types.ts";
 import { disposeImages, type ImageSpan } from "./image-prompt.ts";
+import type { DiskEntry } from "./prompt-cache/disk-store.ts";
 
 export type EventSink = (event: EngineEvent) => void;
 
@@ -24,6 +25,8 @@ export class ActiveRequest {
    * there and the state goes to the host cache, for the next prompt with the same start. 0: none.
    */
   sharedPrefixEnd = 0;
+  /** A disk-cached state read into host memory for this request; it is weighed for admission once that is done. */
+  awaitingDisk: DiskEntry | undefined;
   /** A restored checkpoint's logits: the first token is sampled from them, with no decode. */
   restoredLogits: Float32Array | undefined;
   cancelled = false;
@@ -146,6 +149,8 @@ export class SequenceSlot {
   checkpoint: Checkpoint | undefined;
   active: ActiveRequest | undefined;
   lastUsed = 0;
+  /** The session of the request that last used this memory (RequestSchedule.session), when it said. */
+  session: string | undefined;
   /** Batch index whose logits this slot samples from after the current decode, or -1. */
   outputIndex = -1;
   /** Draft tokens in the current decode after the slot's next token (speculative decoding), to verify. */

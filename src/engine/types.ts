@@ -1,7 +1,8 @@
 // The engine's one internal request shape and the events it streams back. Every profile translates
 // its wire format into GenerateRequest and renders EngineEvents; the engine knows no profile.
 import type { SpeculativeOptions } from "./speculative/options.ts";
-import type { PromptCacheStats } from "./prompt-cache.ts";
+import type { PromptCacheStats } from "./prompt-cache/host-cache.ts";
+import type { DiskStoreStats } from "./prompt-cache/disk-store.ts";
 
 /**
  * One image of a request as the engine takes it: the bytes of a file libmtmd decodes itself (JPEG, PNG,
@@ -180,6 +181,12 @@ export interface EngineOptions {
    * a quarter of the machine's memory.
    */
   cacheRamMiB?: number;
+  /**
+   * The disk tier of the prompt cache: a directory every engine shares and the MiB all of it may take.
+   * States that leave a sequence or host memory are written there and found again after a restart.
+   * Unset (or 0 MiB, or no host cache): none. Servers turn it on by default (--cache-disk, --cache-disk-mib).
+   */
+  cacheDisk?: { dir: string; limitMiB: number };
 }
 
 /** A pooled embedding: L2-normalised, with its input's token count and its length before normalising. */
@@ -216,6 +223,8 @@ export interface EngineStats {
   copiedPrefixTokens: number;
   /** The host prompt cache (--cache-ram), when the engine has one. */
   promptCache?: PromptCacheStats;
+  /** The disk tier of the prompt cache (--cache-disk), when the engine has one. */
+  diskCache?: DiskStoreStats;
 }
 
 export interface ModelInfo {

@@ -1,7 +1,7 @@
 // The n-gram (prompt lookup) drafter's search and the back-off pace, without a model.
 import { describe, expect, test } from "bun:test";
 import { lookupDraft } from "../../src/engine/speculative/ngram.ts";
-import { DraftPace, PAUSE_MIN_TOKENS } from "../../src/engine/speculative/pace.ts";
+import { DraftPace, PAUSE_MIN_TOKENS } from "../../src/engine/planning/draft-pace.ts";
 
 describe("lookupDraft", () => {
   test("proposes what followed the latest earlier occurrence of the longest suffix", () => {

@@ -212,7 +212,7 @@ describe("n-gram speculation on a hybrid target (lockstep)", () => {
       const results = await Promise.all(Array.from({ length: 4 }, () => run(engine, request)));
       for (const result of results) {
         expect(result.tokens).toEqual(expected.tokens);
-        // How far each step drafts is weighed against the engine's measured step costs (cost.ts), so how
+        // How far each step drafts is weighed against the engine's measured step costs (planning/speculation-cost.ts), so how
         // much is accepted depends on the machine; that drafts are accepted does not.
         expect(result.usage!.acceptedDraftTokens).toBeGreaterThan(0);
       }

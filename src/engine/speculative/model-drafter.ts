@@ -8,7 +8,7 @@
 // draft restores the recurrent state saved before drafting (a few KiB: only the recurrent part) and
 // drops the attention part's cells.
 import { DecodeStatus, LlamaContext, LlamaModel, TokenBatch, type KvCacheType } from "../../../ffi/llama.ts";
-import { commonPrefixLength } from "../prefix-reuse.ts";
+import { commonPrefixLength } from "../planning/prefix-reuse.ts";
 import type { Drafter, DraftRequest } from "./drafter.ts";
 import { draftIncompatibility } from "./compatibility.ts";
 import { EngineError } from "../types.ts";

@@ -1,9 +1,9 @@
 // Speculative decoding as the scheduler sees it: before a decode step, `plan` asks the drafter for
 // tokens for each generating sequence (within its back-off pace, the length that pays for itself in a
-// step of this many sequences (cost.ts), the request's own limit, the context and the batch); the scheduler puts them after the sequence's next token and verifies them from the
+// step of this many sequences (planning/speculation-cost.ts), the request's own limit, the context and the batch); the scheduler puts them after the sequence's next token and verifies them from the
 // target's logits; `settle` then feeds what was accepted back into the pace, and `recordYield` what the
 // whole step produced per ms, so that where drafting steps produce less than plain ones, steps of that many
-// sequences stop drafting for a while (cost.ts, StepYield).
+// sequences stop drafting for a while (planning/speculation-cost.ts, StepYield).
 //
 // Lockstep (recurrent and hybrid targets such as LFM2): llama.cpp splits such a batch into micro-batches
 // that hold the same number of tokens of every sequence, so one sequence verifying 1+4 tokens beside
@@ -19,8 +19,8 @@
 // prompt, so there every request starts afresh.
 import type { ActiveRequest, SequenceSlot } from "../sequence.ts";
 import type { Drafter, DraftRequest } from "./drafter.ts";
-import { DraftPace } from "./pace.ts";
-import { AcceptanceRate, StepCost, StepYield, worthwhileDraftLength } from "./cost.ts";
+import { DraftPace } from "../planning/draft-pace.ts";
+import { AcceptanceRate, StepCost, StepYield, worthwhileDraftLength } from "../planning/speculation-cost.ts";
 import { logger } from "../../log.ts";
 
 const log = logger("engine");

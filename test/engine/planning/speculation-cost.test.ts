@@ -3,10 +3,10 @@
 // backs a sequence off (and probes it again later) when drafting would cost more than it saves, and
 // how the steps' measured yield holds drafting where the line was wrong.
 import { describe, expect, test } from "bun:test";
-import { AcceptanceRate, StepCost, StepYield, worthwhileDraftLength, YIELD_HOLD_MAX_STEPS, YIELD_HOLD_MIN_STEPS } from "../../src/engine/speculative/cost.ts";
-import { ActiveRequest, SequenceSlot } from "../../src/engine/sequence.ts";
-import { Speculation } from "../../src/engine/speculative/speculation.ts";
-import type { Drafter, DraftRequest } from "../../src/engine/speculative/drafter.ts";
+import { AcceptanceRate, StepCost, StepYield, worthwhileDraftLength, YIELD_HOLD_MAX_STEPS, YIELD_HOLD_MIN_STEPS } from "../../../src/engine/planning/speculation-cost.ts";
+import { ActiveRequest, SequenceSlot } from "../../../src/engine/sequence.ts";
+import { Speculation } from "../../../src/engine/speculative/speculation.ts";
+import type { Drafter, DraftRequest } from "../../../src/engine/speculative/drafter.ts";
 
 // LFM2-350M on two cores, roughly: one token 8.7 ms, eight rows 27.6 ms
 const LFM2 = { fixed: 6, perRow: 2.7 };

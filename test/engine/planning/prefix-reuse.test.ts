@@ -1,5 +1,5 @@
 import { describe, expect, test } from "bun:test";
-import { commonPrefixLength, planReuse } from "../../src/engine/prefix-reuse.ts";
+import { commonPrefixLength, planReuse } from "../../../src/engine/planning/prefix-reuse.ts";
 
 describe("planReuse", () => {
   test("attention models keep the common prefix but always leave one prompt token", () => {

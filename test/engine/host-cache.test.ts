@@ -4,7 +4,7 @@
 // the cache stays within its bound, dropping the least recently used state.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { Engine } from "../../src/engine/engine.ts";
-import { PromptCache } from "../../src/engine/prompt-cache.ts";
+import { PromptCache } from "../../src/engine/prompt-cache/host-cache.ts";
 import type { EngineEvent, GenerateRequest } from "../../src/engine/types.ts";
 import { ensureModel } from "../../scripts/gen-models.ts";
 
@@ -59,7 +59,7 @@ describe("PromptCache", () => {
 
   test("stays within its bound, evicting the least recently used entry and saying so", () => {
     const logged: string[] = [];
-    const cache = new PromptCache(1000, true, (line) => logged.push(line));
+    const cache = new PromptCache(1000, true, { log: (line) => logged.push(line) });
     cache.store([1, 1], state(400));
     cache.store([2, 2], state(400));
     cache.touch(cache.find([1, 1, 5])!.entry);
@@ -71,7 +71,7 @@ describe("PromptCache", () => {
     expect(logged).toHaveLength(1);
     expect(logged[0]).toContain("least recently used");
     // larger than the whole cache: not kept, nothing evicted for it
-    expect(cache.store([4, 4], state(2000))).toBe(false);
+    expect(cache.store([4, 4], state(2000))).toBeUndefined();
     expect(cache.stats().entries).toBe(2);
   });
 
@@ -80,8 +80,27 @@ describe("PromptCache", () => {
     cache.store([1, 2], state(100));
     cache.store([1, 2, 3], state(100));
     expect(cache.stats().entries).toBe(1);
-    expect(cache.store([1, 2], state(100))).toBe(false);
+    expect(cache.store([1, 2], state(100))).toBeUndefined();
     expect(cache.stats().entries).toBe(1);
+  });
+
+  test("a request of a session renews its states, so a quiet session's go first", () => {
+    const cache = new PromptCache(1000, true);
+    cache.store([1, 1], state(400), undefined, "agent-a");
+    cache.store([2, 2], state(400), undefined, "agent-b");
+    cache.touchSession("agent-a");
+    cache.store([3, 3], state(400));
+    expect(cache.find([1, 1, 5])).toBeDefined();
+    expect(cache.find([2, 2, 5])).toBeUndefined();
+  });
+
+  test("an evicted state is handed over (to the disk tier) before it is dropped", () => {
+    const handed: number[][] = [];
+    const cache = new PromptCache(1000, true, { onEvict: (entry) => handed.push(Array.from(entry.tokens)) });
+    cache.store([1, 1], state(400));
+    cache.store([2, 2], state(400));
+    cache.store([3, 3], state(400));
+    expect(handed).toEqual([[1, 1]]);
   });
 });
 

@@ -53,7 +53,7 @@ export class DraftPace {
   probeNext = false;
 
   /**
-   * Drafting would not pay now (see cost.ts): pause as after a fruitless round, keeping the length; the
+   * Drafting would not pay now (see speculation-cost.ts): pause as after a fruitless round, keeping the length; the
    * round after the pause probes with one token, so that a sequence whose output starts to repeat its
    * input is found again.
    */

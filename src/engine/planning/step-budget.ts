@@ -1,0 +1,132 @@
+// How many prompt tokens a step takes, and whose. A decode step puts one token of every generating
+// sequence into the batch; prompt tokens fill the rest. A long prefill that filled the whole batch would
+// hold every generating stream for as long as it takes (about 0.8 s for 512 tokens of a 350M model on two
+// CPU cores, where a step of eight streams alone takes 60 ms): that pause is what a person watching a
+// stream sees.
+//
+// The rule: while sequences are generating, a step may take only as many prompt tokens as keep it within
+// STEP_BOUND_FACTOR times what a step of those sequences alone costs, and never fewer than
+// MIN_PROMPT_CHUNK, so that prompts always progress. Costs are measured, not assumed: a line fitted to the
+// engine's own decode steps (ms against rows) and a decayed average of what a prompt token adds to a step.
+// Until both are known (the first steps of a new engine), and whenever nothing is generating, a step takes
+// what the batch holds. On a GPU a prompt token costs a few hundredths of a decode step, so the bound
+// rarely cuts anything; on a CPU it cuts a long prefill into chunks that leave streams going.
+//
+// Then the prompts share the step's tokens (allocatePrefill): those that can finish within one step
+// first, in admission order, then longer ones, fewest tokens left first, a prompt passed over in a step
+// counting a step's worth of tokens less from then on (so it is overtaken for a bounded time only).
+import { StepCost } from "./speculation-cost.ts";
+
+/** Generating sequences wait at most this many times their own step's cost for a step with prompt tokens. */
+export const STEP_BOUND_FACTOR = 4;
+/** The fewest prompt tokens a step takes while prompts wait (per-token cost on a CPU is flat from about here). */
+export const MIN_PROMPT_CHUNK = 64;
+/** On the CPU, a step that finishes a prompt ends there once it holds this many tokens. */
+export const CPU_PROMPT_FLUSH_TOKENS = 64;
+/** Weight left to a prompt-token cost sample after each newer one: about the last 20 prompt steps count. */
+const PROMPT_COST_DECAY = 0.95;
+/** Steps with fewer prompt tokens say little about their cost per token. */
+const MIN_PROMPT_SAMPLE = 16;
+
+/** What steps cost, measured: decode rows on a fitted line, prompt tokens by a decayed average. */
+export class StepCosts {
+  private readonly decode = new StepCost();
+  private promptMsSum = 0;
+  private promptTokenSum = 0;
+
+  /** A step of `decodeRows` generating rows (drafts included) and `promptTokens` prompt tokens took `ms`. */
+  record(decodeRows: number, promptTokens: number, ms: number): void {
+    if (!(ms >= 0) || !Number.isFinite(ms)) return;
+    if (promptTokens === 0) {
+      this.decode.record(decodeRows, ms);
+      return;
+    }
+    if (promptTokens < MIN_PROMPT_SAMPLE) return;
+    const decodeMs = decodeRows > 0 ? this.decodeMs(decodeRows) : 0;
+    if (decodeMs === undefined) return;
+    this.promptMsSum = this.promptMsSum * PROMPT_COST_DECAY + Math.max(0, ms - decodeMs);
+    this.promptTokenSum = this.promptTokenSum * PROMPT_COST_DECAY + promptTokens;
+  }
+
+  /** The predicted ms of a step of `rows` generating rows alone, once known. */
+  decodeMs(rows: number): number | undefined {
+    const line = this.decode.line();
+    return line ? line.fixed + line.perRow * rows : undefined;
+  }
+
+  /** What one prompt token adds to a step, once known. */
+  promptTokenMs(): number | undefined {
+    return this.promptTokenSum > 0 ? this.promptMsSum / this.promptTokenSum : undefined;
+  }
+}
+
+/**
+ * Prompt tokens this step may take beside `decodeRows` generating rows: the batch's free room when
+ * nothing generates or costs are not known yet, else what keeps the step within STEP_BOUND_FACTOR times
+ * the generating rows' own step, at least MIN_PROMPT_CHUNK, at most the free room.
+ */
+export function promptTokenBudget(costs: { decodeMs(rows: number): number | undefined; promptTokenMs(): number | undefined }, decodeRows: number, batchFree: number): number {
+  if (decodeRows === 0) return batchFree;
+  const decodeMs = costs.decodeMs(decodeRows);
+  const tokenMs = costs.promptTokenMs();
+  if (decodeMs === undefined || tokenMs === undefined) return batchFree;
+  const fitting = tokenMs > 0 ? Math.floor(((STEP_BOUND_FACTOR - 1) * decodeMs) / tokenMs) : batchFree;
+  return Math.max(0, Math.min(batchFree, Math.max(MIN_PROMPT_CHUNK, fitting)));
+}
+
+/** An admitted prompt as the step sees it. */
+export interface PrefillView {
+  /** Tokens left of its prompt. */
+  left: number;
+  /** Tokens it may take this step before a boundary (an image, a state to save): at most `left`. */
+  run: number;
+  /** Steps in which other prompts took tokens while it took none. */
+  passedOver: number;
+}
+
+/**
+ * The order in which prompts take a step's tokens (indices into `prompts`, which are in admission order):
+ * those with at most `capacity` tokens left, in admission order, then the others by tokens left minus
+ * `capacity` per step passed over.
+ */
+export function prefillOrder(prompts: readonly PrefillView[], capacity: number): number[] {
+  const indices = prompts.map((_, i) => i);
+  const short = indices.filter((i) => prompts[i]!.left <= capacity);
+  const priority = (i: number) => prompts[i]!.left - prompts[i]!.passedOver * capacity;
+  const long = indices.filter((i) => prompts[i]!.left > capacity).sort((a, b) => priority(a) - priority(b));
+  return [...short, ...long];
+}
+
+export interface PrefillLimits {
+  /** Prompt tokens the step may take (the smaller of the token budget and the free memory cells). */
+  tokens: number;
+  /** Free rows of the batch. */
+  batchFree: number;
+  /** Rows already in the batch (generating sequences' tokens and drafts). */
+  batchCount: number;
+  /** Once a prompt ends in this step, the step takes further prompt tokens only up to this many rows. */
+  flushTokens: number;
+}
+
+/** Tokens each prompt puts into this step (indexed as `prompts`), taking them in `order`. */
+export function allocatePrefill(prompts: readonly PrefillView[], order: readonly number[], limits: PrefillLimits): number[] {
+  const taken = prompts.map(() => 0);
+  let { tokens, batchFree, batchCount } = limits;
+  let promptEnded = false;
+  for (const i of order) {
+    if (batchFree === 0) break;
+    const prompt = prompts[i]!;
+    let count = Math.min(prompt.run, batchFree, tokens);
+    if (promptEnded) count = Math.min(count, Math.max(0, limits.flushTokens - batchCount));
+    if (count <= 0) continue;
+    taken[i] = count;
+    tokens -= count;
+    batchFree -= count;
+    batchCount += count;
+    if (count === prompt.left) {
+      if (batchCount >= limits.flushTokens) break;
+      promptEnded = true;
+    }
+  }
+  return taken;
+}

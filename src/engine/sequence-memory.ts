@@ -1,0 +1,328 @@
+// The sequences' memory, as the scheduler's planners decide it: which idle sequence a prompt gets, what
+// each source offers its prompt (planning/prefix-source.ts), and carrying out the choice: keeping, copying
+// or restoring a prefix, saving what a sequence is about to lose into the host cache
+// (planning/cache-tiers.ts), making room in a shared KV pool, and feeding the disk tier.
+import type { LlamaContext } from "../../ffi/llama.ts";
+import type { ActiveRequest, SequenceSlot } from "./sequence.ts";
+import { commonPrefixLength, planReuse, type ReusePlan } from "./planning/prefix-reuse.ts";
+import { choosePrefixSource, PROMPT_CACHE_MIN_TOKENS, type PrefixChoice } from "./planning/prefix-source.ts";
+import { statesToKeep } from "./planning/cache-tiers.ts";
+import type { PromptCache, PromptCacheEntry } from "./prompt-cache/host-cache.ts";
+import type { DiskEntry, DiskPromptStore } from "./prompt-cache/disk-store.ts";
+import { imageCutAt } from "./image-prompt.ts";
+
+/** Recurrent/hybrid models save a checkpoint only after processing at least this many new prompt tokens. */
+export const CHECKPOINT_MIN_NEW_TOKENS = 32;
+
+export type PrefixSource = PrefixChoice<SequenceSlot, PromptCacheEntry | DiskEntry>;
+
+export class SequenceMemory {
+  /** Prompt tokens taken from other sequences' cells instead of being processed. */
+  copiedTokens = 0;
+  private clock = 0;
+  /** Disk entries being read into the host cache, and what each read resolves to. */
+  private readonly loading = new Map<DiskEntry, Promise<void>>();
+
+  constructor(
+    readonly slots: readonly SequenceSlot[],
+    private readonly context: LlamaContext,
+    /** The model's memory can drop positions from the end (attention only). */
+    readonly canRollBack: boolean,
+    /** All sequences take their cells from one pool (a unified KV cache); else each has a stream of its own. */
+    readonly sharedPool: boolean,
+    readonly promptCache?: PromptCache,
+    disk?: DiskPromptStore,
+  ) {
+    this.disk = disk;
+  }
+
+  /** The disk tier, once it is open (it reads its index after the engine loads); none without a host cache. */
+  disk: DiskPromptStore | undefined;
+
+  /** The idle slot that keeps the most cached tokens for this prompt; the session's own, then least recently used, on ties. */
+  pickSlot(prompt: Int32Array, session?: string): SequenceSlot | undefined {
+    let best: SequenceSlot | undefined;
+    let bestKeep = -1;
+    const rank = (slot: SequenceSlot) => (session !== undefined && slot.session === session ? Infinity : -slot.lastUsed);
+    for (const slot of this.slots) {
+      if (slot.active) continue;
+      const keep = planReuse(slot.cached, prompt, this.canRollBack, slot.checkpoint?.length).keep;
+      if (keep > bestKeep || (keep === bestKeep && rank(slot) > rank(best!))) {
+        best = slot;
+        bestKeep = keep;
+      }
+    }
+    return best;
+  }
+
+  /**
+   * Where the prompt's leading tokens come from on this slot (see planning/prefix-source.ts). A request that
+   * had a disk state read for it is not offered the disk again: what could be read is in the host cache.
+   */
+  prefixSource(slot: SequenceSlot, active: ActiveRequest): PrefixSource {
+    const { prompt, images } = active;
+    let own = planReuse(slot.cached, prompt, this.canRollBack, slot.checkpoint?.length);
+    // An image is kept whole or processed again whole.
+    const cut = imageCutAt(images, own.keep);
+    if (cut) own = this.canRollBack ? { keep: cut.start, fromCheckpoint: false } : { keep: 0, fromCheckpoint: false };
+    if (images.length > 0) return { kind: "own", plan: own };
+    // A recurrent state cannot be cut back to a prefix, so only attention-only models copy cells.
+    const copies = this.canRollBack
+      ? this.slots.filter((other) => other !== slot).map((from) => ({ from, keep: Math.min(commonPrefixLength(from.cached, prompt), prompt.length - 1) }))
+      : [];
+    const cached = this.promptCache?.find(prompt);
+    const disk = active.awaitingDisk ? undefined : this.disk?.find(prompt);
+    return choosePrefixSource<SequenceSlot, PromptCacheEntry | DiskEntry>({
+      own, copies, sharedPool: this.sharedPool, hasImages: false,
+      ...(cached ? { cache: { match: cached.entry, keep: cached.keep } } : {}),
+      // a file being read, or one that failed, is not offered
+      ...(disk && !this.loading.has(disk.entry) ? { disk: { match: disk.entry, keep: disk.keep } } : {}),
+    });
+  }
+
+  /** Whether a disk state this request waits for is still being read. */
+  isLoading(entry: DiskEntry): boolean {
+    return this.loading.has(entry);
+  }
+
+  /**
+   * Reads a disk entry into the host cache off the step loop; the request that wanted it finds it there at
+   * a later admission. Resolves when done (a file that cannot be used is logged and removed by the tier).
+   */
+  loadFromDisk(entry: DiskEntry): Promise<void> {
+    let pending = this.loading.get(entry);
+    if (!pending) {
+      pending = this.disk!.load(entry).then((saved) => {
+        if (saved) this.promptCache?.store(saved.tokens, saved.state, saved.logits, saved.session, true);
+      }).finally(() => this.loading.delete(entry));
+      this.loading.set(entry, pending);
+    }
+    return pending;
+  }
+
+  /** Resolves when any disk read in flight ends (immediately when none is). */
+  async anyLoad(): Promise<void> {
+    if (this.loading.size > 0) await Promise.race(this.loading.values());
+  }
+
+  /** Carries out the choice for an admitted prompt (a disk choice is loaded into the host cache first, never here). */
+  apply(slot: SequenceSlot, active: ActiveRequest, source: PrefixSource): void {
+    const ram = this.promptCache;
+    if (source.kind === "own") this.reuseCache(slot, active, source.plan);
+    else if (source.kind === "copy") this.copyPrefix(slot, source.from, source.keep);
+    else if (source.kind === "cache") this.restoreFromHost(slot, active, source.match as PromptCacheEntry, source.keep);
+    ram?.countLookup(source.kind === "cache");
+    // the disk tier was looked at when the host cache had nothing worth taking
+    if (source.kind !== "cache" && source.kind !== "copy") this.disk?.countLookup(false);
+    slot.lastUsed = ++this.clock;
+    slot.session = active.request.schedule?.session;
+  }
+
+  /** Counts a prompt served by a state the disk tier gave (it was read into the host cache for it). */
+  countDiskHit(): void {
+    this.disk?.countLookup(true);
+  }
+
+  /**
+   * For a recurrent model, whose state cannot be cut back to a shared prefix afterwards: the longest start
+   * this prompt shares with what another session sent (agents' common system prompt and tools: in another
+   * sequence, a waiting request or a host-cached state), when the prompt goes on past it and the host
+   * cache does not hold it yet. The first session's state there is lost, but the second session saves it
+   * and every later one restores it. 0: none.
+   */
+  sharedPrefixEnd(slot: SequenceSlot, active: ActiveRequest, waiting: readonly ActiveRequest[]): number {
+    if (this.canRollBack || !this.promptCache || active.images.length > 0) return 0;
+    const { prompt } = active;
+    let shared = this.promptCache.longestSharedPrefix(prompt);
+    for (const other of this.slots) {
+      if (other === slot) continue;
+      shared = Math.max(shared, commonPrefixLength(other.cached, prompt));
+      // a prompt still being processed counts with what it will hold
+      if (other.active) shared = Math.max(shared, commonPrefixLength(other.active.prompt, prompt));
+    }
+    for (const request of waiting) if (request !== active) shared = Math.max(shared, commonPrefixLength(request.prompt, prompt));
+    const worthSaving = shared >= PROMPT_CACHE_MIN_TOKENS && shared >= active.nextPromptIndex + CHECKPOINT_MIN_NEW_TOKENS
+      && shared <= prompt.length - CHECKPOINT_MIN_NEW_TOKENS;
+    return worthSaving && !this.promptCache.covers(prompt.subarray(0, shared)) ? shared : 0;
+  }
+
+  /** After a step reached a shared prefix's end: its state goes to the host cache, for the next session. */
+  saveSharedPrefix(slot: SequenceSlot, length: number): void {
+    this.promptCache!.store(slot.cached.slice(0, length), this.context.saveSequence(slot.seq), undefined, undefined);
+  }
+
+  /** After a recurrent prompt's last step: the state and logits, so that the same prompt again needs no decode. */
+  saveCheckpoint(slot: SequenceSlot, outputIndex: number): void {
+    slot.checkpoint = { length: slot.cached.length, state: this.context.saveSequence(slot.seq), logits: this.context.logits(outputIndex) };
+  }
+
+  /**
+   * Writes idle sequences' memory and host-cached states the disk tier lacks (the engine has nothing else to
+   * do): what a session leaves behind survives a restart. Returns the states queued.
+   */
+  persistIdle(): number {
+    const disk = this.disk;
+    if (!disk) return 0;
+    let queued = 0;
+    for (const slot of this.slots) {
+      if (slot.active || !disk.wants(slot.cached)) continue;
+      const checkpoint = slot.checkpoint?.length === slot.cached.length ? slot.checkpoint : undefined;
+      const state = checkpoint?.state ?? this.context.saveSequence(slot.seq);
+      const saved = { tokens: Int32Array.from(slot.cached), state, logits: checkpoint?.logits, session: slot.session };
+      if (disk.enqueue(saved)) queued++;
+    }
+    for (const entry of this.promptCache?.notOnDisk() ?? []) {
+      entry.onDisk = true;
+      if (disk.enqueue({ tokens: entry.tokens, state: entry.state, logits: entry.logits, session: entry.session })) queued++;
+    }
+    return queued;
+  }
+
+  /** A host-cached state leaves memory: the disk tier writes it when it lacks it. */
+  spill(entry: PromptCacheEntry): void {
+    if (entry.onDisk || !this.disk) return;
+    entry.onDisk = true;
+    this.disk.enqueue({ tokens: entry.tokens, state: entry.state, logits: entry.logits, session: entry.session });
+  }
+
+  /**
+   * Before the slot's memory from `keep` on is dropped: its state goes to the host prompt cache when that
+   * loses enough tokens and no other sequence or cached entry holds them. A recurrent model's checkpoint
+   * (its state after an earlier prompt, with logits) goes there too when it is about to be lost.
+   */
+  keepInHost(slot: SequenceSlot, keep: number): void {
+    const cache = this.promptCache;
+    if (!cache) return;
+    const checkpoint = slot.checkpoint;
+    const leaving = {
+      cachedLength: slot.cached.length, keep, checkpointLength: checkpoint?.length ?? 0,
+      covered: cache.covers(slot.cached), heldElsewhere: this.heldElsewhere(slot),
+    };
+    const keepStates = statesToKeep(leaving);
+    if (keepStates.checkpoint) cache.store(slot.cached.slice(0, checkpoint!.length), checkpoint!.state, checkpoint!.logits, slot.session);
+    if (keepStates.whole) cache.store(slot.cached, this.context.saveSequence(slot.seq), undefined, slot.session);
+  }
+
+  /** The slot's memory goes to the host cache (when worth keeping there) and leaves the KV cache. */
+  emptySlot(slot: SequenceSlot): void {
+    this.keepInHost(slot, 0);
+    this.context.clearSequence(slot.seq);
+    slot.truncate(0);
+  }
+
+  /** Frees a slot's memory without keeping it (a cancelled or failed request). */
+  forget(slot: SequenceSlot): void {
+    this.context.clearSequence(slot.seq);
+    slot.truncate(0);
+  }
+
+  /** Cells held now, idle slots' cached prefixes included. */
+  usedCells(): number {
+    return this.slots.reduce((sum, slot) => sum + slot.distinctCells(), 0);
+  }
+
+  /**
+   * Frees cells until `needed` are free by dropping idle slots' cached prefixes, least recently used
+   * first (never those of `keep`); their states go to the host prompt cache first. Returns the cells free then.
+   */
+  makeRoom(needed: number, ...keep: SequenceSlot[]): number {
+    // a stream of its own holds a sequence's every token: the context limit stops it before the stream is full
+    if (!this.sharedPool) return Infinity;
+    let free = this.context.contextSize - this.usedCells();
+    if (free >= needed) return free;
+    const idle = this.slots.filter((slot) => !slot.active && !keep.includes(slot) && slot.cached.length > 0).sort((a, b) => a.lastUsed - b.lastUsed);
+    for (const slot of idle) {
+      const before = this.usedCells();
+      this.emptySlot(slot);
+      free += before - this.usedCells();
+      if (free >= needed) break;
+    }
+    return free;
+  }
+
+  /** Cells a prompt needs on this slot with this source, before what admitted prompts reserve. */
+  cellsNeeded(active: ActiveRequest, slot: SequenceSlot, source: PrefixSource): number {
+    const cells = Math.max(active.prompt.length, active.promptTokenCount);
+    if (source.kind === "own") {
+      const kept = source.plan.fromCheckpoint ? 0 : Math.min(source.plan.keep, slot.cached.length);
+      return cells + 1 - kept;
+    }
+    // copied cells are the source's own, tagged with one more sequence
+    if (source.kind === "copy") return cells + 1 - source.keep;
+    // restored whole, then cut to the prefix
+    return Math.max(cells, source.match.tokens.length) + 1;
+  }
+
+  /** Whether another sequence holds every cached token of this slot (as a prefix that can be copied). */
+  private heldElsewhere(slot: SequenceSlot): boolean {
+    if (!this.canRollBack) return false;
+    return this.slots.some((other) => other !== slot && other.cached.length >= slot.cached.length
+      && commonPrefixLength(other.cached, slot.cached) === slot.cached.length);
+  }
+
+  /**
+   * The slot's memory is replaced by `from`'s first `keep` cells: shared with it in a unified KV cache;
+   * across streams, copied through host memory. (llama.cpp copies between streams only whole streams and
+   * only at the next decode, which a state saved or restored before it would not see.) On failure the
+   * slot starts empty.
+   */
+  private copyPrefix(slot: SequenceSlot, from: SequenceSlot, keep: number): void {
+    if (this.sharedPool) {
+      this.emptySlot(slot);
+      this.context.copySequence(from.seq, slot.seq, 0, keep);
+      slot.cached = from.cached.slice(0, keep);
+      slot.shareFrom(from, keep);
+    } else if (!this.loadState(slot, this.context.saveSequence(from.seq), from.cached, keep)) {
+      return;
+    }
+    this.copiedTokens += keep;
+  }
+
+  /** The slot's memory is replaced by a host-cached state, cut to the prompt's prefix; on failure it starts empty. */
+  private restoreFromHost(slot: SequenceSlot, active: ActiveRequest, entry: PromptCacheEntry, keep: number): void {
+    if (!this.loadState(slot, entry.state, entry.tokens, keep)) return;
+    this.promptCache!.touch(entry);
+    if (entry.logits) {
+      // a recurrent checkpoint: it serves this slot's next prompts as its own would
+      slot.checkpoint = { length: keep, state: entry.state, logits: entry.logits };
+      if (keep === active.prompt.length) active.restoredLogits = entry.logits;
+    }
+  }
+
+  /**
+   * The slot's memory (kept in the host cache first, when worth it) is replaced by `state`, a save of
+   * `tokens`, cut back to their first `keep`. False, with the slot empty, when llama.cpp refuses either.
+   */
+  private loadState(slot: SequenceSlot, state: Uint8Array, tokens: ArrayLike<number>, keep: number): boolean {
+    this.emptySlot(slot);
+    // the state needs free cells for all its tokens: idle caches make way when they are missing
+    const restored = this.context.restoreSequence(slot.seq, state)
+      || (this.makeRoom(tokens.length + 1, slot) > tokens.length && this.context.restoreSequence(slot.seq, state));
+    if (!restored || (keep < tokens.length && !this.context.removeTokens(slot.seq, keep, -1))) {
+      this.context.clearSequence(slot.seq);
+      return false;
+    }
+    slot.cached = Array.from({ length: keep }, (_, i) => tokens[i]!);
+    return true;
+  }
+
+  /** Keeps what the prompt can reuse of the slot's memory (live cache or checkpoint) and drops the rest. */
+  private reuseCache(slot: SequenceSlot, active: ActiveRequest, plan: ReusePlan): void {
+    const { prompt } = active;
+    if (plan.keep < slot.cached.length) this.keepInHost(slot, plan.keep);
+    if (plan.fromCheckpoint) {
+      this.context.clearSequence(slot.seq);
+      if (this.context.restoreSequence(slot.seq, slot.checkpoint!.state)) {
+        // The whole prompt is the checkpoint's: its first token comes from the saved logits.
+        if (plan.keep === prompt.length) active.restoredLogits = slot.checkpoint!.logits;
+        slot.truncate(plan.keep);
+        return;
+      }
+      slot.truncate(0);
+      return;
+    }
+    if (plan.keep >= slot.cached.length) return;
+    if (plan.keep === 0 || !this.context.removeTokens(slot.seq, plan.keep, -1)) this.forget(slot);
+    else slot.truncate(plan.keep);
+  }
+}

@@ -1,0 +1,79 @@
+// The step planner without a model: the prompt-token budget beside generating sequences, from measured
+// costs, and how admitted prompts share a step.
+import { describe, expect, test } from "bun:test";
+import { allocatePrefill, prefillOrder, promptTokenBudget, StepCosts, MIN_PROMPT_CHUNK, STEP_BOUND_FACTOR, type PrefillView } from "../../../src/engine/planning/step-budget.ts";
+
+/** Costs as measured from steps of a machine where a step takes fixedMs + rowMs per generating row + promptMs per prompt token. */
+function measured(fixedMs: number, rowMs: number, promptMs: number): StepCosts {
+  const costs = new StepCosts();
+  for (let i = 0; i < 30; i++) {
+    const rows = 1 + (i % 8);
+    costs.record(rows, 0, fixedMs + rowMs * rows);
+    costs.record(rows, 128, fixedMs + rowMs * rows + promptMs * 128);
+  }
+  return costs;
+}
+
+describe("promptTokenBudget", () => {
+  test("with nothing generating, or before costs are known, a step takes what the batch holds", () => {
+    expect(promptTokenBudget(measured(20, 5, 1.6), 0, 512)).toBe(512);
+    expect(promptTokenBudget(new StepCosts(), 8, 504)).toBe(504);
+  });
+
+  test("beside generating sequences, a step stays within STEP_BOUND_FACTOR times their own step (a CPU)", () => {
+    const costs = measured(20, 5, 1.6);
+    const rows = 8;
+    const decodeMs = 20 + 5 * rows;
+    const budget = promptTokenBudget(costs, rows, 504);
+    expect(budget).toBeLessThan(504);
+    const stepMs = decodeMs + budget * 1.6;
+    expect(stepMs).toBeLessThanOrEqual(STEP_BOUND_FACTOR * decodeMs + 0.01);
+    expect(stepMs).toBeGreaterThan((STEP_BOUND_FACTOR - 0.1) * decodeMs);
+  });
+
+  test("never fewer than MIN_PROMPT_CHUNK tokens, so prompts progress even beside a cheap step", () => {
+    expect(promptTokenBudget(measured(5, 1, 3), 1, 511)).toBe(MIN_PROMPT_CHUNK);
+  });
+
+  test("where prompt tokens are cheap (a GPU) the bound cuts nothing", () => {
+    expect(promptTokenBudget(measured(8, 0.3, 0.02), 8, 504)).toBe(504);
+  });
+
+  test("costs follow the machine: slower prompt tokens shrink the budget", () => {
+    const fast = promptTokenBudget(measured(20, 5, 1), 4, 508);
+    const slow = promptTokenBudget(measured(20, 5, 2), 4, 508);
+    expect(slow).toBeLessThan(fast);
+  });
+});
+
+describe("prefill order and shares", () => {
+  const view = (left: number, passedOver = 0, run = left): PrefillView => ({ left, run, passedOver });
+
+  test("prompts that finish within a step go first in admission order, then longer ones, fewest tokens left first", () => {
+    expect(prefillOrder([view(4000), view(100), view(900), view(30)], 512)).toEqual([1, 3, 2, 0]);
+  });
+
+  test("a long prompt passed over gains a step's worth of tokens per step", () => {
+    expect(prefillOrder([view(2000, 0), view(1400, 0)], 512)).toEqual([1, 0]);
+    expect(prefillOrder([view(2000, 2), view(1400, 0)], 512)).toEqual([0, 1]);
+  });
+
+  test("a step takes at most its budget of prompt tokens", () => {
+    const prompts = [view(4000)];
+    expect(allocatePrefill(prompts, [0], { tokens: 96, batchFree: 504, batchCount: 8, flushTokens: Infinity })).toEqual([96]);
+  });
+
+  test("a prompt stops at its boundary (an image, a state to save)", () => {
+    expect(allocatePrefill([view(500, 0, 120)], [0], { tokens: 512, batchFree: 512, batchCount: 0, flushTokens: Infinity })).toEqual([120]);
+  });
+
+  test("once a prompt ends in a step, the next takes only up to the flush size", () => {
+    const prompts = [view(40), view(1000)];
+    expect(allocatePrefill(prompts, [0, 1], { tokens: 512, batchFree: 512, batchCount: 0, flushTokens: 64 })).toEqual([40, 24]);
+  });
+
+  test("a step that already holds the flush size ends where a prompt ends", () => {
+    const prompts = [view(100), view(100)];
+    expect(allocatePrefill(prompts, [0, 1], { tokens: 512, batchFree: 512, batchCount: 0, flushTokens: 64 })).toEqual([100, 0]);
+  });
+});
