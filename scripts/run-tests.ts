@@ -6,6 +6,8 @@
 // which the summary counts as failures. If bun dies before its summary (a native crash in a test), the
 // per-test "(pass)"/"(fail)" lines seen so far are counted and the crash counts as one failure.
 import { join } from "node:path";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
 
 const root = join(import.meta.dir, "..");
 // Tests that generate models or start servers take minutes on 2 cores.
@@ -18,10 +20,12 @@ if (!args.some((arg) => arg.startsWith("./") || arg.startsWith("/"))) args.push(
 if (!args.some((arg) => arg.startsWith("--timeout"))) args.unshift(`--timeout=${TIMEOUT_MS}`);
 
 const color = process.stderr.isTTY === true;
+// Servers keep prompt states on disk by default: the tests' go to a folder of this run, not the user's cache.
+const promptStates = mkdtempSync(join(tmpdir(), "llamux-test-prompts-"));
 const bun = Bun.spawn([process.execPath, "test", ...args], {
   cwd: root,
   stdio: ["inherit", "inherit", "pipe"],
-  env: { ...process.env, ...(color ? { FORCE_COLOR: "1" } : {}) },
+  env: { ...process.env, LLAMUX_CACHE_DISK: process.env.LLAMUX_CACHE_DISK ?? promptStates, ...(color ? { FORCE_COLOR: "1" } : {}) },
 });
 
 // bun test reports on stderr: pass it through as it comes and keep it for counting.
@@ -32,6 +36,7 @@ for await (const chunk of bun.stderr) {
   report += decoder.decode(chunk, { stream: true });
 }
 const exitCode = await bun.exited;
+rmSync(promptStates, { recursive: true, force: true });
 
 const counts = countResults(report.replace(/\x1b\[[0-9;]*m/g, ""), exitCode);
 const parts = [`${counts.passed} passed`, `${counts.failed} failed`];

@@ -12,6 +12,7 @@ import { LmStudioModelService } from "../server/lmstudio/model-service.ts";
 import { listenForSdkDiscovery, sdkDiscoveryPort, SDK_DISCOVERY_PORT } from "../server/lmstudio/sdk/discovery.ts";
 import { sdkWebSocket } from "../server/lmstudio/sdk/websocket.ts";
 import { ModelStore } from "../store/model-store.ts";
+import { cacheDiskSettings, ensureCacheDiskDir } from "../engine/prompt-cache/disk-settings.ts";
 import { defaultImageFetchPolicy } from "../vision/image-fetch.ts";
 import { emptyMcpConfig, loadMcpConfig } from "../mcp/mcp-config.ts";
 import { McpHub } from "../mcp/mcp-hub.ts";
@@ -63,6 +64,12 @@ Options:
                                 requests, restored when a later prompt starts with their tokens; least
                                 recently used go first (default 8192, at most a quarter of the machine's
                                 memory; 0: off)
+      --cache-disk DIR          where prompt states are kept on disk, found again after a restart,
+                                an unload or a model swap (default $LLAMUX_CACHE_DISK, else
+                                <cache>/prompts: $LLAMUX_CACHE_DIR, $XDG_CACHE_HOME/llamux or
+                                ~/.cache/llamux)
+      --cache-disk-mib MIB      size cap of that directory for all models, least recently used go
+                                first (default 8192, at most a tenth of the disk's free space; 0: off)
       --seed N                  accepted for vLLM compatibility (requests carry their own seeds)
       --dtype TYPE              accepted for vLLM compatibility; the GGUF file decides the weights' type
       --gpu-memory-utilization F  accepted for vLLM compatibility
@@ -176,6 +183,7 @@ export async function serveCommand(args: string[]): Promise<number | undefined> 
     options: {
       profile: { type: "string" }, host: { type: "string" }, port: { type: "string" }, model: { type: "string" },
       "served-model-name": { type: "string" }, "ctx-size": { type: "string" }, "max-model-len": { type: "string" }, "max-queue": { type: "string" }, "cache-ram": { type: "string" },
+      "cache-disk": { type: "string" }, "cache-disk-mib": { type: "string" },
       parallel: { type: "string" }, "max-num-seqs": { type: "string" }, threads: { type: "string" }, seed: { type: "string" },
       dtype: { type: "string" }, "gpu-memory-utilization": { type: "string" }, "tensor-parallel-size": { type: "string" },
       "trust-remote-code": { type: "boolean" }, help: { type: "boolean", short: "h" }, "chat-template": { type: "string" },
@@ -223,6 +231,9 @@ export async function serveCommand(args: string[]): Promise<number | undefined> 
   const imageFetch = { ...defaultImageFetchPolicy, allowPrivate: values["allow-private-image-urls"] ?? false };
   const threads = integer(values.threads, "threads");
   const cacheRamMiB = integer(values["cache-ram"], "cache-ram", 0);
+  const diskMiB = integer(values["cache-disk-mib"], "cache-disk-mib", 0);
+  const cacheDisk = cacheDiskSettings({ ...(values["cache-disk"] !== undefined ? { dir: values["cache-disk"] } : {}), ...(diskMiB !== undefined ? { limitMiB: diskMiB } : {}) });
+  if (cacheDisk) ensureCacheDiskDir(cacheDisk.dir);
   const sdkPort = sdkDiscoveryPort(values["sdk-port"]);
   const mcpPolicy = {
     allowRequestServers: values["allow-request-mcp"] ?? false,
@@ -246,6 +257,7 @@ export async function serveCommand(args: string[]): Promise<number | undefined> 
       ...(flashAttention ? { flashAttention } : {}),
       ...(kvCacheType ? { kvCacheType } : {}),
       ...(cacheRamMiB !== undefined ? { cacheRamMiB } : {}),
+      ...(cacheDisk ? { cacheDisk } : {}),
       // LLAMUX_MODELS, else OLLAMA_MODELS on profile a, else ~/.llamux/models
       store: ModelStore.open({ profile: name }),
       ...engineExtras,

@@ -156,6 +156,7 @@ export class Engine {
   /** Resolves once the disk tier of the prompt cache is open (at once when there is none). */
   readonly diskCacheReady: Promise<void>;
   private diskCache: DiskPromptStore | undefined;
+  private disposed = false;
 
   private constructor(
     private readonly model: LlamaModel, private readonly context: LlamaContext, options: EngineOptions, threads: number, gpuLayers: number,
@@ -408,19 +409,26 @@ export class Engine {
         if (this.scheduler.step()) await new Promise<void>((resolve) => setImmediate(resolve));
         else await Promise.race([this.scheduler.waitForDisk(), Bun.sleep(IDLE_POLL_MS)]);
       }
-      this.scheduler.persistIdle();
+      if (!this.disposed) this.scheduler.persistIdle();
     } finally {
       this.looping = false;
     }
   }
 
-  /** Resolves once every state queued for the disk tier is written (tests; a clean shutdown). */
-  async flushDiskCache(): Promise<void> {
+  /**
+   * Resolves once the engine is idle and every state the disk tier lacks is written (tests; a clean
+   * shutdown). Returns the states it queued.
+   */
+  async flushDiskCache(): Promise<number> {
     await this.diskCacheReady;
+    while (this.looping) await Bun.sleep(IDLE_POLL_MS);
+    const queued = this.scheduler.persistIdle();
     await this.diskCache?.flush();
+    return queued;
   }
 
   dispose(reason = "engine stopped"): void {
+    this.disposed = true;
     this.scheduler.failAll(reason);
     // states queued for the disk go on being written; nothing new is queued
     const disk = this.diskCache;

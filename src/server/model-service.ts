@@ -117,6 +117,8 @@ export interface ModelServiceOptions {
   kvCacheType?: EngineOptions["kvCacheType"];
   /** Host prompt cache per model in MiB (--cache-ram); 0: none. */
   cacheRamMiB?: number;
+  /** The prompt cache's disk tier, shared by every model (--cache-disk, --cache-disk-mib); unset: off. */
+  cacheDisk?: { dir: string; limitMiB: number };
   /** The model store requests may name models from (none: served models and paths only). */
   store?: ModelStore;
   /** Speculative decoding for the models named on `serve` (--model-draft, --speculative-config). */
@@ -381,6 +383,7 @@ export class ModelService {
       ...(this.options.flashAttention !== undefined ? { flashAttention: this.options.flashAttention } : {}),
       ...(this.options.kvCacheType !== undefined ? { kvCacheType: this.options.kvCacheType } : {}),
       ...(this.options.cacheRamMiB !== undefined ? { cacheRamMiB: this.options.cacheRamMiB } : {}),
+      ...(this.options.cacheDisk ? { cacheDisk: this.options.cacheDisk } : {}),
       // a store model's ADAPTER layers (another engine than the bare model's: the key includes them)
       ...(model.stored?.adapterPaths.length ? { loraAdapters: model.stored.adapterPaths } : {}),
       ...speculativeOf(model, this.options.speculative),

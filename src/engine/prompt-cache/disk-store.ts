@@ -84,6 +84,8 @@ export class DiskPromptStore {
   private readonly pending: PendingWrite[] = [];
   private pendingBytes = 0;
   private writing: Promise<void> | undefined;
+  /** The state being written now (it counts as held, like pending ones). */
+  private current: SavedState | undefined;
   private readonly budget: WriteBudget;
   private readonly log: NonNullable<DiskStoreOptions["log"]>;
   private closed = false;
@@ -121,7 +123,8 @@ export class DiskPromptStore {
   /** Whether a file, or a state waiting to be written, serves every prompt a state for `tokens` would. */
   covers(tokens: ArrayLike<number>): boolean {
     const serves = (held: ArrayLike<number>) => entryServes(held, tokens, this.options.canRollBack);
-    return this.entries.some((entry) => serves(entry.tokens)) || this.pending.some((write) => serves(write.saved.tokens));
+    return this.entries.some((entry) => serves(entry.tokens)) || this.pending.some((write) => serves(write.saved.tokens))
+      || (this.current !== undefined && serves(this.current.tokens));
   }
 
   /** Whether a state for `tokens` is worth a file: long enough, and not served by one already. */
@@ -191,7 +194,10 @@ export class DiskPromptStore {
       this.pending.shift();
       this.pendingBytes -= write.bytes;
       this.budget.take(write.bytes);
-      write.done?.(await this.write(write.saved));
+      // (not `done?.(await …)`: an absent callback would skip the write with its argument)
+      this.current = write.saved;
+      const written = await this.write(write.saved).finally(() => (this.current = undefined));
+      write.done?.(written);
     }
   }
 
