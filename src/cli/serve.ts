@@ -28,7 +28,7 @@ import { exposureWarnings, serverOptionFlags, serverOptionsFromFlags, serverOpti
 import { logger } from "../log.ts";
 import {
   envVarsHelp, ollamaContextLength, ollamaDebug, ollamaFlashAttention, ollamaHost, ollamaKeepAliveMs, ollamaKvCacheType,
-  ollamaMaxLoadedModels, ollamaMaxQueue, ollamaNumParallel, voicesDir,
+  ollamaMaxLoadedModels, ollamaMaxQueue, ollamaNumParallel, pullTimeoutMs, voicesDir,
 } from "../config.ts";
 
 const log = logger("serve");
@@ -224,6 +224,7 @@ export async function serveCommand(args: string[]): Promise<number | undefined> 
   const threads = integer(values.threads, "threads");
   const cacheRamMiB = integer(values["cache-ram"], "cache-ram", 0);
   const sdkPort = sdkDiscoveryPort(values["sdk-port"]);
+  pullTimeoutMs(); // read by each pull; a bad value stops start-up here rather than failing pulls
   const mcpPolicy = {
     allowRequestServers: values["allow-request-mcp"] ?? false,
     allowPrivateUrls: values["allow-private-mcp-urls"] ?? false,
