@@ -225,7 +225,10 @@ export class ModelStore {
       const bytes = readFileSync(path);
       const manifest = parseManifest(bytes.toString("utf8"), formatModelName(parsedName));
       const digest = digestHex(digestOf(bytes));
-      const stored = { name: formatModelName(parsedName), parsedName, id: digest.slice(0, 12), digest, size: manifestSize(manifest), modifiedAt: stat.mtime, manifest };
+      // every reader gets this one object until the file changes: frozen, so that none can change it for the others
+      for (const layer of [manifest.config, ...manifest.layers]) Object.freeze(layer);
+      Object.freeze(manifest.layers);
+      const stored = Object.freeze({ name: formatModelName(parsedName), parsedName: Object.freeze(parsedName), id: digest.slice(0, 12), digest, size: manifestSize(manifest), modifiedAt: stat.mtime, manifest: Object.freeze(manifest) });
       this.readManifests.set(path, { version, stored });
       return stored;
     } catch (error) {
