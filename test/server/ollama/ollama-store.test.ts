@@ -233,6 +233,17 @@ describe("copy and delete", () => {
     expect(models.map((m) => m.name)).toContain("Tiny-Chat:custom");
   });
 
+  test("a model created from a GGUF of its own, never loaded, deletes with a 200", async () => {
+    const own = await tinyGguf("deleted before it was ever loaded");
+    expect((await fetch(`${server.baseUrl}/api/blobs/${sha256(own)}`, { method: "POST", body: own })).status).toBe(201);
+    await ollama.create({ model: "tiny-own-blob", files: { "model.gguf": sha256(own) } } as Parameters<Ollama["create"]>[0] & { stream?: false });
+    expect((await ollama.list()).models.map((m) => m.name)).toContain("tiny-own-blob:latest");
+    // the client throws on any status but 200
+    await ollama.delete({ model: "tiny-own-blob" });
+    expect((await ollama.list()).models.map((m) => m.name)).not.toContain("tiny-own-blob:latest");
+    expect((await fetch(`${server.baseUrl}/api/blobs/${sha256(own)}`, { method: "HEAD" })).status).toBe(404);
+  });
+
   test("copying or deleting what is not there is a 404 in Ollama's words", async () => {
     const copy = await post("/api/copy", { source: "nothing-here", destination: "x" });
     expect(copy.status).toBe(404);
