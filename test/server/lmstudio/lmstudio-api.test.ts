@@ -246,6 +246,13 @@ describe("REST API v1", () => {
     expect((await call("POST", "/api/v1/models/unload", { instance_id: "nothing" })).json.error.type).toBe("model_not_found");
     expect((await call("POST", "/api/v1/models/load", { model: "not/stored" })).status).toBe(404);
     expect((await call("POST", "/api/v1/models/download", { model: "http://huggingface.co/a/b" })).status).toBe(400);
+    // a hub URL with "." or ".." parts is refused like any bad name, not started as a job that fails at once
+    for (const model of ["https://huggingface.co/../../x", `https://huggingface.co/${CHAT}/resolve/main/../../x.gguf`, "https://huggingface.co/org/%2e%2E/x"]) {
+      const refused = await call("POST", "/api/v1/models/download", { model });
+      expect(refused.status).toBe(400);
+      expect(refused.json.error).toMatchObject({ type: "invalid_request", param: "model" });
+      expect(refused.json.error.message).toContain('"." or ".." parts');
+    }
   });
 });
 
