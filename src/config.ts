@@ -20,6 +20,7 @@ export const envVars: EnvVar[] = [
   { name: "LLAMUX_VOICES", default: "~/.llamux/voices", description: "speaker files (WAV, MP3, FLAC) a speech request names as its `voice`, beside the model's own folder" },
   { name: "LLAMUX_LOG_LEVEL", default: "info", description: "error, warn, info or debug (with llama.cpp's own log)" },
   { name: "LLAMUX_RPC_SERVERS", default: "", description: "host:port list of `llamux rpc-server`s that take part of each model's layers (--rpc wins; the way to set it for `ollama serve`)" },
+  { name: "LLAMUX_PULL_TIMEOUT", default: "30", description: "seconds a pull or download waits to connect, for an answer's headers, and between two reads of its body (then it fails, or retries a blob)" },
   { name: "LLAMUX_JIT_AUTO_EVICT", default: "1", description: "profile c: a model loaded just in time unloads the one loaded just in time before it (LM Studio's Auto-Evict); 0 keeps both" },
   { name: "OLLAMA_HOST", default: "127.0.0.1:11434", description: "profile a: address to bind, [scheme://]host[:port]" },
   { name: "OLLAMA_MODELS", default: "~/.llamux/models", description: "profile a: the model store when LLAMUX_MODELS is unset; an Ollama models directory works as is" },
@@ -140,6 +141,15 @@ export function ollamaDebug(env: Env = process.env): boolean {
 /** Profile c: LM Studio's Auto-Evict of the previous just-in-time model (on unless LLAMUX_JIT_AUTO_EVICT=0). */
 export function jitAutoEvict(env: Env = process.env): boolean {
   return bool(env, "LLAMUX_JIT_AUTO_EVICT") ?? true;
+}
+
+/** LLAMUX_PULL_TIMEOUT in milliseconds: how long a pull waits on a registry or hub (default 30 s). */
+export function pullTimeoutMs(env: Env = process.env): number {
+  const value = read(env, "LLAMUX_PULL_TIMEOUT");
+  if (value === undefined) return 30_000;
+  const seconds = Number(value);
+  if (!Number.isFinite(seconds) || seconds <= 0 || seconds > 3600) throw invalid("LLAMUX_PULL_TIMEOUT", value, "seconds, more than 0 and at most 3600");
+  return seconds * 1000;
 }
 
 /** RPC servers as `host:port`, checked for shape (the connection is tried when a model loads). */

@@ -29,7 +29,7 @@ import { exposureWarnings, serverOptionFlags, serverOptionsFromFlags, serverOpti
 import { logger } from "../log.ts";
 import {
   envVarsHelp, ollamaContextLength, ollamaDebug, ollamaFlashAttention, ollamaHost, ollamaKeepAliveMs, ollamaKvCacheType,
-  ollamaMaxLoadedModels, ollamaMaxQueue, ollamaNumParallel, voicesDir,
+  ollamaMaxLoadedModels, ollamaMaxQueue, ollamaNumParallel, pullTimeoutMs, voicesDir,
 } from "../config.ts";
 
 const log = logger("serve");
@@ -235,6 +235,7 @@ export async function serveCommand(args: string[]): Promise<number | undefined> 
   const cacheDisk = cacheDiskSettings({ ...(values["cache-disk"] !== undefined ? { dir: values["cache-disk"] } : {}), ...(diskMiB !== undefined ? { limitMiB: diskMiB } : {}) });
   if (cacheDisk) ensureCacheDiskDir(cacheDisk.dir);
   const sdkPort = sdkDiscoveryPort(values["sdk-port"]);
+  pullTimeoutMs(); // read by each pull; a bad value stops start-up here rather than failing pulls
   const mcpPolicy = {
     allowRequestServers: values["allow-request-mcp"] ?? false,
     allowPrivateUrls: values["allow-private-mcp-urls"] ?? false,

@@ -256,10 +256,12 @@ export class ModelService {
    * share weights (one with a projector or an ADAPTER): each has engines of its own.
    */
   loadedOf(model: ServedModel): LoadedModel[] {
+    const sameFile = this.loaded().filter(({ engine: { options } }) => options.modelPath === model.path);
+    // the engine options below read the file's header: not needed (nor possible, once it is deleted) when nothing uses the file
+    if (sameFile.length === 0) return [];
     const wanted = this.requestedEngineOptions(model, {});
     const adapters = (options: EngineOptions) => JSON.stringify(options.loraAdapters ?? []);
-    return this.loaded().filter(({ engine: { options } }) =>
-      options.modelPath === wanted.modelPath && options.projectorPath === wanted.projectorPath && adapters(options) === adapters(wanted));
+    return sameFile.filter(({ engine: { options } }) => options.projectorPath === wanted.projectorPath && adapters(options) === adapters(wanted));
   }
 
   private readonly headers = new Map<string, HeaderFacts>();
@@ -429,7 +431,11 @@ export class ModelService {
 
   /** Unloads every engine of the model (each once its requests end); resolves when the idle ones have stopped. */
   async unload(model: ServedModel): Promise<void> {
-    const engines = this.loadedOf(model);
+    await this.unloadEngines(this.loadedOf(model));
+  }
+
+  /** Unloads these engines (found with loadedOf while the model's files were there to read). */
+  async unloadEngines(engines: LoadedModel[]): Promise<void> {
     await Promise.all(engines.map((loaded) => this.manager.unload(loaded.engine)));
   }
 }

@@ -78,7 +78,7 @@ async function baseLayers(store: ModelStore, from: string, onProgress: ProgressH
   const stored = store.find(from);
   if (stored) {
     for (const layer of stored.manifest.layers) onProgress({ status: `using existing layer ${layer.digest}` });
-    return { layers: stored.manifest.layers, config: stored.manifest.config };
+    return { layers: [...stored.manifest.layers], config: stored.manifest.config };
   }
   if (existsSync(from) && statSync(from).isFile()) {
     // Any file the server can read may be named: nothing is copied, and nothing about it is told,

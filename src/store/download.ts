@@ -1,12 +1,13 @@
 // Downloads one blob into the store: into `sha256-<hex>-partial` (Ollama's name), resuming from what an
 // earlier attempt or pull left there with an HTTP range request, then checks the sha256 and renames the
-// file into place. A lock file beside the partial file keeps two processes from writing it at once.
+// file into place. A lock file beside the partial file keeps two processes from writing it at once. A
+// server that sends more than the declared size, or content with another digest, leaves no partial file.
 import { createHash, type Hash } from "node:crypto";
 import { createReadStream, existsSync, mkdirSync, readFileSync, statSync, unlinkSync, writeFileSync } from "node:fs";
 import { open, rm, truncate } from "node:fs/promises";
 import { renameDurably } from "./atomic-file.ts";
 import { DigestMismatchError, describeWriteError } from "./blob-writer.ts";
-import { HttpStatusError, fetchFollowingRedirects } from "./http.ts";
+import { BodyTooLargeError, HttpStatusError, RedirectRefusedError, fetchFollowingRedirects } from "./http.ts";
 import { digestHex } from "./manifest.ts";
 import type { ModelStore } from "./model-store.ts";
 import { type ProgressHandler, pullingStatus, throttledProgress } from "./pull-progress.ts";
@@ -25,15 +26,15 @@ export interface BlobDownload {
   signal?: AbortSignal;
   /** attempts after the first when the connection drops or the server fails (default 5) */
   retries?: number;
-  /** no bytes for this long aborts the attempt (default 30 s) */
-  stallMs?: number;
+  /** to connect, for the headers, and between bytes of the body, before the attempt fails (default: LLAMUX_PULL_TIMEOUT, 30 s) */
+  timeoutMs?: number;
 }
 
 const LOCK_POLL_MS = 200;
 
 function isRetryable(error: unknown): boolean {
   if (error instanceof HttpStatusError) return error.status >= 500 || error.status === 408 || error.status === 429;
-  if (error instanceof DigestMismatchError) return false;
+  if (error instanceof DigestMismatchError || error instanceof BodyTooLargeError || error instanceof RedirectRefusedError) return false;
   const code = (error as NodeJS.ErrnoException).code;
   return !(code === "ENOSPC" || code === "EDQUOT" || code === "EACCES" || code === "EROFS" || (error as Error).name === "AbortError");
 }
@@ -130,17 +131,18 @@ async function fetchIntoPartial(download: BlobDownload, partial: string): Promis
   const retries = download.retries ?? 5;
   for (let attempt = 0; ; attempt++) {
     if (total !== undefined && done === total) break;
-    const stall = new AbortController();
-    const signal = download.signal ? AbortSignal.any([download.signal, stall.signal]) : stall.signal;
-    let timer = setTimeout(() => stall.abort(new Error("no data for a while")), download.stallMs ?? 30_000);
     try {
       const { response } = await fetchFollowingRedirects(download.url, {
         headers: done > 0 ? { Range: `bytes=${done}-` } : {},
         ...(download.credentials ? { credentials: download.credentials } : {}),
-        signal,
+        ...(download.signal ? { signal: download.signal } : {}),
+        ...(download.timeoutMs !== undefined ? { timeoutMs: download.timeoutMs } : {}),
         allow: [416],
       });
-      if (response.status === 416) throw new Error(`the server refused to resume at byte ${done}`);
+      if (response.status === 416) {
+        await response.body?.cancel();
+        throw new Error(`the server refused to resume at byte ${done}`);
+      }
       if (response.status !== 206 && done > 0) {
         // the server sent the whole file again: start over
         await truncate(partial, 0);
@@ -149,11 +151,16 @@ async function fetchIntoPartial(download: BlobDownload, partial: string): Promis
       }
       const length = Number(response.headers.get("content-length") ?? NaN);
       if (total === undefined && Number.isFinite(length)) total = done + length;
+      const tooLarge = () => new BodyTooLargeError(`the server sent more than the ${total} bytes declared for ${download.label}`);
+      if (total !== undefined && done + length > total) {
+        await response.body?.cancel();
+        throw tooLarge();
+      }
       const handle = await open(partial, "a");
       try {
+        // a body past the declared size is refused as it arrives: the disk gets the declared bytes at most
         for await (const chunk of response.body ?? []) {
-          clearTimeout(timer);
-          timer = setTimeout(() => stall.abort(new Error("no data for a while")), download.stallMs ?? 30_000);
+          if (total !== undefined && done + chunk.byteLength > total) throw tooLarge();
           try {
             await handle.write(chunk);
           } catch (error) {
@@ -170,12 +177,11 @@ async function fetchIntoPartial(download: BlobDownload, partial: string): Promis
       if (total === undefined || done === total) break;
       throw new Error(`the connection closed after ${done} of ${total} bytes`);
     } catch (error) {
+      if (error instanceof BodyTooLargeError) await rm(partial, { force: true });
       if (attempt >= retries || !isRetryable(error) || download.signal?.aborted) {
         throw interrupted(download, error, done, total);
       }
       await Bun.sleep(Math.min(5000, 250 * 2 ** attempt));
-    } finally {
-      clearTimeout(timer);
     }
   }
   const actual = `sha256:${hash.digest("hex")}`;
@@ -186,7 +192,8 @@ async function fetchIntoPartial(download: BlobDownload, partial: string): Promis
 }
 
 function interrupted(download: BlobDownload, error: unknown, done: number, total: number | undefined): Error {
-  if (error instanceof HttpStatusError || (error as Error).message?.startsWith("Cannot write")) return error as Error;
+  if (error instanceof BodyTooLargeError) return new Error(`Download of ${download.label} failed: ${error.message}; nothing of it was kept`, { cause: error });
+  if (error instanceof HttpStatusError || error instanceof RedirectRefusedError || (error as Error).message?.startsWith("Cannot write")) return error as Error;
   const of = total !== undefined ? ` of ${total}` : "";
   const reason = (error as Error).message ?? String(error);
   return new Error(`Download of ${download.label} was interrupted after ${done}${of} bytes (${reason}); pull again to resume`, { cause: error });

@@ -17,6 +17,13 @@ export interface Manifest {
   layers: ManifestLayer[];
 }
 
+/**
+ * The largest manifest a pull accepts or the store reads: 4 MiB, the bound of Docker's registry client
+ * (distribution's maxManifestBodySize) and of containers/image. Ollama's own client reads manifests
+ * whole; a real one is a few KiB.
+ */
+export const MAX_MANIFEST_BYTES = 4 << 20;
+
 export const MANIFEST_MEDIA_TYPE = "application/vnd.docker.distribution.manifest.v2+json";
 export const CONFIG_MEDIA_TYPE = "application/vnd.docker.container.image.v1+json";
 

@@ -9,7 +9,7 @@ import { homedir } from "node:os";
 import { dirname, join, relative, sep } from "node:path";
 import { isTempFile, syncDirectory, writeFileAtomic } from "./atomic-file.ts";
 import { type BlobSource, type ImportBlobOptions, type ImportedBlob, writeBlob } from "./blob-writer.ts";
-import { type Manifest, digestHex, digestOf, manifestSize, parseManifest, serializeManifest } from "./manifest.ts";
+import { MAX_MANIFEST_BYTES, type Manifest, digestHex, digestOf, manifestSize, parseManifest, serializeManifest } from "./manifest.ts";
 import { type ModelName, formatModelName, manifestPathParts, parseModelName, tryParseModelName } from "./model-name.ts";
 import { type ResolvedModel, resolveManifest } from "./resolved-model.ts";
 import { logger } from "../log.ts";
@@ -67,6 +67,7 @@ function entriesOf(dir: string): string[] {
 export class ModelStore {
   readonly blobsDir: string;
   readonly manifestsDir: string;
+  private readonly readManifests = new Map<string, { version: string; stored: StoredModel }>();
 
   /** Opens the store (nothing is created until something is written). */
   static open(options: ModelStoreOptions = {}): ModelStore {
@@ -100,6 +101,7 @@ export class ModelStore {
   /** Writes manifest bytes verbatim (registry pulls keep the registry's bytes, so the id matches). */
   async writeManifestBytes(name: string, bytes: Uint8Array | string): Promise<void> {
     const text = typeof bytes === "string" ? bytes : new TextDecoder().decode(bytes);
+    if (Buffer.byteLength(text) > MAX_MANIFEST_BYTES) throw new RangeError(`Cannot write manifest "${name}": it is larger than ${MAX_MANIFEST_BYTES} bytes`);
     parseManifest(text, name);
     const parsed = parseModelName(name);
     // one at a time, so two writes of one name in different cases find each other's directories
@@ -122,17 +124,21 @@ export class ModelStore {
   /** Every stored model, newest first. Unreadable manifests are skipped with a warning. */
   list(): StoredModel[] {
     const models: StoredModel[] = [];
+    const seen = new Set<string>();
     for (const host of entriesOf(this.manifestsDir)) {
       for (const namespace of entriesOf(join(this.manifestsDir, host))) {
         for (const model of entriesOf(join(this.manifestsDir, host, namespace))) {
           for (const tag of entriesOf(join(this.manifestsDir, host, namespace, model))) {
             if (isTempFile(tag)) continue;
-            const stored = this.readStored(join(this.manifestsDir, host, namespace, model, tag));
+            const path = join(this.manifestsDir, host, namespace, model, tag);
+            seen.add(path);
+            const stored = this.readStored(path);
             if (stored) models.push(stored);
           }
         }
       }
     }
+    for (const path of this.readManifests.keys()) if (!seen.has(path)) this.readManifests.delete(path);
     return models.sort((a, b) => b.modifiedAt.getTime() - a.modifiedAt.getTime());
   }
 
@@ -202,15 +208,29 @@ export class ModelStore {
     return existsSync(path) && statSync(path).isFile() ? path : undefined;
   }
 
+  /**
+   * The manifest file at `path`, parsed once for each version of the file (its inode, size and time), so
+   * listing the store reads and hashes only what changed. A file over MAX_MANIFEST_BYTES is not read.
+   */
   private readStored(path: string): StoredModel | undefined {
     const parts = relative(this.manifestsDir, path).split(sep);
     const parsedName = tryParseModelName(`${parts[0]}/${parts[1]}/${parts[2]}:${parts[3]}`);
     if (parts.length !== 4 || !parsedName) return undefined;
     try {
+      const stat = statSync(path);
+      if (stat.size > MAX_MANIFEST_BYTES) throw new RangeError(`larger than ${MAX_MANIFEST_BYTES} bytes`);
+      const version = `${stat.ino}:${stat.size}:${stat.mtimeMs}`;
+      const known = this.readManifests.get(path);
+      if (known?.version === version) return known.stored;
       const bytes = readFileSync(path);
       const manifest = parseManifest(bytes.toString("utf8"), formatModelName(parsedName));
       const digest = digestHex(digestOf(bytes));
-      return { name: formatModelName(parsedName), parsedName, id: digest.slice(0, 12), digest, size: manifestSize(manifest), modifiedAt: statSync(path).mtime, manifest };
+      // every reader gets this one object until the file changes: frozen, so that none can change it for the others
+      for (const layer of [manifest.config, ...manifest.layers]) Object.freeze(layer);
+      Object.freeze(manifest.layers);
+      const stored = Object.freeze({ name: formatModelName(parsedName), parsedName: Object.freeze(parsedName), id: digest.slice(0, 12), digest, size: manifestSize(manifest), modifiedAt: stat.mtime, manifest: Object.freeze(manifest) });
+      this.readManifests.set(path, { version, stored });
+      return stored;
     } catch (error) {
       log.warn(`skipping ${path}: ${(error as Error).message}`);
       return undefined;

@@ -1,7 +1,7 @@
 // Whether an IP address belongs to this machine or a private network rather than the public internet:
 // what a server fetching URLs for its clients must not reach (loopback, RFC 1918, link-local cloud
 // metadata at 169.254.169.254, carrier-grade NAT, unique-local IPv6, multicast, reserved ranges); and the
-// host check that image and MCP server URLs share.
+// host check that image URLs, MCP server URLs and the redirects of pulls share.
 import { lookup } from "node:dns/promises";
 import { isIP, isIPv4, isIPv6 } from "node:net";
 
@@ -80,25 +80,31 @@ export interface AddressPolicy {
 /** A URL's host resolved and checked: the address to connect to, or why it may not be reached (in words). */
 export type AddressCheck = { ok: true; address: string } | { ok: false; reason: string; cause?: unknown };
 
+/** Every address of the URL's host (the host itself when it is an address); throws when it does not resolve. */
+export async function hostAddresses(url: URL): Promise<string[]> {
+  const host = url.hostname.replace(/^\[|\]$/g, "");
+  if (isIP(host)) return [host];
+  return (await lookup(host, { all: true, verbatim: true })).map((entry) => entry.address);
+}
+
 /**
  * Resolves the URL's host and checks every address it has (one internal address is enough to refuse it);
- * `allowFlag` is the server flag a refusal names. Image URLs and MCP server URLs share this guard.
+ * `allowFlag` is the server flag a refusal names, if there is one. Image URLs, MCP server URLs and the
+ * redirects of pulls share this guard.
  */
-export async function checkHostAddresses(url: URL, policy: AddressPolicy, allowFlag: string): Promise<AddressCheck> {
+export async function checkHostAddresses(url: URL, policy: AddressPolicy, allowFlag?: string): Promise<AddressCheck> {
   const host = url.hostname.replace(/^\[|\]$/g, "");
   let addresses: string[];
-  if (isIP(host)) addresses = [host];
-  else {
-    try {
-      addresses = (await lookup(host, { all: true, verbatim: true })).map((entry) => entry.address);
-    } catch (error) {
-      return { ok: false, reason: `host "${host}" does not resolve`, cause: error };
-    }
+  try {
+    addresses = await hostAddresses(url);
+  } catch (error) {
+    return { ok: false, reason: `host "${host}" does not resolve`, cause: error };
   }
   if (addresses.length === 0) return { ok: false, reason: `host "${host}" has no address` };
   const isBlocked = policy.isBlocked ?? (policy.allowPrivate ? () => false : isInternalAddress);
   const blocked = addresses.find(isBlocked);
-  if (blocked) return { ok: false, reason: `it resolves to ${blocked}, a loopback, private or link-local address (start the server with ${allowFlag} to allow it)` };
+  const hint = allowFlag ? ` (start the server with ${allowFlag} to allow it)` : "";
+  if (blocked) return { ok: false, reason: `it resolves to ${blocked}, a loopback, private or link-local address${hint}` };
   return { ok: true, address: addresses[0]! };
 }
 

@@ -24,8 +24,13 @@ export function pullNameOf(model: string, quantization: string | undefined): str
   const url = /^https?:\/\/(?:www\.)?(?:huggingface\.co|hf\.co)\/([^/]+)\/([^/?#]+)(?:\/(?:blob|resolve)\/[^/]+\/([^?#]+))?/i.exec(model);
   if (model.startsWith("http://")) throw badRequest("Only https URLs of the Hugging Face hub can be downloaded", "model");
   if (url) {
+    // the raw path: a URL parser would resolve the ".." parts away
+    const path = model.replace(/^https:\/\/[^/]+/i, "").replace(/[?#].*$/, "");
+    if (path.split("/").some((part) => /^(\.|%2e){1,2}$/i.test(part))) throw badRequest(`Cannot download "${model}": a hub URL cannot have "." or ".." parts`, "model");
     const file = url[3]?.split("/").at(-1);
-    return `${HUB_HOST}/${url[1]}/${url[2]}${quantization ? `:${quantization}` : file ? `:${file}` : ""}`;
+    const name = `${HUB_HOST}/${url[1]}/${url[2]}${quantization ? `:${quantization}` : file ? `:${file}` : ""}`;
+    if (!tryParseModelName(name)) throw badRequest(`Cannot download "${model}": not a model of the Hugging Face hub`, "model");
+    return name;
   }
   if (/^https?:/i.test(model)) throw badRequest(`Cannot download "${model}": only Hugging Face hub URLs are supported`, "model");
   const parts = model.split("/");

@@ -42,10 +42,12 @@ export function deleteModel(deps: ServerDeps) {
     const store = storeOf(deps);
     const stored = store.find(name);
     if (!stored) throw notFound(`model '${name}' not found`);
-    // An engine loaded for this model's file is unloaded unless another name still uses the file.
+    // An engine loaded for this model's file is unloaded unless another name still uses the file. Its
+    // engines are found before the removal: finding them reads the file's header, which may go with it.
     const model = deps.models.resolveStored(name);
+    const engines = model ? deps.models.loadedOf(model) : [];
     await store.remove(name);
-    if (model && !store.referencedDigests().has(model.path.replace(/^.*sha256-/, ""))) await deps.models.unload(model);
+    if (model && !store.referencedDigests().has(model.path.replace(/^.*sha256-/, ""))) await deps.models.unloadEngines(engines);
     return c.body(null, 200);
   };
 }

@@ -73,10 +73,15 @@ export function hubError(repo: string, error: unknown, options: HubOptions = {})
   }
 }
 
+/** The most one answer of the hub's API may send (a page of a repository's tree is far smaller). */
+const MAX_API_ANSWER_BYTES = 8 << 20;
+
 async function getJson(url: string, options: HubOptions): Promise<{ body: unknown; next?: string }> {
   const { response } = await fetchFollowingRedirects(url, {
     headers: { Accept: "application/json" },
     credentials: hubCredentials(options),
+    maxBytes: MAX_API_ANSWER_BYTES,
+    bodyLabel: "the hub's answer",
     ...(options.signal ? { signal: options.signal } : {}),
   });
   const next = /<([^>]+)>;\s*rel="next"/.exec(response.headers.get("link") ?? "")?.[1];

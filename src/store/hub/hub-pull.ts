@@ -21,7 +21,9 @@ async function describeFile(repo: string, file: HubFile, options: HubOptions): P
     size ??= head.size;
   }
   if (sha256 === undefined) throw new Error(`The Hugging Face hub reports no sha256 for "${repo}/${file.path}", so it cannot be checked`);
-  return { path: file.path, sha256, size: size ?? 0 };
+  // the download stops at this size, so a body without end cannot fill the disk
+  if (size === undefined || !Number.isSafeInteger(size) || size < 0) throw new Error(`The Hugging Face hub reports no size for "${repo}/${file.path}", so its download cannot be bounded`);
+  return { path: file.path, sha256, size };
 }
 
 async function downloadFile(store: ModelStore, repo: string, file: Required<HubFile>, mediaType: string, options: PullOptions, hub: HubOptions): Promise<ManifestLayer> {
@@ -30,7 +32,7 @@ async function downloadFile(store: ModelStore, repo: string, file: Required<HubF
     await downloadBlob(store, {
       url: hubDownloadUrl(repo, file.path, hub),
       digest,
-      ...(file.size > 0 ? { size: file.size } : {}),
+      size: file.size,
       credentials: hubCredentials(hub),
       label: file.path,
       ...(options.onProgress ? { onProgress: options.onProgress } : {}),

@@ -3,8 +3,8 @@
 // manifest and layers are stored as they come (so ids match Ollama's), except that an Ollama-named
 // LFM2 model layer is replaced by its repaired copy.
 import { downloadBlob } from "../download.ts";
-import { HttpStatusError, fetchFollowingRedirects } from "../http.ts";
-import { MANIFEST_MEDIA_TYPE, layerMediaType, parseManifest, serializeManifest } from "../manifest.ts";
+import { HttpStatusError, bodyExcerpt, fetchFollowingRedirects } from "../http.ts";
+import { MANIFEST_MEDIA_TYPE, MAX_MANIFEST_BYTES, layerMediaType, parseManifest, serializeManifest } from "../manifest.ts";
 import { checkModelLayer } from "../model-layer.ts";
 import { DEFAULT_HOST, type ModelName, formatModelName } from "../model-name.ts";
 import type { ModelStore } from "../model-store.ts";
@@ -33,16 +33,16 @@ async function bearerToken(challengeHeader: string, registry: string, signal?: A
 }
 
 async function fetchManifest(url: string, registry: string, signal?: AbortSignal): Promise<{ text: string; credentials: Record<string, string> }> {
-  const headers = { Accept: MANIFEST_MEDIA_TYPE };
-  const init = signal ? { signal } : {};
+  const init = { headers: { Accept: MANIFEST_MEDIA_TYPE }, maxBytes: MAX_MANIFEST_BYTES, bodyLabel: "the manifest", ...(signal ? { signal } : {}) };
   let credentials: Record<string, string> = {};
   try {
-    let { response } = await fetchFollowingRedirects(url, { headers, ...init, allow: [401] });
+    let { response } = await fetchFollowingRedirects(url, { ...init, allow: [401] });
     if (response.status === 401) {
+      const body = bodyExcerpt(await response.text());
       const token = await bearerToken(response.headers.get("www-authenticate") ?? "", registry, signal);
-      if (!token) throw new HttpStatusError(401, url, await response.text());
+      if (!token) throw new HttpStatusError(401, url, body);
       credentials = { Authorization: `Bearer ${token}` };
-      ({ response } = await fetchFollowingRedirects(url, { headers, credentials, ...init }));
+      ({ response } = await fetchFollowingRedirects(url, { ...init, credentials }));
     }
     return { text: await response.text(), credentials };
   } catch (error) {

@@ -1,7 +1,7 @@
 // Requests to one registry the way Ollama makes them for a push: with the Bearer token got so far, and on
 // a 401 once more with a fresh token for the challenge (registry-token.ts). The registry key is read (or
 // created) only when a realm asks for a token. Redirects are not followed: the caller decides.
-import { HttpStatusError } from "../http.ts";
+import { HttpStatusError, bodyExcerpt } from "../http.ts";
 import type { RegistryKey } from "./registry-key.ts";
 import { parseChallenge, registryToken } from "./registry-token.ts";
 
@@ -28,7 +28,7 @@ export class RegistrySession {
       });
       if (response.status !== 401 || attempt > 0) return response;
       const challenge = parseChallenge(response.headers.get("www-authenticate") ?? "");
-      const body = await response.text();
+      const body = bodyExcerpt(await response.text());
       if (!challenge) throw new HttpStatusError(401, url, body);
       this.token = await registryToken(challenge, new URL(url).host, this.key(), this.signal);
     }
@@ -38,7 +38,7 @@ export class RegistrySession {
   async expect(method: string, url: string, request: SessionRequest = {}): Promise<Response> {
     const response = await this.send(method, url, request);
     if (response.status < 400) return response;
-    const body = method === "HEAD" ? "" : (await response.text().catch(() => "")).trim();
+    const body = method === "HEAD" ? "" : bodyExcerpt(await response.text().catch(() => ""));
     if (response.status === 401) throw new RegistryError(401, "unauthorized: access denied", body);
     if (response.status === 404) throw new RegistryError(404, "file does not exist", body);
     throw new RegistryError(response.status, `${response.status}: ${body}`, body);

@@ -1,9 +1,10 @@
 // Registry tokens as Ollama asks for them: a 401's `WWW-Authenticate: Bearer realm=…,service=…,scope=…`
 // names a realm on the registry's own host (another host is refused, so no token or signature leaves
-// for it); the realm is asked with GET realm?service=…&scope=…(one per scope)&ts=…&nonce=…, signed with
-// the registry key over "GET,<that url>,<base64 of the hex sha256 of an empty body>" when there is a key
-// (anonymously otherwise), and answers {"token": …}.
+// for it, nor through a redirect); the realm is asked with GET realm?service=…&scope=…(one per scope)
+// &ts=…&nonce=…, signed with the registry key over "GET,<that url>,<base64 of the hex sha256 of an
+// empty body>" when there is a key (anonymously otherwise), and answers {"token": …}.
 import { createHash, randomBytes } from "node:crypto";
+import { HttpStatusError, bodyExcerpt, fetchFollowingRedirects } from "../http.ts";
 import type { RegistryKey } from "./registry-key.ts";
 
 export interface RegistryChallenge {
@@ -18,6 +19,8 @@ export function parseChallenge(header: string): RegistryChallenge | undefined {
   return params.realm ? { realm: params.realm, service: params.service ?? "", scope: params.scope ?? "" } : undefined;
 }
 
+/** A token answer is a small JSON object; a realm that sends more is not read further. */
+const MAX_TOKEN_ANSWER_BYTES = 64 << 10;
 const EMPTY_BODY_DIGEST = Buffer.from(createHash("sha256").update("").digest("hex")).toString("base64");
 
 /** The token for a challenge met at `registryHost`; throws with the realm's answer when it refuses. */
@@ -29,15 +32,20 @@ export async function registryToken(challenge: RegistryChallenge, registryHost: 
   url.searchParams.append("ts", String(Math.floor(Date.now() / 1000)));
   url.searchParams.append("nonce", randomBytes(16).toString("base64url"));
   const target = url.toString();
-  const headers: Record<string, string> = key ? { Authorization: key.authorization(`GET,${target},${EMPTY_BODY_DIGEST}`) } : {};
-  const response = await fetch(target, { headers, redirect: "manual", ...(signal ? { signal } : {}) });
-  const text = await response.text();
-  if (response.status >= 400) throw new Error(text ? `${response.status}: ${text.trim().slice(0, 300)}` : String(response.status));
+  const credentials: Record<string, string> = key ? { Authorization: key.authorization(`GET,${target},${EMPTY_BODY_DIGEST}`) } : {};
+  let text: string;
+  try {
+    const { response } = await fetchFollowingRedirects(target, { credentials, maxBytes: MAX_TOKEN_ANSWER_BYTES, bodyLabel: "the token answer", ...(signal ? { signal } : {}) });
+    text = await response.text();
+  } catch (error) {
+    if (error instanceof HttpStatusError) throw new Error(error.body ? `${error.status}: ${error.body}` : String(error.status), { cause: error });
+    throw error;
+  }
   let body: { token?: unknown; access_token?: unknown };
   try {
     body = JSON.parse(text);
   } catch {
-    throw new Error(`the token realm answered something other than JSON: ${text.slice(0, 100)}`);
+    throw new Error(`the token realm answered something other than JSON: ${bodyExcerpt(text.slice(0, 100))}`);
   }
   const token = body.token ?? body.access_token;
   if (typeof token !== "string" || !token) throw new Error("the token realm answered no token");

@@ -11,6 +11,8 @@ import { ensureModel } from "../../../scripts/gen-models.ts";
 import { ModelStore } from "../../../src/store/model-store.ts";
 import { pullModel } from "../../../src/store/pull.ts";
 import { type HubServer, startHubServer } from "../../fixtures/hub-server.ts";
+import { type InternalService, startInternalService } from "../../fixtures/registry-server.ts";
+import { tinyGguf } from "../../fixtures/tiny-gguf.ts";
 import { startServer, type RunningServer } from "../serve-fixture.ts";
 
 const CHAT = "llamux-test/Tiny-Chat-GGUF";
@@ -21,8 +23,13 @@ const CHAT_ID = `hf.co/${CHAT}:latest`;
 const VISION_ID = `hf.co/${VISION}:latest`;
 const BERT_ID = `hf.co/${BERT}:latest`;
 
+const REDIRECTED = "llamux-test/Redirected-GGUF";
+const SILENT = "llamux-test/Silent-GGUF";
+const SECRET = "internal-secret-7f3a";
+
 const dir = mkdtempSync(join(tmpdir(), "llamux-lmstudio-test-"));
 let hub: HubServer;
+let internal: InternalService;
 let server: RunningServer;
 
 type Json = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
@@ -60,12 +67,15 @@ beforeAll(async () => {
   const storeDir = join(dir, "store");
   const store = new ModelStore(storeDir);
   for (const repo of [CHAT, BERT, VISION]) await pullModel(store, `hf.co/${repo}`, { hub: { endpoint: hub.url } });
-  server = await startServer(["--profile", "c", "--ctx-size", "512", "--parallel", "1"], { LLAMUX_MODELS: storeDir, HF_ENDPOINT: hub.url });
+  internal = await startInternalService(SECRET);
+  // a short pull time limit, so that a hub that never answers fails its download within the test
+  server = await startServer(["--profile", "c", "--ctx-size", "512", "--parallel", "1"], { LLAMUX_MODELS: storeDir, HF_ENDPOINT: hub.url, LLAMUX_PULL_TIMEOUT: "2" });
 }, 120_000);
 
 afterAll(async () => {
   await server?.stop();
   await hub?.stop();
+  await internal?.stop();
   rmSync(dir, { recursive: true, force: true });
 });
 
@@ -246,7 +256,41 @@ describe("REST API v1", () => {
     expect((await call("POST", "/api/v1/models/unload", { instance_id: "nothing" })).json.error.type).toBe("model_not_found");
     expect((await call("POST", "/api/v1/models/load", { model: "not/stored" })).status).toBe(404);
     expect((await call("POST", "/api/v1/models/download", { model: "http://huggingface.co/a/b" })).status).toBe(400);
+    // a hub URL with "." or ".." parts is refused like any bad name, not started as a job that fails at once
+    for (const model of ["https://huggingface.co/../../x", `https://huggingface.co/${CHAT}/resolve/main/../../x.gguf`, "https://huggingface.co/org/%2e%2E/x"]) {
+      const refused = await call("POST", "/api/v1/models/download", { model });
+      expect(refused.status).toBe(400);
+      expect(refused.json.error).toMatchObject({ type: "invalid_request", param: "model" });
+      expect(refused.json.error.message).toContain('"." or ".." parts');
+    }
   });
+
+  test("a download redirected to a private address fails without quoting what answered there", async () => {
+    hub.setRepo(REDIRECTED, { files: [{ path: "redirected-Q4_K_M.gguf", content: await tinyGguf("redirected") }] });
+    hub.redirect(REDIRECTED, "redirected-Q4_K_M.gguf", `${internal.url}/latest/meta-data`);
+    const started = await call("POST", "/api/v1/models/download", { model: REDIRECTED });
+    const status = () => call("GET", `/api/v1/models/download/status/${started.json.job_id}`).then((r) => r.json);
+    const done = await pollUntil(status, (s) => s.status !== "downloading", 30);
+    expect(done.status).toBe("failed");
+    expect(done.error).toContain(`Cannot follow a redirect to "${internal.url}"`);
+    expect(done.error).not.toContain(SECRET);
+    expect(internal.requests).toEqual([]);
+  });
+
+  test("a download from a hub that never answers fails, and a new download of it starts afresh", async () => {
+    hub.setRepo(SILENT, { files: [{ path: "silent-Q4_K_M.gguf", content: await tinyGguf("silent") }] });
+    hub.hang(SILENT);
+    const first = await call("POST", "/api/v1/models/download", { model: SILENT });
+    const status = (id: string) => () => call("GET", `/api/v1/models/download/status/${id}`).then((r) => r.json);
+    const failed = await pollUntil(status(first.json.job_id), (s) => s.status !== "downloading", 30);
+    expect(failed.status).toBe("failed");
+    expect(failed.error).toContain(`${hub.url} did not answer within 2 s`);
+    hub.hang(SILENT, false);
+    const second = await call("POST", "/api/v1/models/download", { model: SILENT });
+    expect(second.json.job_id).not.toBe(first.json.job_id);
+    const done = await pollUntil(status(second.json.job_id), (s) => s.status !== "downloading", 30);
+    expect(done).toMatchObject({ status: "completed", model: `hf.co/${SILENT}:latest` });
+  }, 60_000);
 });
 
 describe("REST API v1 chat", () => {

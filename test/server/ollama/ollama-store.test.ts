@@ -8,18 +8,20 @@ import { join } from "node:path";
 import { Ollama } from "ollama";
 import { ensureModel } from "../../../scripts/gen-models.ts";
 import { startHubServer, type HubServer } from "../../fixtures/hub-server.ts";
-import { startRegistryServer, type RegistryServer } from "../../fixtures/registry-server.ts";
+import { type InternalService, startInternalService, startRegistryServer, type RegistryServer } from "../../fixtures/registry-server.ts";
 import { tinyGguf } from "../../fixtures/tiny-gguf.ts";
 import { startServer, type RunningServer } from "../serve-fixture.ts";
 
 let server: RunningServer;
 let hub: HubServer;
 let registry: RegistryServer;
+let internal: InternalService;
 let ollama: Ollama;
 let storeDir: string;
 let modelBytes: Uint8Array;
 let modelDigest: string;
 const REGISTRY_TEMPLATE = "{{ .System }}<user>{{ .Prompt }}</user>";
+const SECRET = "internal-secret-7f3a";
 
 const sha256 = (bytes: Uint8Array) => `sha256:${createHash("sha256").update(bytes).digest("hex")}`;
 const post = (path: string, body: unknown, method = "POST") =>
@@ -39,8 +41,12 @@ beforeAll(async () => {
       { mediaType: "application/vnd.ollama.image.params", content: new TextEncoder().encode(JSON.stringify({ temperature: 0.5, stop: ["</user>"] })) },
     ],
   }]);
+  internal = await startInternalService(SECRET);
+  registry.misbehave("library/redirected:latest", { manifest: "redirect", location: `${internal.url}/admin` });
+  registry.misbehave("library/silent:latest", { manifest: "hang" });
+  // a short pull time limit, so that a registry that never answers fails its pull within the test
   server = await startServer(["--profile", "a", "--ctx-size", "512", "--parallel", "2"], {
-    OLLAMA_MODELS: storeDir, LLAMUX_MODELS: "", HF_ENDPOINT: hub.url, OLLAMA_REGISTRY: registry.url,
+    OLLAMA_MODELS: storeDir, LLAMUX_MODELS: "", HF_ENDPOINT: hub.url, OLLAMA_REGISTRY: registry.url, LLAMUX_PULL_TIMEOUT: "2",
   });
   ollama = new Ollama({ host: server.baseUrl });
 }, 120_000);
@@ -49,6 +55,7 @@ afterAll(async () => {
   await server?.stop();
   await hub?.stop();
   await registry?.stop();
+  await internal?.stop();
   rmSync(storeDir, { recursive: true, force: true });
 });
 
@@ -233,6 +240,17 @@ describe("copy and delete", () => {
     expect(models.map((m) => m.name)).toContain("Tiny-Chat:custom");
   });
 
+  test("a model created from a GGUF of its own, never loaded, deletes with a 200", async () => {
+    const own = await tinyGguf("deleted before it was ever loaded");
+    expect((await fetch(`${server.baseUrl}/api/blobs/${sha256(own)}`, { method: "POST", body: own })).status).toBe(201);
+    await ollama.create({ model: "tiny-own-blob", files: { "model.gguf": sha256(own) } } as Parameters<Ollama["create"]>[0] & { stream?: false });
+    expect((await ollama.list()).models.map((m) => m.name)).toContain("tiny-own-blob:latest");
+    // the client throws on any status but 200
+    await ollama.delete({ model: "tiny-own-blob" });
+    expect((await ollama.list()).models.map((m) => m.name)).not.toContain("tiny-own-blob:latest");
+    expect((await fetch(`${server.baseUrl}/api/blobs/${sha256(own)}`, { method: "HEAD" })).status).toBe(404);
+  });
+
   test("copying or deleting what is not there is a 404 in Ollama's words", async () => {
     const copy = await post("/api/copy", { source: "nothing-here", destination: "x" });
     expect(copy.status).toBe(404);
@@ -266,6 +284,19 @@ describe("pull", () => {
     expect(shown.template).toBe(REGISTRY_TEMPLATE);
     expect(shown.parameters).toMatch(/^temperature\s+0\.5$/m);
   });
+
+  test("a pull redirected to a private address fails without quoting what answered there", async () => {
+    const error = await ollama.pull({ model: "redirected" }).then(() => undefined, (e: Error) => e);
+    expect(error?.message).toContain(`Cannot follow a redirect to "${internal.url}"`);
+    expect(error?.message).not.toContain(SECRET);
+    expect(internal.requests).toEqual([]);
+  });
+
+  test("a registry that never answers ends the pull (stream: false) with an error", async () => {
+    const response = await post("/api/pull", { model: "silent", stream: false });
+    expect(response.status).toBe(500);
+    expect(await response.json()).toEqual({ error: `Cannot pull "silent": pull model manifest: ${registry.url} did not answer within 2 s` });
+  }, 30_000);
 
   test("a name the hub does not have is an error line, and nothing is stored", async () => {
     const response = await post("/api/pull", { model: "hf.co/llamux-test/Missing-GGUF" });
