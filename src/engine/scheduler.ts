@@ -14,22 +14,19 @@
 // of its own, at most one image per step, before that step's token batch; the other sequences keep
 // decoding in every step, so an image delays them by one encode at most.
 import { DecodeStatus, LlamaContext, TokenBatch, amxKernelsLoaded, type LlamaModel } from "../../ffi/llama.ts";
-import { InvalidGrammarError } from "../../ffi/sampler.ts";
 import { ActiveRequest, SequenceSlot, type EventSink } from "./sequence.ts";
 import type { ThreadGovernor } from "./thread-governor.ts";
 import type { PromptCache, PromptCacheEntry } from "./prompt-cache/host-cache.ts";
 import type { DiskPromptStore, DiskEntry } from "./prompt-cache/disk-store.ts";
 import { EngineError, type EngineStats, type GenerateRequest } from "./types.ts";
-import { checkRequestTokenIds } from "./token-ids.ts";
-import { StructuredOutputError } from "../chat/structured/errors.ts";
 import type { ImageEncoder } from "./image-encoder.ts";
-import { disposeImages, tokenizeWithImages, type ImageSpan } from "./image-prompt.ts";
 import type { Speculation } from "./speculative/speculation.ts";
-import { admissionWindow, chooseAdmission, overtakenBy, ANONYMOUS_OWNER, type OwnerShare, type WaitingView } from "./planning/admission.ts";
-import { reusedTokens } from "./planning/prefix-source.ts";
+import { overtakenBy } from "./planning/admission.ts";
+import { nextAdmission, waitingViews } from "./admission-facts.ts";
 import { allocatePrefill, prefillOrder, promptTokenBudget, StepCosts, type PrefillView } from "./planning/step-budget.ts";
 import { CHECKPOINT_MIN_NEW_TOKENS, SequenceMemory, type PrefixSource } from "./sequence-memory.ts";
 import { TokenOutput } from "./token-output.ts";
+import { intakeRequest } from "./request-intake.ts";
 
 export const DEFAULT_QUEUE_LIMIT = 512;
 
@@ -133,29 +130,7 @@ export class Scheduler {
     if (this.queue.length >= this.queueLimit) {
       throw new EngineError("busy", `Cannot accept request: ${this.queue.length} requests are already waiting (limit ${this.queueLimit})`);
     }
-    // Checked here as well as in the client: one request's bad id must not fail the whole batch.
-    checkRequestTokenIds(request, this.model.vocab.size);
-    const { tokens: prompt, images } = this.tokenizePrompt(request);
-    const active = new ActiveRequest(request, prompt, emit, images);
-    try {
-      if (prompt.length === 0) throw new EngineError("invalid_request", "Cannot generate from an empty prompt");
-      if (request.forcedTokens?.length === 0) throw new EngineError("invalid_request", "Cannot score an empty list of forced tokens");
-      const cells = Math.max(prompt.length, active.promptTokenCount);
-      if (cells >= this.limit) {
-        throw new EngineError("context_overflow",
-          `Prompt of ${cells} tokens does not fit the context of ${this.limit} tokens per sequence`);
-      }
-      const forced = request.forcedTokens?.length ?? 0;
-      if (cells + forced > this.limit) {
-        throw new EngineError("context_overflow",
-          `Prompt of ${cells} tokens and ${forced} tokens to score do not fit the context of ${this.limit} tokens per sequence`);
-      }
-      active.sampler = this.output.createSampler(request, (request.minTokens ?? 0) > 0);
-    } catch (error) {
-      disposeImages(images);
-      if (error instanceof InvalidGrammarError || error instanceof StructuredOutputError) throw new EngineError("invalid_request", error.message);
-      throw error;
-    }
+    const active = intakeRequest({ model: this.model, images: this.images, output: this.output, limit: this.limit }, request, emit);
     const session = request.schedule?.session;
     if (session !== undefined) this.memory.promptCache?.touchSession(session);
     this.byId.set(request.id, active);
@@ -166,18 +141,6 @@ export class Scheduler {
   cancel(id: string): void {
     const active = this.byId.get(id);
     if (active) active.cancelled = true;
-  }
-
-  /** The request's prompt as tokens, with its images decoded and placed at their media markers. */
-  private tokenizePrompt(request: GenerateRequest): { tokens: Int32Array; images: ImageSpan[] } {
-    const options = { addSpecial: request.addSpecial ?? true, parseSpecial: request.parseSpecial ?? true };
-    if (!request.images?.length) {
-      const tokens = typeof request.prompt === "string" ? this.model.vocab.tokenize(request.prompt, options) : Int32Array.from(request.prompt);
-      return { tokens, images: [] };
-    }
-    if (!this.images) throw new EngineError("invalid_request", `Model "${this.model.path}" has no vision support: no projector is loaded, so it cannot take images`);
-    if (typeof request.prompt !== "string") throw new EngineError("invalid_request", "Cannot place images in a prompt of token ids: send text with media markers");
-    return tokenizeWithImages(this.images.projector, request.prompt, request.images, options);
   }
 
   /** Ends every request with an error (shutdown); host-cached states go to the disk tier. */
@@ -238,29 +201,17 @@ export class Scheduler {
     }
   }
 
-  /**
-   * Runs the first waiting image (in admission order) through the encoder and into its sequence: one
-   * image per step, so the sequences that decode tokens wait at most one encode between their steps.
-   */
+  /** The first waiting image (in admission order) goes through the encoder into its sequence: one a step. */
   private evaluateNextImage(): void {
-    if (!this.images) return;
     const slot = this.admitted.find((s) => s.active!.pendingImage !== undefined);
-    if (!slot) return;
-    const active = slot.active!;
-    const image = active.pendingImage!;
-    const started = performance.now();
-    try {
-      this.images.evaluate(this.context, image, slot.cached.length, slot.seq);
-    } catch (error) {
-      this.memory.forget(slot);
-      this.endSlot(slot).fail("engine_failure", (error as Error).message);
+    if (!slot || !this.images) return;
+    const evaluated = this.memory.evaluateImage(slot, this.images);
+    if (typeof evaluated === "string") {
+      this.endSlot(slot).fail("engine_failure", evaluated);
       return;
     }
-    for (let i = 0; i < image.positions; i++) slot.cached.push(image.marker);
-    active.nextPromptIndex += image.positions;
-    active.promptMs += performance.now() - started;
     this.decodeSteps++;
-    this.decodedTokens += image.tokens;
+    this.decodedTokens += evaluated;
   }
 
   /** Decodes the pending work of the given slots in one llama_decode call and samples their next tokens. False when the decode failed. */
@@ -315,7 +266,7 @@ export class Scheduler {
     }
     const elapsed = performance.now() - started;
     for (const active of prefillingThisStep) active.promptMs += elapsed;
-    for (const active of progressing) this.reportProgress(active);
+    for (const active of progressing) active.reportProgress();
     // what a step of generating sequences produced, drafting and verification included: whether drafting pays in fact
     const speculation = prefillingThisStep.length === 0 ? this.speculation : undefined;
     const yieldStep = speculation && {
@@ -378,26 +329,11 @@ export class Scheduler {
     return { prefillingThisStep: prompts.map((slot) => slot.active!), progressing };
   }
 
-  /**
-   * Tells a request how far its prompt is: after every step that processed part of it when it asked,
-   * otherwise only for a prompt that spans several steps (its stream then hears from the engine at
-   * every step, which keeps clients and proxies from timing out), and always once it is complete when
-   * an earlier report went out, so that reports end at the whole prompt.
-   */
-  private reportProgress(active: ActiveRequest): void {
-    if (!active.request.promptProgress && !active.progressReported && !active.prefilling) return;
-    active.progressReported = true;
-    active.emit({
-      type: "progress", id: active.id, processed: active.nextPromptIndex, total: active.prompt.length,
-      cached: active.cachedPromptTokens, ms: performance.now() - active.startedAt,
-    });
-  }
-
   // ---- admission: the planner picks, the memory carries out ----
 
   private admitWaiting(): void {
     while (this.queue.length > 0) {
-      const next = this.nextAdmission();
+      const next = nextAdmission(this.queue, this.admitted, this.memory);
       if (!next) return;
       const { index, active, slot, source } = next;
       if (source.kind === "disk") {
@@ -407,8 +343,7 @@ export class Scheduler {
         continue;
       }
       if (!this.roomForPrompt(active, slot, source)) return;
-      const waiting = this.waitingViews();
-      for (const overtaken of overtakenBy(waiting, index)) this.queue[overtaken]!.overtaken++;
+      for (const overtaken of overtakenBy(waitingViews(this.queue), index)) this.queue[overtaken]!.overtaken++;
       this.queue.splice(index, 1);
       this.memory.apply(slot, active, source);
       if (active.awaitingDisk) {
@@ -426,47 +361,6 @@ export class Scheduler {
       slot.active = active;
       this.admitted.push(slot);
     }
-  }
-
-  private waitingViews(): WaitingView[] {
-    return this.queue.map((active) => ({
-      owner: active.request.schedule?.owner ?? ANONYMOUS_OWNER,
-      priority: active.request.schedule?.priority ?? 0,
-      overtaken: active.overtaken,
-    }));
-  }
-
-  /** What an owner's requests hold now, and its weight and cap as its newest request says. */
-  private shareOf(owner: string): OwnerShare {
-    let running = 0;
-    for (const slot of this.admitted) if ((slot.active!.request.schedule?.owner ?? ANONYMOUS_OWNER) === owner) running++;
-    const newest = this.queue.findLast((active) => (active.request.schedule?.owner ?? ANONYMOUS_OWNER) === owner)?.request.schedule;
-    return { running, weight: newest?.weight ?? 1, maxParallel: newest?.maxParallel ?? Infinity };
-  }
-
-  /**
-   * The waiting request a free sequence goes to (planning/admission.ts), with that sequence and where its
-   * prefix comes from. Requests whose disk state is still being read are not weighed. Undefined when no
-   * sequence is free or nothing may be admitted.
-   */
-  private nextAdmission(): { index: number; active: ActiveRequest; slot: SequenceSlot; source: PrefixSource } | undefined {
-    const waiting = this.waitingViews();
-    const shares = new Map<string, OwnerShare>();
-    const shareOf = (owner: string) => shares.get(owner) ?? shares.set(owner, this.shareOf(owner)).get(owner)!;
-    const weighed = new Map<number, { slot: SequenceSlot; source: PrefixSource }>();
-    const candidates: Array<{ index: number; uncachedTokens: number }> = [];
-    for (const index of admissionWindow(waiting, shareOf)) {
-      const active = this.queue[index]!;
-      if (active.awaitingDisk && this.memory.isLoading(active.awaitingDisk)) continue;
-      const slot = this.memory.pickSlot(active.prompt, active.request.schedule?.session);
-      if (!slot) return undefined;
-      const source = this.memory.prefixSource(slot, active);
-      weighed.set(index, { slot, source });
-      candidates.push({ index, uncachedTokens: active.prompt.length - reusedTokens(source) });
-    }
-    const chosen = chooseAdmission(waiting, candidates, shareOf);
-    if (!chosen) return undefined;
-    return { index: chosen.index, active: this.queue[chosen.index]!, ...weighed.get(chosen.index)! };
   }
 
   private dropCancelled(): void {
@@ -521,30 +415,16 @@ export class Scheduler {
 
   /** Whether the prompt fits beside what runs now; it waits in the queue until it does. Alone, it always fits. */
   private roomForPrompt(active: ActiveRequest, slot: SequenceSlot, source: PrefixSource): boolean {
-    if (this.admitted.length === 0) return true;
-    const needed = this.memory.cellsNeeded(active, slot, source) + this.reservedForPrompts();
-    const keep = source.kind === "copy" ? [slot, source.from] : [slot];
-    return this.memory.makeRoom(needed, ...keep) >= needed;
+    return this.admitted.length === 0 || this.memory.fits(active, slot, source, this.reservedForPrompts());
   }
 
   /**
-   * Cells for this step: each generating sequence's next token (and draft) comes first, after the
-   * prompts' reserved cells. When they do not fit even with every idle cache dropped, drafts are left
-   * out, then the most recently admitted sequences end as at a full context ("length"). Returns the
-   * cells left for prompt tokens.
+   * Cells for this step after the generating sequences' tokens (sequence-memory.ts roomForStep); a
+   * sequence that cannot have a cell even so ends as at a full context ("length").
    */
   private roomForStep(group: Set<SequenceSlot>, drafts: Map<SequenceSlot, number[]> | undefined): number {
     const generating = this.admitted.filter((slot) => group.has(slot) && !slot.active!.prefilling && !slot.active!.pendingImage);
-    const reserved = this.reservedForPrompts();
-    const needed = () => generating.reduce((sum, slot) => sum + 1 + (drafts?.get(slot)?.length ?? 0), 0);
-    let free = this.memory.makeRoom(needed() + reserved);
-    if (free - reserved < needed()) drafts?.clear();
-    while (free - reserved < needed() && generating.length > 0) {
-      const slot = generating.pop()!;
-      this.release(slot, "length");
-      free = this.memory.makeRoom(needed() + reserved);
-    }
-    return Math.max(0, free - needed());
+    return this.memory.roomForStep(generating, drafts, this.reservedForPrompts(), (slot) => this.release(slot, "length"));
   }
 
   // ---- speculative decoding hooks (the work itself is in ./speculative/) ----

@@ -10,6 +10,7 @@ import { statesToKeep } from "./planning/cache-tiers.ts";
 import type { PromptCache, PromptCacheEntry } from "./prompt-cache/host-cache.ts";
 import type { DiskEntry, DiskPromptStore } from "./prompt-cache/disk-store.ts";
 import { imageCutAt } from "./image-prompt.ts";
+import type { ImageEncoder } from "./image-encoder.ts";
 
 /** Recurrent/hybrid models save a checkpoint only after processing at least this many new prompt tokens. */
 export const CHECKPOINT_MIN_NEW_TOKENS = 32;
@@ -165,11 +166,17 @@ export class SequenceMemory {
     if (!disk) return 0;
     let queued = 0;
     for (const slot of this.slots) {
-      if (slot.active || !disk.wants(slot.cached)) continue;
-      const checkpoint = slot.checkpoint?.length === slot.cached.length ? slot.checkpoint : undefined;
-      const state = checkpoint?.state ?? this.context.saveSequence(slot.seq);
-      const saved = { tokens: Int32Array.from(slot.cached), state, logits: checkpoint?.logits, session: slot.session };
-      if (disk.enqueue(saved)) queued++;
+      if (slot.active) continue;
+      // a recurrent checkpoint serves a next turn whose reply was rendered otherwise than it was generated
+      const checkpoint = slot.checkpoint;
+      if (checkpoint && checkpoint.length < slot.cached.length && disk.wants(slot.cached.slice(0, checkpoint.length))) {
+        const tokens = Int32Array.from(slot.cached.slice(0, checkpoint.length));
+        if (disk.enqueue({ tokens, state: checkpoint.state, logits: checkpoint.logits, session: slot.session })) queued++;
+      }
+      if (!disk.wants(slot.cached)) continue;
+      const whole = checkpoint?.length === slot.cached.length ? checkpoint : undefined;
+      const state = whole?.state ?? this.context.saveSequence(slot.seq);
+      if (disk.enqueue({ tokens: Int32Array.from(slot.cached), state, logits: whole?.logits, session: slot.session })) queued++;
     }
     for (const entry of this.promptCache?.notOnDisk() ?? []) {
       entry.onDisk = true;
@@ -238,6 +245,51 @@ export class SequenceMemory {
       if (free >= needed) break;
     }
     return free;
+  }
+
+  /** Whether the prompt fits on this slot with this source beside `reserved` cells, once idle caches made way. */
+  fits(active: ActiveRequest, slot: SequenceSlot, source: PrefixSource, reserved: number): boolean {
+    const needed = this.cellsNeeded(active, slot, source) + reserved;
+    const keep = source.kind === "copy" ? [slot, source.from] : [slot];
+    return this.makeRoom(needed, ...keep) >= needed;
+  }
+
+  /**
+   * Cells for a step: each generating sequence's next token (and draft) comes first, after the prompts'
+   * `reserved` cells. When they do not fit even with every idle cache dropped, drafts are left out, then
+   * the most recently admitted sequences are ended by `end` (their idle memory may then make way too).
+   * Returns the cells left for prompt tokens.
+   */
+  roomForStep(generating: SequenceSlot[], drafts: Map<SequenceSlot, number[]> | undefined, reserved: number, end: (slot: SequenceSlot) => void): number {
+    const kept = [...generating];
+    const needed = () => kept.reduce((sum, slot) => sum + 1 + (drafts?.get(slot)?.length ?? 0), 0);
+    let free = this.makeRoom(needed() + reserved);
+    if (free - reserved < needed()) drafts?.clear();
+    while (free - reserved < needed() && kept.length > 0) {
+      end(kept.pop()!);
+      free = this.makeRoom(needed() + reserved);
+    }
+    return Math.max(0, free - needed());
+  }
+
+  /**
+   * Runs the slot's pending image through the encoder into its memory. Returns the embedding tokens it
+   * took, or the error's message (the slot's memory is then freed).
+   */
+  evaluateImage(slot: SequenceSlot, images: ImageEncoder): number | string {
+    const active = slot.active!;
+    const image = active.pendingImage!;
+    const started = performance.now();
+    try {
+      images.evaluate(this.context, image, slot.cached.length, slot.seq);
+    } catch (error) {
+      this.forget(slot);
+      return (error as Error).message;
+    }
+    for (let i = 0; i < image.positions; i++) slot.cached.push(image.marker);
+    active.nextPromptIndex += image.positions;
+    active.promptMs += performance.now() - started;
+    return image.tokens;
   }
 
   /** Cells a prompt needs on this slot with this source, before what admitted prompts reserve. */

@@ -99,6 +99,21 @@ export class ActiveRequest {
     };
   }
 
+  /**
+   * Tells the client how far its prompt is: after every step that processed part of it when it asked,
+   * otherwise only for a prompt that spans several steps (its stream then hears from the engine at
+   * every step, which keeps clients and proxies from timing out), and always once it is complete when
+   * an earlier report went out, so that reports end at the whole prompt.
+   */
+  reportProgress(): void {
+    if (!this.request.promptProgress && !this.progressReported && !this.prefilling) return;
+    this.progressReported = true;
+    this.emit({
+      type: "progress", id: this.id, processed: this.nextPromptIndex, total: this.prompt.length,
+      cached: this.cachedPromptTokens, ms: performance.now() - this.startedAt,
+    });
+  }
+
   /** Emits the text still held back (partial UTF-8, possible stop prefixes) and the final event. */
   finish(reason: FinishReason, stop?: string, stopToken?: number): void {
     if (reason !== "cancelled" && stop === undefined) {

@@ -59,6 +59,11 @@ export function createVllmMetrics(manager: ModelManager, models: ModelService): 
   const promptCacheRestores = gauge("llamux:prompt_cache_restores", "Prompts that restored a state from the prompt cache since the engines started.");
   const promptCacheEvictions = gauge("llamux:prompt_cache_evictions", "States dropped from the prompt cache to stay within --cache-ram, least recently used first.");
   const copiedPrefixTokens = gauge("llamux:copied_prefix_tokens", "Prompt tokens taken from another sequence's KV cells instead of being processed.");
+  // each tier of the prompt cache: host memory (--cache-ram) and disk (--cache-disk)
+  const tierGauge = (name: string, help: string) => new Gauge<Label | "tier">({ name, help, labelNames: [...labelNames, "tier"], registers });
+  const tierHits = tierGauge("llamux:prompt_cache_hits", "Admitted prompts that took their prefix from this tier of the prompt cache (ram, disk) since the engines started.");
+  const tierMisses = tierGauge("llamux:prompt_cache_misses", "Admitted prompts that looked in this tier of the prompt cache and took nothing from it.");
+  const tierBytes = tierGauge("llamux:prompt_cache_tier_bytes", "Bytes held by this tier of the prompt cache (disk: this model's files).");
 
   const promptTokens = counter("vllm:prompt_tokens_total", "Number of prefill tokens processed.");
   const generationTokens = counter("vllm:generation_tokens_total", "Number of generation tokens processed.");
@@ -135,9 +140,11 @@ export function createVllmMetrics(manager: ModelManager, models: ModelService): 
     type Load = {
       running: number; waiting: number; used: number; capacity: number; steps: number; tokens: number; drafted: number; accepted: number;
       cacheBytes: number; cacheEntries: number; restores: number; evictions: number; copied: number;
+      tiers: Record<"ram" | "disk", { hits: number; misses: number; bytes: number }>;
     };
     const empty = (): Load => ({
       running: 0, waiting: 0, used: 0, capacity: 0, steps: 0, tokens: 0, drafted: 0, accepted: 0, cacheBytes: 0, cacheEntries: 0, restores: 0, evictions: 0, copied: 0,
+      tiers: { ram: { hits: 0, misses: 0, bytes: 0 }, disk: { hits: 0, misses: 0, bytes: 0 } },
     });
     const load = new Map<string, Load>();
     for (const { id } of models.list()) load.set(id, empty());
@@ -159,10 +166,15 @@ export function createVllmMetrics(manager: ModelManager, models: ModelService): 
       entry.restores += stats.promptCache?.restored ?? 0;
       entry.evictions += stats.promptCache?.evicted ?? 0;
       entry.copied += stats.copiedPrefixTokens;
+      for (const [tier, tierStats] of [["ram", stats.promptCache], ["disk", stats.diskCache]] as const) {
+        entry.tiers[tier].hits += tierStats?.hits ?? 0;
+        entry.tiers[tier].misses += tierStats?.misses ?? 0;
+        entry.tiers[tier].bytes += tierStats?.bytes ?? 0;
+      }
       load.set(name, entry);
     }
     for (const g of [running, waiting, kvCacheUsage, decodeSteps, decodedTokens, engineDraftTokens, engineAcceptedTokens,
-      promptCacheBytes, promptCacheEntries, promptCacheRestores, promptCacheEvictions, copiedPrefixTokens]) g.reset();
+      promptCacheBytes, promptCacheEntries, promptCacheRestores, promptCacheEvictions, copiedPrefixTokens, tierHits, tierMisses, tierBytes]) g.reset();
     for (const [name, entry] of load) {
       const labels = { model_name: name, engine: ENGINE };
       running.set(labels, entry.running);
@@ -177,6 +189,11 @@ export function createVllmMetrics(manager: ModelManager, models: ModelService): 
       promptCacheRestores.set(labels, entry.restores);
       promptCacheEvictions.set(labels, entry.evictions);
       copiedPrefixTokens.set(labels, entry.copied);
+      for (const tier of ["ram", "disk"] as const) {
+        tierHits.set({ ...labels, tier }, entry.tiers[tier].hits);
+        tierMisses.set({ ...labels, tier }, entry.tiers[tier].misses);
+        tierBytes.set({ ...labels, tier }, entry.tiers[tier].bytes);
+      }
     }
   }
 

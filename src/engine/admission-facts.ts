@@ -1,0 +1,53 @@
+// The facts the admission planner (planning/admission.ts) decides on, gathered from the scheduler's
+// queue, its running sequences and their memory: each weighed request's owner, priority and how many of
+// its prompt tokens would still be processed on the sequence it would get.
+import { admissionWindow, chooseAdmission, ANONYMOUS_OWNER, type OwnerShare, type WaitingView } from "./planning/admission.ts";
+import { reusedTokens } from "./planning/prefix-source.ts";
+import type { ActiveRequest, SequenceSlot } from "./sequence.ts";
+import type { PrefixSource, SequenceMemory } from "./sequence-memory.ts";
+
+export interface Admission {
+  /** Its index in the queue. */
+  index: number;
+  active: ActiveRequest;
+  slot: SequenceSlot;
+  source: PrefixSource;
+}
+
+const ownerOf = (active: ActiveRequest) => active.request.schedule?.owner ?? ANONYMOUS_OWNER;
+
+/** The queue as the planner sees it. */
+export function waitingViews(queue: readonly ActiveRequest[]): WaitingView[] {
+  return queue.map((active) => ({ owner: ownerOf(active), priority: active.request.schedule?.priority ?? 0, overtaken: active.overtaken }));
+}
+
+/**
+ * The waiting request a free sequence goes to, with that sequence and where its prefix comes from.
+ * Requests whose disk state is still being read are not weighed. Undefined when no sequence is free or
+ * nothing may be admitted.
+ */
+export function nextAdmission(queue: readonly ActiveRequest[], running: readonly SequenceSlot[], memory: SequenceMemory): Admission | undefined {
+  const waiting = waitingViews(queue);
+  const shares = new Map<string, OwnerShare>();
+  const shareOf = (owner: string) => shares.get(owner) ?? shares.set(owner, ownerShare(owner, queue, running)).get(owner)!;
+  const weighed = new Map<number, { slot: SequenceSlot; source: PrefixSource }>();
+  const candidates: Array<{ index: number; uncachedTokens: number }> = [];
+  for (const index of admissionWindow(waiting, shareOf)) {
+    const active = queue[index]!;
+    if (active.awaitingDisk && memory.isLoading(active.awaitingDisk)) continue;
+    const slot = memory.pickSlot(active.prompt, active.request.schedule?.session);
+    if (!slot) return undefined;
+    const source = memory.prefixSource(slot, active);
+    weighed.set(index, { slot, source });
+    candidates.push({ index, uncachedTokens: active.prompt.length - reusedTokens(source) });
+  }
+  const chosen = chooseAdmission(waiting, candidates, shareOf);
+  return chosen && { index: chosen.index, active: queue[chosen.index]!, ...weighed.get(chosen.index)! };
+}
+
+/** What an owner's requests hold now, and its weight and cap as its newest request says. */
+function ownerShare(owner: string, queue: readonly ActiveRequest[], running: readonly SequenceSlot[]): OwnerShare {
+  const count = running.filter((slot) => ownerOf(slot.active!) === owner).length;
+  const newest = queue.findLast((active) => ownerOf(active) === owner)?.request.schedule;
+  return { running: count, weight: newest?.weight ?? 1, maxParallel: newest?.maxParallel ?? Infinity };
+}
