@@ -16,6 +16,9 @@ const CONTEXT_HINT = "change it with --ctx-size or --max-model-len, num_ctx or O
  * Returns the handler for the parent's messages. `send` carries replies and events to the parent;
  * `exit` ends the host once the engine is disposed on "shutdown".
  */
+/** How long a shutting-down engine waits for prompt states still being written to disk. */
+const SHUTDOWN_WRITE_MS = 2000;
+
 export function engineMessageHandler(send: (message: ChildMessage) => void, exit: () => void): (message: ParentMessage) => void {
   let engine: Engine | undefined;
   let outbox: EngineEvent[] = [];
@@ -97,10 +100,12 @@ export function engineMessageHandler(send: (message: ChildMessage) => void, exit
           send({ type: "reply", callId: message.callId, error: (error as Error).message, ...(error instanceof EngineError ? { code: error.code } : {}) });
         }
         break;
-      case "shutdown":
-        engine?.dispose("engine shutting down");
+      case "shutdown": {
+        // prompt states on their way to disk get a moment to land (the parent kills after its grace period)
+        const written = engine?.dispose("engine shutting down") ?? Promise.resolve();
         engine = undefined;
-        exit();
+        void Promise.race([written, Bun.sleep(SHUTDOWN_WRITE_MS)]).then(exit);
+      }
     }
   };
 }

@@ -427,16 +427,22 @@ export class Engine {
     return queued;
   }
 
-  dispose(reason = "engine stopped"): void {
+  /**
+   * Frees the engine. What its idle sequences and host cache hold goes to the disk tier first (an unload
+   * or a model swap keeps it); the returned promise settles once those writes are done, which a host
+   * about to exit waits for (within its own deadline).
+   */
+  dispose(reason = "engine stopped"): Promise<void> {
     this.disposed = true;
+    if (!this.looping) this.scheduler.persistIdle();
     this.scheduler.failAll(reason);
-    // states queued for the disk go on being written; nothing new is queued
-    const disk = this.diskCache;
-    if (disk) void disk.flush().then(() => disk.close());
     this.speech?.dispose(reason);
     this.images?.dispose();
     this.speculation?.dispose();
     this.context.dispose();
     this.model.dispose();
+    // states queued for the disk go on being written (they are copies); nothing new is queued
+    const disk = this.diskCache;
+    return disk ? disk.flush().then(() => disk.close()) : Promise.resolve();
   }
 }
