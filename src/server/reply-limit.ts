@@ -13,8 +13,9 @@ function bound(profile: Profile, error: ContextLimitError): string {
   const { promptTokens, contextLength, ceiling } = error;
   const trained = ceiling?.trainedContext;
   if (ceiling?.boundBy === "trained" || (trained !== undefined && promptTokens >= trained)) {
-    return `(the model was trained for a context of ${trained ?? contextLength} tokens, the most it can have, and the reply needs at least one). ` +
-      "Shorten the conversation or start a new one.";
+    // past what the model was trained for, no setting helps
+    const here = trained !== undefined && contextLength < trained ? `the model's context here is ${contextLength} tokens and it was trained for ${trained}` : `the model was trained for a context of ${trained ?? contextLength} tokens`;
+    return `(${here}, the most it can have, and the reply needs at least one). Shorten the conversation or start a new one.`;
   }
   if (ceiling?.boundBy === "memory") {
     return `(the memory free for the model's KV cache holds ${contextLength} tokens of context; it was trained for ${trained}). ` +
