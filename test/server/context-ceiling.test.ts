@@ -57,6 +57,6 @@ describe("a prompt beyond the ceiling, in the agents' words", () => {
     expect(message).toContain("start the server with --max-model-len 8192");
     const beyond = words("b", new ContextLimitError("prompt", 70000, 4096, undefined, { tokens: 4096, boundBy: "setting", trainedContext: 65536 }));
     expect(beyond).not.toContain("--max-model-len");
-    expect(beyond).toContain("trained for a context of 65536 tokens");
+    expect(beyond).toContain("the model's context here is 4096 tokens and it was trained for 65536, the most it can have");
   });
 });
