@@ -1,10 +1,13 @@
-// System messages after the first message (chat completions allow them anywhere; agents add reminders
-// there): each stays where it is when the template writes a system turn there. Otherwise it travels into
-// the adjacent user turn (the next one, else the one before), wrapped as Claude Code wraps its own
-// reminders, so that nothing before it changes. Joining it to the system prompt at the top instead would
-// move the start of the prompt, and every cached prefix with it, each time a new one appeared. A template
-// that refuses such a message ("System message must be at the beginning") or leaves it out would
-// otherwise fail the request or lose its text.
+// System messages after the first message (chat completions allow them anywhere; Claude Code sends one
+// after its first user message): each stays where it is when the template writes a system turn there.
+// Otherwise it travels into the user turn beside it (the one right after it, else the one right before
+// it), wrapped as Claude Code wraps its own reminders, or becomes a user turn of its own where it stands
+// when neither neighbour is one. Joining it to the system prompt at the top instead would move the start of
+// the prompt, and every cached prefix with it, each time a new one appeared. A template that refuses such a
+// message ("System message must be at the beginning") or leaves it out would otherwise fail the request or
+// lose its text. Only its neighbours decide where it goes, so a conversation that grows by later turns
+// renders it in the same place every time (Claude Code's [user, system] becomes [user, system, assistant,
+// user] on the next turn: it stays in the first user turn).
 import type { ChatMessage } from "./types.ts";
 
 /** Renders a conversation with the model's template; throws when the template refuses it. */
@@ -17,31 +20,45 @@ export const systemReminder = (text: string) => `<system-reminder>\n${text}\n</s
 
 /**
  * The conversation with every later system message either in place (the template writes it there) or
- * moved into the adjacent user turn. Costs one extra render, and only when there is such a message.
+ * moved into a user turn beside it. Costs one extra render, and only when there is such a message.
  */
 export function placeSystemMessages(messages: ChatMessage[], render: RenderConversation): ChatMessage[] {
   if (!messages.some(laterSystem)) return messages;
   const inPlace = probeInPlace(messages, render);
-  const moving = messages.flatMap((message, index) => (laterSystem(message, index) && !inPlace.has(index) ? [index] : []));
-  if (moving.length === 0) return messages;
+  const moved = new Set(messages.flatMap((message, index) => (laterSystem(message, index) && !inPlace.has(index) ? [index] : [])));
+  if (moved.size === 0) return messages;
+  // the neighbours of a moved message are the nearest messages that stay (a run of moved ones travels together)
+  const neighbour = (index: number, step: 1 | -1) => {
+    let at = index + step;
+    while (moved.has(at)) at += step;
+    return messages[at]?.role === "user" ? at : -1;
+  };
   const before = new Map<number, string[]>();
   const after = new Map<number, string[]>();
-  const becomeUser = new Set<number>();
-  for (const index of moving) {
+  const add = (into: Map<number, string[]>, at: number, text: string) => (into.get(at) ?? into.set(at, []).get(at)!).push(text);
+  const ownTurn = new Set<number>();
+  for (const index of moved) {
     const text = messages[index]!.content ?? "";
     if (text === "") continue;
-    const next = messages.findIndex((message, at) => at > index && message.role === "user");
-    const previous = messages.findLastIndex((message, at) => at < index && message.role === "user");
-    if (next >= 0) (before.get(next) ?? before.set(next, []).get(next)!).push(systemReminder(text));
-    else if (previous >= 0) (after.get(previous) ?? after.set(previous, []).get(previous)!).push(systemReminder(text));
-    else becomeUser.add(index); // no user turn at all: it becomes one where it stands
+    const next = neighbour(index, 1);
+    const previous = next < 0 ? neighbour(index, -1) : -1;
+    if (next >= 0) add(before, next, systemReminder(text));
+    else if (previous >= 0) add(after, previous, systemReminder(text));
+    else ownTurn.add(index);
   }
-  const moved = new Set(moving);
   const placed: ChatMessage[] = [];
+  let ownTurnOpen = false; // consecutive ones make one user turn
   for (const [index, message] of messages.entries()) {
-    if (becomeUser.has(index)) placed.push({ role: "user", content: systemReminder(message.content ?? "") });
-    else if (moved.has(index)) continue;
-    else if (before.has(index) || after.has(index)) {
+    if (ownTurn.has(index)) {
+      const reminder = systemReminder(message.content ?? "");
+      if (ownTurnOpen) placed[placed.length - 1] = { role: "user", content: `${placed.at(-1)!.content}\n\n${reminder}` };
+      else placed.push({ role: "user", content: reminder });
+      ownTurnOpen = true;
+      continue;
+    }
+    if (moved.has(index)) continue;
+    ownTurnOpen = false;
+    if (before.has(index) || after.has(index)) {
       const parts = [...before.get(index) ?? [], message.content ?? "", ...after.get(index) ?? []].filter((part) => part !== "");
       placed.push({ ...message, content: parts.join("\n\n") });
     } else placed.push(message);

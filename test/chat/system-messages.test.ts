@@ -47,27 +47,37 @@ describe("placeSystemMessages", () => {
     expect(text).toContain("<|im_start|>user\nhi<|im_end|>\n<|im_start|>system\n# Environment\ncwd: /work<|im_end|>\n<|im_start|>assistant\nhello");
   });
 
-  test("a template that refuses them gets each in the next user turn, as a system reminder", () => {
+  test("a template that refuses them gets each in the user turn beside it (after it, else before it), as a system reminder", () => {
     expect(() => renderChatTemplate(REFUSING, conversation)).toThrow("System message must be at the beginning");
     expect(place(REFUSING, conversation)).toEqual([
       { role: "system", content: "You are a coding agent." },
-      { role: "user", content: "hi" },
+      { role: "user", content: "hi\n\n<system-reminder>\n# Environment\ncwd: /work\n</system-reminder>" },
       { role: "assistant", content: "hello" },
-      { role: "user", content: "<system-reminder>\n# Environment\ncwd: /work\n</system-reminder>\n\n<system-reminder>\nBe brief.\n</system-reminder>\n\ngo on" },
+      { role: "user", content: "<system-reminder>\nBe brief.\n</system-reminder>\n\ngo on" },
     ]);
   });
 
-  test("with no user turn after it, one goes into the user turn before it; with none at all it becomes one", () => {
-    const trailing: ChatMessage[] = [...opening, { role: "system", content: "Wrap up." }];
-    expect(place(REFUSING, trailing).at(-2)).toEqual({ role: "user", content: "hi\n\n<system-reminder>\nWrap up.\n</system-reminder>" });
-    const alone: ChatMessage[] = [{ role: "assistant", content: "ready" }, { role: "system", content: "Be brief." }];
-    expect(place(REFUSING, alone)).toEqual([{ role: "assistant", content: "ready" }, { role: "user", content: "<system-reminder>\nBe brief.\n</system-reminder>" }]);
+  test("with no user turn beside it, it becomes one where it stands (a run of them, one turn)", () => {
+    const trailing: ChatMessage[] = [...opening, { role: "system", content: "Wrap up." }, { role: "system", content: "Be brief." }];
+    expect(place(REFUSING, trailing).slice(2)).toEqual([
+      { role: "assistant", content: "hello" },
+      { role: "user", content: "<system-reminder>\nWrap up.\n</system-reminder>\n\n<system-reminder>\nBe brief.\n</system-reminder>" },
+    ]);
+  });
+
+  test("Claude Code's pattern keeps its place as the conversation grows: [user, system], then [user, system, assistant, user]", () => {
+    const turn1: ChatMessage[] = [{ role: "system", content: "You are Claude Code." }, { role: "user", content: "Say hello" }, { role: "system", content: "gitStatus: clean" }];
+    const turn2: ChatMessage[] = [...turn1, { role: "assistant", content: "Hello" }, { role: "user", content: "And now goodbye" }];
+    const render = jinja(REFUSING);
+    const first = renderChatText({ template: REFUSING, messages: turn1, controlTokenTexts: [], bosText: "", eosText: "", addGenerationPrompt: false }).text;
+    expect(first).toContain("Say hello\n\n<system-reminder>\ngitStatus: clean\n</system-reminder>");
+    expect(render(turn2).startsWith(first)).toBe(true);
   });
 
   test("a template that leaves them out loses no text, and the system prompt stays as it was", () => {
     const text = jinja(DROPPING)(conversation);
-    expect(text).toStartWith("SYSTEM: You are a coding agent.\nuser: hi\nassistant: hello\n");
-    expect(text).toContain("<system-reminder>\n# Environment\ncwd: /work\n</system-reminder>");
+    expect(text).toStartWith("SYSTEM: You are a coding agent.\nuser: hi\n\n<system-reminder>\n# Environment\ncwd: /work\n</system-reminder>\nassistant: hello\n");
+    expect(text).toContain("<system-reminder>\nBe brief.\n</system-reminder>");
   });
 
   test("a conversation without later system messages is untouched, and so is one whose probe numbers share digits", () => {
@@ -80,8 +90,8 @@ describe("placeSystemMessages", () => {
 
   test("an Ollama TEMPLATE that writes .System at the top gets them in user turns; one that writes them in place keeps them", () => {
     const top = go(GO_SYSTEM_AT_TOP)(conversation);
-    expect(top).toStartWith("<|im_start|>system\nYou are a coding agent.<|im_end|>\n<|im_start|>user\nhi<|im_end|>\n");
-    expect(top).toContain("<|im_start|>user\n<system-reminder>\n# Environment");
+    expect(top).toStartWith("<|im_start|>system\nYou are a coding agent.<|im_end|>\n<|im_start|>user\nhi\n\n<system-reminder>\n# Environment");
+    expect(top).toContain("<|im_start|>user\n<system-reminder>\nBe brief.");
     const inPlace = go(GO_IN_PLACE)(conversation);
     expect(inPlace).toContain("<|im_start|>user\nhi<|im_end|>\n<|im_start|>system\n# Environment\ncwd: /work<|im_end|>\n");
   });
