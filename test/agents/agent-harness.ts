@@ -81,6 +81,17 @@ function baseEnv(home: string): Record<string, string> {
   };
 }
 
+/** Claude Code pointed at a server (or a proxy in front of one), with the served model for every role. */
+export function claudeEnv(baseUrl: string): Record<string, string> {
+  return {
+    ANTHROPIC_BASE_URL: baseUrl,
+    ANTHROPIC_AUTH_TOKEN: "placeholder",
+    ANTHROPIC_MODEL: MODEL,
+    ANTHROPIC_DEFAULT_OPUS_MODEL: MODEL, ANTHROPIC_DEFAULT_SONNET_MODEL: MODEL, ANTHROPIC_DEFAULT_HAIKU_MODEL: MODEL,
+    CLAUDE_CODE_SUBAGENT_MODEL: MODEL,
+  };
+}
+
 /** Qwen Code's settings: telemetry, usage statistics and update checks off. */
 export const QWEN_SETTINGS = JSON.stringify({
   telemetry: { enabled: false }, privacy: { usageStatisticsEnabled: false }, general: { disableAutoUpdate: true, disableUpdateNag: true },
