@@ -28,10 +28,10 @@ export interface AgentServer {
   stop(): Promise<void>;
 }
 
-/** `llamux serve MODEL --profile P` and nothing else that sizes the context: the server's defaults. */
-export async function startAgentServer(profile: Profile): Promise<AgentServer> {
+/** `llamux serve MODEL --profile P` and nothing else that sizes the context: the server's defaults (`extra` adds flags). */
+export async function startAgentServer(profile: Profile, extra: string[] = []): Promise<AgentServer> {
   const model = await ensureModel("tiny-llama-agent");
-  const server = await startServer([model, "--served-model-name", MODEL, "--profile", profile], { LLAMUX_LOG_LEVEL: "info" });
+  const server = await startServer([model, "--served-model-name", MODEL, "--profile", profile, ...extra], { LLAMUX_LOG_LEVEL: "info" });
   return { profile, server, baseUrl: server.baseUrl, stop: () => server.stop() };
 }
 

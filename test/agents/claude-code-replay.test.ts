@@ -1,11 +1,17 @@
 // The real Claude Code CLI's requests (test/fixtures/recordings, made by test/fixtures/record-claude-code.ts:
 // `claude -p`, `claude -p --continue`, then a new `claude -p`), sent again to `llamux serve` at its defaults
-// with the tiny agent model. Its attribution line (the first system block, whose suffix changes with each
-// session) never reaches the prompt, so a new session's first request reads the system prompt and tools it
-// shares with the first session from the cache, and a continued session reads almost all of its prompt.
-import { afterAll, beforeAll, expect, test } from "bun:test";
-import { readdirSync } from "node:fs";
+// with the tiny agent model: once with its own template, which writes Claude Code's system message (sent
+// right after the first user message) in place, and once with the same template made strict (a system
+// message anywhere but first raises, as Qwen3's and many GGUF templates do). Its attribution line (the first
+// system block, whose suffix changes with each session) never reaches the prompt, so a new session's first
+// request reads the system prompt and tools it shares with the first session from the cache, and a continued
+// session reads almost all of its prompt.
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { mkdtempSync, readdirSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { CHATML_HERMES_TEMPLATE } from "../../scripts/models/templates.ts";
+import { renderChatTemplate } from "../../src/chat/template.ts";
 import { RUN_TIMEOUT_MS, startAgentServer, type AgentServer } from "./agent-harness.ts";
 import { RECORDING_FORMAT, replayInit, type RecordedRequest, type Recording } from "../fixtures/recording-proxy.ts";
 
@@ -13,11 +19,21 @@ const recordings = join(import.meta.dir, "..", "fixtures", "recordings");
 const file = readdirSync(recordings).find((name) => name.startsWith("claude-code-") && name.endsWith(".json"))!;
 const recording = await Bun.file(join(recordings, file)).json() as Recording;
 
-let server: AgentServer;
+const STRICT_TEMPLATE = CHATML_HERMES_TEMPLATE
+  .replace("{%- for message in messages %}", '{%- for message in messages %}{%- if message.role == "system" and not loop.first %}{{ raise_exception("System message must be at the beginning.") }}{%- endif %}')
+  .replace('(message.role == "system" and not loop.first) or ', "");
+const templateDir = mkdtempSync(join(tmpdir(), "llamux-replay-"));
+const servers: Record<string, AgentServer> = {};
 beforeAll(async () => {
-  server = await startAgentServer("a");
+  writeFileSync(join(templateDir, "strict.jinja"), STRICT_TEMPLATE);
+  servers.inPlace = await startAgentServer("a");
+  servers.strict = await startAgentServer("a", ["--chat-template", join(templateDir, "strict.jinja")]);
 }, 120_000);
-afterAll(() => server?.stop());
+afterAll(async () => {
+  await Promise.all(Object.values(servers).map((s) => s.stop()));
+  rmSync(templateDir, { recursive: true, force: true });
+});
+let server: AgentServer;
 
 interface MessagesBody { system?: Array<{ type: string; text: string }>; messages: unknown[]; tools?: unknown[]; [field: string]: unknown }
 interface Usage { input_tokens: number; cache_read_input_tokens: number }
@@ -58,30 +74,42 @@ test("the recording is Claude Code's, and its sessions' first system blocks diff
   expect(bodyOf(firstMessages("first")).tools).toEqual(bodyOf(firstMessages("new-session")).tools);
 });
 
-test("the attribution line never reaches the prompt: count_tokens is the same without it", async () => {
-  for (const run of ["first", "new-session"]) {
-    const body = bodyOf(firstMessages(run));
-    const without = { ...body, system: body.system!.filter((block) => !block.text.startsWith("x-anthropic-billing-header:")) };
-    expect(await countTokens(body)).toBe(await countTokens(without));
-  }
-}, RUN_TIMEOUT_MS);
+test("the strict template refuses the conversation as Claude Code sends it (a system message after the first user message)", () => {
+  const messages = [{ role: "system", content: "s" }, { role: "user", content: "Say hello" }, { role: "system", content: "# Environment" }];
+  expect(() => renderChatTemplate(STRICT_TEMPLATE, messages)).toThrow("System message must be at the beginning");
+  expect(() => renderChatTemplate(CHATML_HERMES_TEMPLATE, messages)).not.toThrow();
+});
 
-test("replayed in order: --continue reads ≥ 90% of its prompt from the cache, a new session its shared system prompt and tools", async () => {
-  const usages: Record<string, Usage[]> = {};
-  for (const run of recording.runs) {
-    usages[run.name] = [];
-    for (const request of run.requests) {
-      const { status, usage } = await replay(request);
-      expect(`${request.method} ${request.path} ${status}`).toBe(`${request.method} ${request.path} ${request.status}`);
-      if (usage) usages[run.name]!.push(usage);
+describe.each([["writes system messages in place", "inPlace"], ["refuses later system messages", "strict"]])("a template that %s", (_, which) => {
+  beforeAll(() => {
+    server = servers[which]!;
+  });
+
+  test("the attribution line never reaches the prompt: count_tokens is the same without it", async () => {
+    for (const run of ["first", "new-session"]) {
+      const body = bodyOf(firstMessages(run));
+      const without = { ...body, system: body.system!.filter((block) => !block.text.startsWith("x-anthropic-billing-header:")) };
+      expect(await countTokens(body)).toBe(await countTokens(without));
     }
-  }
-  const share = (usage: Usage) => usage.cache_read_input_tokens / (usage.cache_read_input_tokens + usage.input_tokens);
-  expect(share(usages.continue![0]!)).toBeGreaterThanOrEqual(0.9);
-  // the part a new session shares: its system prompt and tools, before any message
-  const fresh = bodyOf(firstMessages("new-session"));
-  const shared = await countTokens({ ...fresh, messages: [{ role: "user", content: "x" }] }) - 16;
-  const newSession = usages["new-session"]![0]!;
-  expect(shared).toBeGreaterThan(5000);
-  expect(newSession.cache_read_input_tokens).toBeGreaterThanOrEqual(shared);
-}, 3 * RUN_TIMEOUT_MS);
+  }, RUN_TIMEOUT_MS);
+
+  test("replayed in order: --continue reads ≥ 90% of its prompt from the cache, a new session its shared system prompt and tools", async () => {
+    const usages: Record<string, Usage[]> = {};
+    for (const run of recording.runs) {
+      usages[run.name] = [];
+      for (const request of run.requests) {
+        const { status, usage } = await replay(request);
+        expect(`${request.method} ${request.path} ${status}`).toBe(`${request.method} ${request.path} ${request.status}`);
+        if (usage) usages[run.name]!.push(usage);
+      }
+    }
+    const share = (usage: Usage) => usage.cache_read_input_tokens / (usage.cache_read_input_tokens + usage.input_tokens);
+    expect(share(usages.continue![0]!)).toBeGreaterThanOrEqual(0.9);
+    // the part a new session shares: its system prompt and tools, before any message
+    const fresh = bodyOf(firstMessages("new-session"));
+    const shared = await countTokens({ ...fresh, messages: [{ role: "user", content: "x" }] }) - 16;
+    const newSession = usages["new-session"]![0]!;
+    expect(shared).toBeGreaterThan(5000);
+    expect(newSession.cache_read_input_tokens).toBeGreaterThanOrEqual(shared);
+  }, 3 * RUN_TIMEOUT_MS);
+});
