@@ -42,6 +42,20 @@ async function firstModel(baseUrl: string, apiKey: string): Promise<string> {
   return id;
 }
 
+/** The most context the server gives the model (GET /api/v1/server/context); undefined where it does not say. */
+async function maxContextLength(baseUrl: string, apiKey: string, model: string): Promise<number | undefined> {
+  try {
+    const response = await fetch(`${baseUrl}/api/v1/server/context?model=${encodeURIComponent(model)}`, {
+      headers: { authorization: `Bearer ${apiKey}` }, signal: AbortSignal.timeout(5000),
+    });
+    if (!response.ok) return undefined;
+    const { max_context_length: tokens } = await response.json() as { max_context_length?: unknown };
+    return typeof tokens === "number" && Number.isInteger(tokens) && tokens > 0 ? tokens : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
 /** Shell text that sets the plan's variables, runs the agent, and the files it reads. */
 function describePlan(agent: AgentSpec, plan: AgentPlan, extra: string[]): string {
   const quote = (text: string) => (/^[\w@%+=:,./-]+$/.test(text) ? text : `'${text.replaceAll("'", "'\\''")}'`);
@@ -75,7 +89,8 @@ export async function launchCommand(args: string[]): Promise<number> {
   const apiKey = values["api-key"] ?? process.env.LLAMUX_API_KEY ?? "llamux";
   const model = values.model ?? await firstModel(baseUrl, apiKey);
   const extra = [...rest, ...passed];
-  const plan = agent.plan({ baseUrl, model, apiKey });
+  const contextLength = await maxContextLength(baseUrl, apiKey, model);
+  const plan = agent.plan({ baseUrl, model, apiKey, ...(contextLength !== undefined ? { maxContextLength: contextLength } : {}) });
 
   if (values.config) {
     console.log(describePlan(agent, resolveFiles(plan, (file) => `<${file}>`), extra));

@@ -8,6 +8,7 @@ import { freemem, totalmem } from "node:os";
 import { physicalCoreCount } from "../../ffi/hardware.ts";
 import { log as writeLog, logEnabled, logger } from "../log.ts";
 import { setNativeLog } from "../../ffi/native-log.ts";
+import { kvTokensWithinMemory } from "./context-memory.ts";
 import { Scheduler, DEFAULT_QUEUE_LIMIT } from "./scheduler.ts";
 import { CPU_PROMPT_FLUSH_TOKENS } from "./planning/step-budget.ts";
 import { DEFAULT_MAX_DRAFT_TOKENS } from "./speculative/options.ts";
@@ -91,7 +92,7 @@ function contextWithinMemory(model: LlamaModel, parallel: number, requested: num
   const kvBytesPerToken = model.kvCacheBytesPerToken;
   const wantedOrDefault = requested === undefined ? Math.min(wanted, DEFAULT_CONTEXT_PER_SEQUENCE) : wanted;
   const sharedWanted = Math.max(wantedOrDefault, requestedShared ?? wantedOrDefault * parallel);
-  const fitting = Math.floor(freemem() / 2 / kvBytesPerToken / 256) * 256;
+  const fitting = kvTokensWithinMemory(freemem(), kvBytesPerToken);
   const shared = Math.max(Math.min(256 * parallel, sharedWanted), Math.min(sharedWanted, fitting));
   if (shared < sharedWanted) {
     log.info(`context capped at ${shared} tokens shared by ${parallel} sequences (asked ${sharedWanted}): ${Math.round(kvBytesPerToken / 1024)} KiB per token must fit in half the free memory`);
@@ -188,6 +189,7 @@ export class Engine {
       architecture: model.architecture,
       description: model.description,
       trainedContextLength: model.trainedContextLength,
+      kvBytesPerToken: model.kvCacheBytesPerToken,
       contextPerSequence,
       sharedContext: context.contextSize,
       sharedKvPool: context.unifiedKv,

@@ -232,6 +232,8 @@ export interface ModelInfo {
   architecture: string;
   description: string;
   trainedContextLength: number;
+  /** Bytes of KV cache one token of context takes (all layers, keys and values). */
+  kvBytesPerToken: number;
   contextPerSequence: number;
   /** Tokens of memory the sequences share (the KV cache's size); each holds at most contextPerSequence. */
   sharedContext: number;

@@ -85,6 +85,18 @@ export interface ChatSpec {
   schedule?: RequestSchedule;
 }
 
+/** The most context a request to a model can get from its host, and what sets that bound. */
+export interface ContextCeiling {
+  tokens: number;
+  /**
+   * "trained": the context the model was trained for; "memory": what the memory free for its KV cache holds
+   * (less than it was trained for); "setting": the server's context setting, where it does not grow.
+   */
+  boundBy: "trained" | "memory" | "setting";
+  /** The context the model was trained for, when its file says. */
+  trainedContext?: number;
+}
+
 /** The model a request runs on, as its host (server, SDK, CLI) loads it. */
 export interface ModelHandle {
   /** The engine, loaded (or reloaded) with at least these load options. */
@@ -94,6 +106,8 @@ export interface ModelHandle {
    * memory); false where it cannot. A host without it never grows a model.
    */
   grow?(neededTokens: number): Promise<boolean>;
+  /** The most context grow can reach, for the words of a request that still does not fit. */
+  ceiling?(): ContextCeiling;
 }
 
 export interface RunOptions {
@@ -114,6 +128,8 @@ export class ContextLimitError extends RangeError {
     readonly promptTokens: number,
     readonly contextLength: number,
     readonly maxTokens?: number,
+    /** Where the host grows contexts: the most it can reach (contextLength is then its tokens). */
+    readonly ceiling?: ContextCeiling,
   ) {
     super(kind === "prompt"
       ? `Cannot fit a prompt of ${promptTokens} tokens in a context of ${contextLength}`

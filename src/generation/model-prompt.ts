@@ -39,9 +39,12 @@ export interface ModelPromptInput {
   continueFinalMessage?: boolean;
 }
 
-/** The conversation with the system prompt in front, unless it has a system message of its own. */
+/**
+ * The conversation with the system prompt in front, unless it starts with a system message of its own
+ * (as Ollama decides; a later system message leaves the start as it is).
+ */
 function withSystem(messages: ChatMessage[], system: string | undefined): ChatMessage[] {
-  if (!system || messages.some((m) => m.role === "system")) return messages;
+  if (!system || messages[0]?.role === "system") return messages;
   return [{ role: "system", content: system }, ...messages];
 }
 

@@ -11,6 +11,7 @@ import type { EngineHandle } from "../engine/engine-handle.ts";
 import { renderModelPrompt } from "./model-prompt.ts";
 import { placeImages, withoutMediaMarkers } from "./prompt-images.ts";
 import { cutPromptTokens, fitMessages, promptFits } from "./prompt-fit.ts";
+import { withoutAttributionLines } from "./attribution-line.ts";
 
 export interface PromptFitting {
   contextLength: number;
@@ -35,7 +36,9 @@ function renderConversation(engine: EngineHandle, spec: ConversationPrompt, plan
     ...(spec.addGenerationPrompt !== undefined ? { addGenerationPrompt: spec.addGenerationPrompt } : {}),
     ...(spec.continueFinalMessage ? { continueFinalMessage: true } : {}),
   });
-  return spec.overflow === "drop-oldest" ? fitMessages(spec.messages, render, fitting.contextLength) : render(spec.messages);
+  // What never enters the prompt, whatever API brought the conversation.
+  const messages = withoutAttributionLines(spec.messages);
+  return spec.overflow === "drop-oldest" ? fitMessages(messages, render, fitting.contextLength) : render(messages);
 }
 
 /** Raw text, its media placed before it as in a user message. */

@@ -8,7 +8,7 @@ import { engineSettings, type EngineSettings } from "../options/engine-settings.
 import type { GenerateRequest } from "../engine/types.ts";
 import { startChat, type ChatChoice, type RenderedPrompt } from "./chat.ts";
 import { planChatOutput, type ChatOutputPlan } from "./chat-output.ts";
-import { ContextLimitError, type ChatSpec, type ModelHandle, type ReplyLimit, type RunOptions } from "./chat-spec.ts";
+import { ContextLimitError, type ChatSpec, type ContextCeiling, type ModelHandle, type ReplyLimit, type RunOptions } from "./chat-spec.ts";
 import type { EngineHandle } from "../engine/engine-handle.ts";
 import { withReasoningBudget } from "./reasoning-budget.ts";
 import { checkPromptFits, renderPrompt } from "./render-prompt.ts";
@@ -60,6 +60,13 @@ const MAX_GROWTHS = 3;
 /** The tokens a request that did not fit needs: its prompt and one more, or its prompt and its reply's limit. */
 const neededTokens = (error: ContextLimitError) => error.promptTokens + (error.kind === "prompt" ? 1 : error.maxTokens ?? 1);
 
+/** A request that did not fit even after growing, told against the most context the host could give it. */
+function atCeiling(error: ContextLimitError, ceiling: ContextCeiling | undefined): ContextLimitError {
+  // (a ceiling that would have held it is an estimate the growth proved wrong: the error stays as it is)
+  if (!ceiling || ceiling.tokens < error.contextLength || ceiling.tokens >= neededTokens(error)) return error;
+  return new ContextLimitError(error.kind, error.promptTokens, ceiling.tokens, error.maxTokens, ceiling);
+}
+
 /**
  * The rendered request and its reply's limit, on an engine whose context holds it: a request that does not
  * fit grows the model's context where its host allows, before any message is dropped or prompt cut.
@@ -80,7 +87,7 @@ async function fittedChat(model: ModelHandle, spec: ChatSpec, run: RunOptions): 
     } catch (error) {
       if (!(error instanceof ContextLimitError)) throw error;
       if (growths >= MAX_GROWTHS || !await model.grow(neededTokens(error))) {
-        if (spec.prompt.overflow === undefined || spec.prompt.overflow === "refuse") throw error;
+        if (spec.prompt.overflow === undefined || spec.prompt.overflow === "refuse") throw atCeiling(error, model.ceiling?.());
         return fitsOrThrows(spec);
       }
     }
@@ -102,7 +109,8 @@ export async function runChat(model: ModelHandle, spec: ChatSpec, run: RunOption
   if (maxTokens !== undefined) request.maxTokens = maxTokens;
   if (spec.logprobs !== undefined) request.logprobs = spec.logprobs;
   if (spec.promptProgress) request.promptProgress = true;
-  if (spec.schedule) request.schedule = spec.schedule;
+  const schedule = { ...spec.schedule, ...settings.schedule };
+  if (Object.keys(schedule).length) request.schedule = schedule;
   // Call markers are special tokens: the reader needs their text (as vLLM keeps them with tools).
   if (spec.keepSpecialTokens ?? plan.readsToolCalls) request.renderSpecialTokens = true;
   const runner = spec.reasoningBudget !== undefined ? withReasoningBudget(engine, spec.reasoningBudget, prompt.text) : engine;

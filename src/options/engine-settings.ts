@@ -1,7 +1,7 @@
 // Option values as the engine takes them: sampler settings, generation fields, load options, and how much
 // of a prompt to keep when it is cut. The one place where a parameter's wire meaning ("-1 is random",
 // "0 disables", "negative means until the context is full") becomes the engine's.
-import type { EngineOptions, GenerateRequest, SamplerSettings } from "../engine/types.ts";
+import type { EngineOptions, GenerateRequest, RequestSchedule, SamplerSettings } from "../engine/types.ts";
 import { OPTIONS, type OptionKey } from "./table.ts";
 import type { OptionValues } from "./values.ts";
 
@@ -15,6 +15,8 @@ export interface EngineSettings {
   load: Partial<EngineOptions>;
   /** Prompt tokens kept at the start when a long prompt is cut (Ollama's num_keep). */
   numKeep?: number;
+  /** Facts for the engine's admission that came as parameters (vLLM's priority). */
+  schedule?: Pick<RequestSchedule, "priority">;
 }
 
 const randomSeed = () => Math.floor(Math.random() * 0xffffffff);
@@ -49,6 +51,7 @@ export function engineSettings(values: OptionValues): EngineSettings {
   const generation: GenerationFields = {};
   const load: Record<string, unknown> = {};
   let numKeep: number | undefined;
+  let schedule: EngineSettings["schedule"];
   for (const [key, value] of Object.entries(values) as Array<[OptionKey, unknown]>) {
     if (value === undefined) continue;
     const target = OPTIONS[key].engine;
@@ -57,6 +60,7 @@ export function engineSettings(values: OptionValues): EngineSettings {
       const loaded = loadValue(target.load, value as number);
       if (loaded !== undefined) load[target.load] = loaded;
     } else if ("prompt" in target) numKeep = Math.max(0, value as number);
+    else if ("schedule" in target) schedule = { priority: value as number };
     else if ("generation" in target) {
       switch (target.generation) {
         case "maxTokens":
@@ -84,5 +88,8 @@ export function engineSettings(values: OptionValues): EngineSettings {
     }
   }
   if (sampling.seed === undefined) sampling.seed = randomSeed();
-  return { sampling: sampling as Partial<SamplerSettings>, generation, load: load as Partial<EngineOptions>, ...(numKeep !== undefined ? { numKeep } : {}) };
+  return {
+    sampling: sampling as Partial<SamplerSettings>, generation, load: load as Partial<EngineOptions>,
+    ...(numKeep !== undefined ? { numKeep } : {}), ...(schedule ? { schedule } : {}),
+  };
 }

@@ -19,6 +19,8 @@ export type EngineTarget =
   | { generation: "maxTokens" | "stop" | "draftTokens" | "minTokens" | "stopTokenIds" | "ignoreEos" | "includeStopString" | "skipSpecialTokens" }
   | { load: "contextPerSequence" | "batchSize" | "gpuLayers" | "threads" }
   | { prompt: "numKeep" }
+  /** A fact for the engine's admission (RequestSchedule), not a sampling or generation setting. */
+  | { schedule: "priority" }
   /** Accepted for compatibility; the engine has nothing to set (llama.cpp picks the device, models are mapped). */
   | { accepted: true };
 
@@ -164,6 +166,10 @@ export const OPTIONS = {
   draftTokens: {
     kind: "int", ollama: "draft_num_predict", ollamaDefault: 4, typeOnlyInOllama: true, engine: { generation: "draftTokens" },
     description: "most draft tokens per step for a model with a draft model (Modelfile DRAFT); 0 turns speculative decoding off; without a draft model nothing is drafted",
+  },
+  priority: {
+    kind: "int", wire: ["priority"], engine: { schedule: "priority" },
+    description: "vLLM's request priority: lower goes first among one key's waiting requests (default 0)",
   },
   numKeep: {
     kind: "int", ollama: "num_keep", ollamaDefault: 4, typeOnlyInOllama: true, engine: { prompt: "numKeep" },

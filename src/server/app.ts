@@ -5,6 +5,7 @@ import { ApiError, toApiError } from "./api-error.ts";
 import type { ServerDeps } from "./deps.ts";
 import { openAiRoutes } from "./openai/routes.ts";
 import { anthropicRoutes } from "./anthropic/routes.ts";
+import { contextCeilingRoute } from "./context-ceiling-route.ts";
 import { logger } from "../log.ts";
 import { installMiddleware } from "./middleware/index.ts";
 import { defaultServerOptions, type ServerOptions } from "./server-options.ts";
@@ -20,6 +21,7 @@ export function createApp(deps: ServerDeps, options: ServerOptions = defaultServ
   const history = new RequestHistory();
   const publicPaths = [...WEB_UI_PUBLIC_PATHS, ...profile.publicPaths];
   installMiddleware(app, { profile, options, recordRequest: (entry) => history.record(entry), publicPaths });
+  app.get("/api/v1/server/context", contextCeilingRoute(deps));
   app.route("/", openAiRoutes(deps));
   app.route("/", anthropicRoutes(deps));
   app.route("/", webUiRoutes({ deps, options, history }));

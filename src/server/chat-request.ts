@@ -24,6 +24,7 @@ export function servedModel(deps: ServerDeps, model: ServedModel, load: ServedMo
   return {
     engine: (options) => deps.models.engine(model, { ...options, ...load.extra }, load.keepAlive),
     grow: (neededTokens) => deps.models.growContext(model, neededTokens),
+    ceiling: () => deps.models.contextCeiling(model),
   };
 }
 

@@ -3,6 +3,8 @@
 // above the tokens the request needs (so a conversation that keeps growing reloads a few times, not at
 // every turn), never past the context the model was trained for. The memory the sequences share grows
 // to that size, not to that size × --parallel: one long sequence uses what the idle ones leave.
+import { kvTokensWithinMemory } from "../engine/context-memory.ts";
+import type { ContextCeiling } from "../generation/chat-spec.ts";
 
 /** The smallest context at least this size, for a request of `neededTokens`; undefined when it cannot fit the trained context. */
 export function grownContextSize(neededTokens: number, trainedContext: number | undefined): number | undefined {
@@ -20,4 +22,30 @@ export interface GrownContext {
 
 export function grownContext(size: number, sharedNow: number): GrownContext {
   return { contextPerSequence: size, sharedContext: Math.max(size, sharedNow) };
+}
+
+/** What decides a model's ceiling: its trained context, whether it grows, and its loaded instances. */
+export interface CeilingFacts {
+  trainedContext: number | undefined;
+  /** Whether requests may grow its context (not under vLLM's --max-model-len). */
+  grows: boolean;
+  loaded: Array<{ contextPerSequence: number; sharedContext: number; kvBytesPerToken: number }>;
+  /** Context per sequence it would be loaded with now, where none is loaded. */
+  configured: number | undefined;
+  freeBytes: number;
+}
+
+/**
+ * The most context a request can get: where it grows, its trained context, or less where the memory free
+ * for its KV cache holds less (known once an instance is loaded: growing frees that instance's cache
+ * first); where it does not grow, the context it has.
+ */
+export function contextCeiling(facts: CeilingFacts): ContextCeiling {
+  const trained = facts.trainedContext;
+  const current = Math.max(0, ...facts.loaded.map((l) => l.contextPerSequence));
+  const withTrained = trained !== undefined ? { trainedContext: trained } : {};
+  if (!facts.grows || trained === undefined) return { tokens: current || facts.configured || trained || 4096, boundBy: "setting", ...withTrained };
+  const memory = Math.max(0, ...facts.loaded.map((l) => kvTokensWithinMemory(facts.freeBytes + l.sharedContext * l.kvBytesPerToken, l.kvBytesPerToken)));
+  if (facts.loaded.length && memory < trained) return { tokens: Math.max(memory, current), boundBy: "memory", ...withTrained };
+  return { tokens: trained, boundBy: "trained", ...withTrained };
 }

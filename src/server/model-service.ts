@@ -2,6 +2,7 @@
 // (by its served name or file path), a GGUF path the request names directly, or a name in the model
 // store (`[host/][namespace/]model[:tag]`, any case), which brings its Modelfile layers along.
 import { existsSync, statSync } from "node:fs";
+import { freemem } from "node:os";
 import { basename } from "node:path";
 import type { InstancePolicy, KeepAlivePolicy, LoadedEngine, ModelManager } from "../engine/model-manager.ts";
 import type { EngineProcess } from "../engine/engine-process.ts";
@@ -13,7 +14,8 @@ import { GgufReadError } from "../store/gguf-reader.ts";
 import { kindAt } from "../store/regular-file.ts";
 import { projectorModalities, siblingProjector } from "../vision/projector-file.ts";
 import { logger } from "../log.ts";
-import { grownContext, grownContextSize, type GrownContext } from "./context-growth.ts";
+import { contextCeiling, grownContext, grownContextSize, type GrownContext } from "./context-growth.ts";
+import type { ContextCeiling } from "../generation/chat-spec.ts";
 
 const log = logger("models");
 
@@ -356,6 +358,17 @@ export class ModelService {
     await Promise.all(loaded.map((l) => this.manager.retire(l.engine)));
     const engine = await this.engine(model);
     return engine.info.contextPerSequence >= neededTokens;
+  }
+
+  /** The most context a request to the model can get here (what growContext can reach), and what bounds it. */
+  contextCeiling(model: ServedModel): ContextCeiling {
+    return contextCeiling({
+      trainedContext: this.facts(model).trainedContext,
+      grows: (this.options.growContext ?? false) && !this.embeds(model),
+      loaded: this.loadedOf(model).map(({ engine: { info } }) => info),
+      configured: this.contextOptions(model, {}).contextPerSequence,
+      freeBytes: freemem(),
+    });
   }
 
   engineOptions(model: ServedModel, overrides: Partial<EngineOptions> = {}): EngineOptions {

@@ -28,10 +28,10 @@ export interface AgentServer {
   stop(): Promise<void>;
 }
 
-/** `llamux serve MODEL --profile P` and nothing else that sizes the context: the server's defaults. */
-export async function startAgentServer(profile: Profile): Promise<AgentServer> {
+/** `llamux serve MODEL --profile P` and nothing else that sizes the context: the server's defaults (`extra` adds flags). */
+export async function startAgentServer(profile: Profile, extra: string[] = []): Promise<AgentServer> {
   const model = await ensureModel("tiny-llama-agent");
-  const server = await startServer([model, "--served-model-name", MODEL, "--profile", profile], { LLAMUX_LOG_LEVEL: "info" });
+  const server = await startServer([model, "--served-model-name", MODEL, "--profile", profile, ...extra], { LLAMUX_LOG_LEVEL: "info" });
   return { profile, server, baseUrl: server.baseUrl, stop: () => server.stop() };
 }
 
@@ -78,6 +78,17 @@ function baseEnv(home: string): Record<string, string> {
     OPENCODE_DISABLE_AUTOUPDATE: "1", OPENCODE_DISABLE_MODELS_FETCH: "1", OPENCODE_DISABLE_LSP_DOWNLOAD: "1", OPENCODE_DISABLE_DEFAULT_PLUGINS: "1",
     // Continue
     CONTINUE_CLI_ENABLE_TELEMETRY: "0", CONTINUE_METRICS_ENABLED: "0",
+  };
+}
+
+/** Claude Code pointed at a server (or a proxy in front of one), with the served model for every role. */
+export function claudeEnv(baseUrl: string): Record<string, string> {
+  return {
+    ANTHROPIC_BASE_URL: baseUrl,
+    ANTHROPIC_AUTH_TOKEN: "placeholder",
+    ANTHROPIC_MODEL: MODEL,
+    ANTHROPIC_DEFAULT_OPUS_MODEL: MODEL, ANTHROPIC_DEFAULT_SONNET_MODEL: MODEL, ANTHROPIC_DEFAULT_HAIKU_MODEL: MODEL,
+    CLAUDE_CODE_SUBAGENT_MODEL: MODEL,
   };
 }
 

@@ -38,3 +38,38 @@ test("an agent that is not installed is an error naming its npm package; an unkn
   expect(unknown.stderr).toContain('Unknown agent "cursor"');
   expect(launch(["--help"]).stdout).toContain("Usage: llamux launch AGENT");
 });
+
+test("claude: attribution line and token countdown off, and its window set to the server's largest context for the model", async () => {
+  const asked: string[] = [];
+  let maxContext = 65536;
+  const server = Bun.serve({
+    hostname: "127.0.0.1", port: 0,
+    fetch(request) {
+      asked.push(new URL(request.url).pathname + new URL(request.url).search);
+      return Response.json({ model: "agent", context_length: null, max_context_length: maxContext, bound_by: "trained" });
+    },
+  });
+  const config = async () => {
+    const child = Bun.spawn([process.execPath, main, "launch", "claude", "--model", "agent", "--host", `127.0.0.1:${server.port}`, "--config"], {
+      env: { PATH: "/usr/bin:/bin", HOME: process.env.HOME ?? "/root" }, stdout: "pipe", stderr: "pipe",
+    });
+    return new Response(child.stdout).text();
+  };
+  try {
+    const small = await config();
+    expect(asked).toEqual(["/api/v1/server/context?model=agent"]);
+    expect(small).toContain("export CLAUDE_CODE_ATTRIBUTION_HEADER=0\n");
+    expect(small).toContain("export CLAUDE_CODE_TOTAL_TOKENS_REMINDER=off\n");
+    expect(small).toContain("export CLAUDE_CODE_MAX_CONTEXT_TOKENS=65536\n");
+    // below Claude Code's 100k minimum it would be read as 100k: left out
+    expect(small).not.toContain("CLAUDE_CODE_AUTO_COMPACT_WINDOW");
+    maxContext = 262144;
+    const large = await config();
+    expect(large).toContain("export CLAUDE_CODE_MAX_CONTEXT_TOKENS=262144\n");
+    expect(large).toContain("export CLAUDE_CODE_AUTO_COMPACT_WINDOW=262144\n");
+  } finally {
+    server.stop(true);
+  }
+  // a server that does not say: no window is set
+  expect(launch(["claude", "--model", "m", "--host", "127.0.0.1:9", "--config"]).stdout).not.toContain("CLAUDE_CODE_MAX_CONTEXT_TOKENS");
+});

@@ -117,10 +117,44 @@ describe("through the chat routes of servers at their defaults", () => {
     expect(listed.loaded_context_length).toBe(8192);
   });
 
+  test("beyond the trained context: the error names it, not the loaded context, and no setting that cannot help", async () => {
+    // about 72,000 tokens, past the 65,536 the model was trained for (refused before any of it is processed)
+    const huge = "The agent reads the files of the project and writes code. ".repeat(6000);
+    const messages = await fetch(`${servers.a!.baseUrl}/v1/messages`, {
+      method: "POST", headers: { "content-type": "application/json" },
+      body: JSON.stringify({ model: "agent", max_tokens: 4, messages: [{ role: "user", content: huge }] }),
+    });
+    expect(messages.status).toBe(400);
+    const { error } = await messages.json() as { error: { message: string } };
+    expect(error.message).toMatch(/^prompt is too long: \d+ tokens > 65535 maximum \(the model was trained for a context of 65536 tokens/);
+    expect(error.message).not.toMatch(/OLLAMA_CONTEXT_LENGTH|--ctx-size|num_ctx|--max-model-len/);
+    const chat = await fetch(`${servers.a!.baseUrl}/v1/chat/completions`, {
+      method: "POST", headers: { "content-type": "application/json" },
+      body: JSON.stringify({ model: "agent", max_tokens: 4, messages: [{ role: "user", content: huge }] }),
+    });
+    expect(chat.status).toBe(400);
+    expect(JSON.stringify(await chat.json())).toContain("maximum context length is 65536 tokens");
+  });
+
+  test("GET /api/v1/server/context: the most context a request can get, and what bounds it", async () => {
+    const context = async (server: RunningServer) => (await fetch(`${server.baseUrl}/api/v1/server/context?model=agent`)).json();
+    expect(await context(servers.a!)).toMatchObject({ model: "agent", max_context_length: 65536, bound_by: "trained" });
+    expect(await context(servers.limited!)).toMatchObject({ model: "agent", max_context_length: 4096, bound_by: "setting" });
+    expect((await fetch(`${servers.a!.baseUrl}/api/v1/server/context?model=nope`)).status).toBe(404);
+  });
+
   test("profile b with --max-model-len: the limit stays, vLLM's 400", async () => {
     const response = await chat(servers.limited!);
     expect(response.status).toBe(400);
     expect(JSON.stringify(await response.json())).toContain("maximum context length is 4096 tokens");
+    // the agents' words name a larger --max-model-len that holds the prompt (never a smaller one)
+    const messages = await fetch(`${servers.limited!.baseUrl}/v1/messages`, {
+      method: "POST", headers: { "content-type": "application/json" },
+      body: JSON.stringify({ model: "agent", max_tokens: 4, messages: [{ role: "user", content: longPrompt }] }),
+    });
+    expect(messages.status).toBe(400);
+    const { error } = await messages.json() as { error: { message: string } };
+    expect(error.message).toMatch(/^prompt is too long: \d+ tokens > 4095 maximum .*start the server with --max-model-len 8192\.$/);
     expect(servers.limited!.stderr()).not.toContain("growing the context");
   });
 });

@@ -2,6 +2,7 @@
 // a template over .Messages gets the whole conversation (and .Tools) in one run; a legacy template
 // (.System, .Prompt, .Response) runs once per turn, the last run cut after .Response; a prompt with
 // a suffix is a fill-in-the-middle run over .Prompt and .Suffix.
+import { placeSystemMessages } from "../system-messages.ts";
 import type { ChatMessage, ToolDefinition } from "../types.ts";
 import type { OutputPart } from "./executor.ts";
 import { cutAfterResponse, withResponseAppended } from "./ollama-legacy.ts";
@@ -66,9 +67,16 @@ function thinkValues(think: ThinkSetting | undefined) {
 
 /**
  * The prompt as parts: template text (which may hold special tokens) and values read from the
- * conversation (which should be tokenized as plain text).
+ * conversation (which should be tokenized as plain text). A later system message the template does not
+ * write where it stands travels into a user turn (src/chat/system-messages.ts), as with chat templates.
  */
 export function renderOllamaPromptParts(templateSource: string, input: OllamaPromptInput): OutputPart[] {
+  if (input.suffix) return renderParts(templateSource, input);
+  const text = (messages: ChatMessage[]) => renderParts(templateSource, { ...input, messages }).map((part) => part.text).join("");
+  return renderParts(templateSource, { ...input, messages: placeSystemMessages(input.messages, text) });
+}
+
+function renderParts(templateSource: string, input: OllamaPromptInput): OutputPart[] {
   const { template, usesMessages, lastTurn } = prepare(templateSource);
   const withSystem = input.system && input.messages[0]?.role !== "system" ? [{ role: "system", content: input.system }, ...input.messages] : input.messages;
   const { system, collated } = collate(withSystem);

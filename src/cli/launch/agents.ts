@@ -9,6 +9,8 @@ export interface AgentTarget {
   model: string;
   /** The server's API key, or a placeholder when it needs none (agents insist on one). */
   apiKey: string;
+  /** The most context the server gives the model (what it would grow it to), when the server says. */
+  maxContextLength?: number;
 }
 
 export interface AgentPlan {
@@ -32,6 +34,22 @@ export interface AgentSpec {
 
 const v1 = (target: AgentTarget) => `${target.baseUrl}/v1`;
 
+/** The smallest CLAUDE_CODE_AUTO_COMPACT_WINDOW Claude Code 2.1 takes; it reads a smaller one as this. */
+const CLAUDE_MIN_COMPACT_WINDOW = 100_000;
+
+/**
+ * Claude Code's window for the model: for a model name it does not know it assumes 1M tokens and never
+ * compacts before the server refuses the prompt. CLAUDE_CODE_MAX_CONTEXT_TOKENS is its window for such a
+ * model; CLAUDE_CODE_AUTO_COMPACT_WINDOW, where it is large enough to be taken, says the same for compaction.
+ */
+function claudeContextWindow(tokens: number | undefined): Record<string, string> {
+  if (tokens === undefined) return {};
+  return {
+    CLAUDE_CODE_MAX_CONTEXT_TOKENS: String(tokens),
+    ...(tokens >= CLAUDE_MIN_COMPACT_WINDOW ? { CLAUDE_CODE_AUTO_COMPACT_WINDOW: String(tokens) } : {}),
+  };
+}
+
 export const AGENTS: Record<string, AgentSpec> = {
   claude: {
     command: "claude",
@@ -48,6 +66,11 @@ export const AGENTS: Record<string, AgentSpec> = {
         CLAUDE_CODE_SUBAGENT_MODEL: target.model,
         // a local server: no telemetry, error reports or update checks to Anthropic
         CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: "1",
+        // as `ollama launch`: no attribution line at the top of the system prompt (the server leaves it
+        // out anyway) and no token countdown in it, either of which changes the prompt's start
+        CLAUDE_CODE_ATTRIBUTION_HEADER: "0",
+        CLAUDE_CODE_TOTAL_TOKENS_REMINDER: "off",
+        ...claudeContextWindow(target.maxContextLength),
       },
       args: [],
       files: {},

@@ -64,7 +64,7 @@ export async function chatMessages(body: CountTokensRequest, readImage: ImageUrl
     const at = `messages.${index}`;
     if (message.role === "system") {
       // Claude Code sends these among the turns; where the template cannot take one there, the chat path
-      // joins it to the system prompt (src/chat/system-messages.ts)
+      // moves it into the next user turn as a <system-reminder> (src/chat/system-messages.ts)
       messages.push({ role: "system", content: systemText(message.content, `${at}.content`) });
       continue;
     }

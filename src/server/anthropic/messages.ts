@@ -12,6 +12,7 @@ import type { Profile } from "../profiles/profile.ts";
 import { namedEventStream } from "../named-sse.ts";
 import { agentContextErrors } from "../reply-limit.ts";
 import { requestOptions } from "../request-options.ts";
+import { requestSchedule } from "../session-hint.ts";
 import { imageUrlReader } from "../request-images.ts";
 import { readJsonBody, validate } from "../validation.ts";
 import { chatMessages, outputRequest, thinkingVariables } from "./messages-input.ts";
@@ -53,7 +54,7 @@ export function messages(deps: ServerDeps) {
     refuseEmbeddingModel(deps, model);
     const output = outputRequest(body);
     // Images are read (and refused) before the model loads.
-    const spec = messagesSpec(deps.profile, model, body, await chatMessages(body, imageUrlReader(deps, model)), output);
+    const spec = { ...messagesSpec(deps.profile, model, body, await chatMessages(body, imageUrlReader(deps, model)), output), ...requestSchedule(c.req.raw.headers, body) };
     const { prompt, choices } = await runChat(servedModel(deps, model), spec, serverRun(deps, model, c.req.raw.signal, arrived)).catch(agentContextErrors(deps.profile));
     const stopSequences = body.stop_sequences ?? [];
     const choice = choices[0]!;

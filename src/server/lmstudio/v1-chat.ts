@@ -14,6 +14,7 @@ import { runToolLoop } from "../../generation/tool-loop.ts";
 import { lmStudioRestFields, readLmStudioRest } from "../../options/lmstudio-names.ts";
 import { mergeOptionValues } from "../../options/values.ts";
 import { modelOptions, serverRun } from "../chat-request.ts";
+import { requestSchedule } from "../session-hint.ts";
 import { ApiError, badRequest } from "../api-error.ts";
 import { openRequestServers } from "../request-mcp.ts";
 import { integrationRequests, integrationsField } from "./v1-chat-integrations.ts";
@@ -107,7 +108,7 @@ export function v1Chat(deps: ServerDeps, models: LmStudioModelService, threads: 
     // Images are read (and refused) before the model loads.
     const messages = conversation(body, threads, keyOwner(c), await userMessage(body.input, imageUrlReader(deps, model)));
 
-    const spec = v1ChatSpec(deps.profile, model, body, messages);
+    const spec = { ...v1ChatSpec(deps.profile, model, body, messages), ...requestSchedule(c.req.raw.headers) };
     const wasLoaded = models.loadedOf(model).length > 0;
     let loadSeconds: number | undefined;
     const handle: ModelHandle = {

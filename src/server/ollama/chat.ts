@@ -10,6 +10,7 @@ import type { Capability } from "../../store/capabilities.ts";
 import { runChat } from "../../generation/run-chat.ts";
 import { engineSettings } from "../../options/engine-settings.ts";
 import { serverRun, servedModel } from "../chat-request.ts";
+import { requestSchedule } from "../session-hint.ts";
 import { formatConstraint } from "./format.ts";
 import { badRequest } from "../api-error.ts";
 import type { ServerDeps } from "../deps.ts";
@@ -95,7 +96,10 @@ export function chat(deps: ServerDeps) {
       const read = audioReader(deps, model);
       return clips.map((clip, i) => read({ data: clip }, `audio ${i + 1}`));
     });
-    const spec = ollamaChatSpec(model, body, chatMessages, options, { capabilities: capabilitiesOf(model), toolCallParser: deps.toolCallParser });
+    const spec = {
+      ...ollamaChatSpec(model, body, chatMessages, options, { capabilities: capabilitiesOf(model), toolCallParser: deps.toolCallParser }),
+      ...requestSchedule(c.req.raw.headers),
+    };
     let loaded = arrived;
     const { choices: [choice] } = await runChat(timedLoad(servedModel(deps, model, { keepAlive }), (at) => (loaded = at)), spec,
       serverRun(deps, model, c.req.raw.signal, arrived)).catch(ollamaContextErrors);

@@ -21,6 +21,7 @@ import { openAiEventStream } from "./sse.ts";
 import { streamChatChoices } from "./chat-stream.ts";
 import { chatMcpServers, mcpChatCompletion } from "./chat-mcp.ts";
 import { requestOptions } from "../request-options.ts";
+import { requestSchedule } from "../session-hint.ts";
 import { ttlKeepAlive } from "../ttl.ts";
 import { draftModelOverrides } from "./draft-model.ts";
 import { requestedMaxTokens } from "./max-tokens.ts";
@@ -77,11 +78,12 @@ export function chatCompletions(deps: ServerDeps, extension?: ResponseExtension)
     // Images are read (and refused) before the model loads.
     const messages = await toChatMessages(body.messages, imageUrlReader(deps, model), audioReader(deps, model));
     const load = { extra: draftModelOverrides(deps, body.draft_model), keepAlive: ttlKeepAlive(deps.profile, body.ttl) };
+    const schedule = requestSchedule(c.req.raw.headers, body);
     if (mcpServers.length > 0) {
-      const specOf = (request: ChatCompletionRequest) => chatCompletionSpec(deps.profile, model, request, messages, options);
+      const specOf = (request: ChatCompletionRequest) => ({ ...chatCompletionSpec(deps.profile, model, request, messages, options), ...schedule });
       return mcpChatCompletion(c, deps, { body, model, requests: mcpServers, specOf, arrived, load });
     }
-    const spec = chatCompletionSpec(deps.profile, model, body, messages, options);
+    const spec = { ...chatCompletionSpec(deps.profile, model, body, messages, options), ...schedule };
     const withLogprobs = spec.logprobs !== undefined;
     const { engine, prompt, maxTokens, choices } = await runChat(servedModel(deps, model, load), spec, serverRun(deps, model, c.req.raw.signal, arrived));
     const id = completionId("chatcmpl");

@@ -14,6 +14,7 @@ import { promptFits } from "../../generation/prompt-fit.ts";
 import { replyTokens } from "../../generation/run-chat.ts";
 import { engineSettings } from "../../options/engine-settings.ts";
 import { requestOptions } from "../request-options.ts";
+import { requestSchedule } from "../session-hint.ts";
 import { startChoices } from "../../generation/choices.ts";
 import { errorChunk, finishReasonOf, stopReasonOf, streamChoices, type ChunkFormat } from "./stream-choices.ts";
 import { openAiEventStream } from "./sse.ts";
@@ -83,7 +84,8 @@ export function completions(deps: ServerDeps, extension?: ResponseExtension) {
     const fields = { ...settings.generation, ...(logprobs !== undefined ? { logprobs } : {}) };
     delete fields.maxTokens;
     if (maxTokens !== undefined) fields.maxTokens = Math.max(1, maxTokens);
-    const requests = prompts.map((prompt) => ({ prompt, sampling, ...fields }));
+    const schedule = { ...requestSchedule(c.req.raw.headers).schedule, ...settings.schedule };
+    const requests = prompts.map((prompt) => ({ prompt, sampling, ...fields, ...(Object.keys(schedule).length ? { schedule } : {}) }));
     const id = completionId("cmpl");
     const created = Math.floor(Date.now() / 1000);
     const choices = await startChoices(engine, requests, n, c.req.raw.signal, observeChoices(deps, model.id, arrived));

@@ -19,6 +19,7 @@ import type { ServerDeps } from "../deps.ts";
 import type { ServedModel } from "../model-service.ts";
 import { namedEventStream } from "../named-sse.ts";
 import { agentContextErrors } from "../reply-limit.ts";
+import { requestSchedule } from "../session-hint.ts";
 import { keyOwner } from "../middleware/api-key.ts";
 import { imageUrlReader } from "../request-images.ts";
 import { audioReader } from "../request-audio.ts";
@@ -118,7 +119,7 @@ export function responses(deps: ServerDeps, store: ResponseStore) {
     try {
       const pending = body.previous_response_id ? store.pendingApprovals(owner, body.previous_response_id) : [];
       const resumed = resumedCalls(body.input, pending, toolset);
-      const spec = responsesSpec(model, body, conversation, options, mcpToolChoice(body.tool_choice, toolset));
+      const spec = { ...responsesSpec(model, body, conversation, options, mcpToolChoice(body.tool_choice, toolset)), ...requestSchedule(c.req.raw.headers, body) };
       const loop = await runToolLoop(servedModel(deps, model), spec, serverRun(deps, model, c.req.raw.signal, arrived), { tools: toolset?.tools ?? [], resumed })
         .catch(agentContextErrors(deps.profile));
       const sampling = loop.settings.sampling;

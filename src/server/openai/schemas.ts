@@ -74,6 +74,8 @@ export const chatCompletionSchema = z.object({
   add_generation_prompt: z.boolean().optional(),
   /** llama-server: stream `prompt_progress` chunks while the prompt is processed. */
   return_progress: z.boolean().nullable().optional().describe("llama-server: report prompt processing progress in the stream"),
+  prompt_cache_key: z.string().nullable().optional().describe("OpenAI: the conversation this request continues (a session hint for the prompt cache)"),
+  user: z.string().nullable().optional().describe("OpenAI: the end user (a session hint when the request gives no other)"),
   ...samplingFields,
 });
 

@@ -21,7 +21,7 @@ export const profileA: Profile = {
   ttlOnLoad: false,
   v1ContextOption: true,
   v1DraftModel: false,
-  contextHint: "start the server with OLLAMA_CONTEXT_LENGTH=32768 (or --ctx-size 32768), or set PARAMETER num_ctx 32768 in the model's Modelfile",
+  contextSetting: (tokens) => `start the server with OLLAMA_CONTEXT_LENGTH=${tokens} (or --ctx-size ${tokens})`,
   notAnEmbeddingModel: () => new ApiError(501, OLLAMA_NO_EMBEDDINGS, { param: "model" }),
   modelList: "store",
   ownedBy: "library",

@@ -17,7 +17,7 @@ export const profileB: Profile = {
   ttlOnLoad: false,
   v1ContextOption: false,
   v1DraftModel: false,
-  contextHint: "start the server with --max-model-len 32768",
+  contextSetting: (tokens) => `start the server with --max-model-len ${tokens}`,
   // vLLM has no embeddings route for a generate model.
   notAnEmbeddingModel: () => new ApiError(400, "The model does not support Embeddings API", { param: "model" }),
   modelList: "served",

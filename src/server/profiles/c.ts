@@ -20,7 +20,7 @@ export const profileC: Profile = {
   ttlOnLoad: true,
   v1ContextOption: false,
   v1DraftModel: true,
-  contextHint: "start the server with --ctx-size 32768",
+  contextSetting: (tokens) => `start the server with --ctx-size ${tokens}`,
   // LM Studio cannot load a generative model as an embedding model.
   notAnEmbeddingModel: (model) => new ApiError(404, `Failed to load model "${model}". Error: Model is not embedding.`, { param: "model", code: "model_not_found" }),
   modelList: "served",

@@ -35,8 +35,11 @@ export interface Profile {
   v1ContextOption: boolean;
   /** /v1 bodies may name a `draft_model` for speculative decoding (LM Studio). */
   v1DraftModel: boolean;
-  /** How to raise the context, as a "prompt is too long" error tells it. */
-  contextHint: string;
+  /**
+   * The setting that gives a model this much context, as a "prompt is too long" error tells it: only where
+   * the context does not grow to hold a request (vLLM's --max-model-len), as any other setting would not help.
+   */
+  contextSetting(tokens: number): string;
   /** A generative model asked for embeddings, refused in the anchor's words. */
   notAnEmbeddingModel(model: string): ApiError;
   /** GET /v1/models: every stored model in Ollama's card shape ("store"), or the served models ("served"). */

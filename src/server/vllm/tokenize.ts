@@ -2,6 +2,7 @@
 // engine would see, with the model's context length: {count, max_model_len, tokens, token_strs}.
 import type { Context } from "hono";
 import type { EngineProcess } from "../../engine/engine-process.ts";
+import { withoutAttributionLines } from "../../generation/attribution-line.ts";
 import { renderChatPrompt } from "../../generation/chat.ts";
 import { badRequest } from "../api-error.ts";
 import type { ServerDeps } from "../deps.ts";
@@ -32,7 +33,7 @@ export function tokenize(deps: ServerDeps) {
       }
       // The chat route's own rendering, so that count equals that route's usage.prompt_tokens.
       const prompt = await renderChatPrompt(engine, {
-        messages: await toChatMessages(form.messages),
+        messages: withoutAttributionLines(await toChatMessages(form.messages)),
         ...(body.tools ? { tools: body.tools } : {}),
         addGenerationPrompt: body.add_generation_prompt ?? true,
         continueFinalMessage: body.continue_final_message ?? false,
