@@ -102,7 +102,8 @@ export async function runChat(model: ModelHandle, spec: ChatSpec, run: RunOption
   if (maxTokens !== undefined) request.maxTokens = maxTokens;
   if (spec.logprobs !== undefined) request.logprobs = spec.logprobs;
   if (spec.promptProgress) request.promptProgress = true;
-  if (spec.schedule) request.schedule = spec.schedule;
+  // The host's facts about the caller win over what the request itself says (it cannot name another owner).
+  if (spec.schedule || run.schedule) request.schedule = { ...spec.schedule, ...run.schedule };
   // Call markers are special tokens: the reader needs their text (as vLLM keeps them with tools).
   if (spec.keepSpecialTokens ?? plan.readsToolCalls) request.renderSpecialTokens = true;
   const runner = spec.reasoningBudget !== undefined ? withReasoningBudget(engine, spec.reasoningBudget, prompt.text) : engine;

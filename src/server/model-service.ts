@@ -14,6 +14,7 @@ import { kindAt } from "../store/regular-file.ts";
 import { projectorModalities, siblingProjector } from "../vision/projector-file.ts";
 import { logger } from "../log.ts";
 import { grownContext, grownContextSize, type GrownContext } from "./context-growth.ts";
+import { checkModelAllowed } from "../keys/key-request.ts";
 
 const log = logger("models");
 
@@ -407,7 +408,9 @@ export class ModelService {
     return model.pinned ? Infinity : this.options.idleUnloadMs ?? 5 * 60_000;
   }
 
+  /** The model's engine, loaded when it is not; a key whose models list leaves the model out gets a 403. */
   async engine(model: ServedModel, overrides: Partial<EngineOptions> = {}, keepAlive?: KeepAliveRequest): Promise<EngineProcess> {
+    checkModelAllowed(model.id);
     const engine = await this.manager.engine(
       this.engineOptions(model, overrides), keepAlive?.ms ?? this.defaultKeepAliveMs(model), keepAlive?.policy ?? "longest", this.options.instances,
     );

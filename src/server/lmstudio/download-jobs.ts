@@ -1,6 +1,7 @@
 // Downloads started over /api/v1/models/download run here, in the background: a job outlives the
 // request that started it, and its progress (bytes, total, speed) is read back by job id. Each job
-// is one pull into the store (src/store/pull.ts).
+// is one pull into the store (src/store/pull.ts). A job belongs to the API key that started it: another
+// key's job id reads as unknown. Two keys downloading one model share the pull, each with its own job.
 import { randomBytes } from "node:crypto";
 import type { ModelStore } from "../../store/model-store.ts";
 import { pullModel, type PullOptions } from "../../store/pull.ts";
@@ -14,6 +15,8 @@ export type DownloadStatus = "downloading" | "completed" | "failed";
 
 export interface DownloadJob {
   id: string;
+  /** The key that started it (keyOwner of the request). */
+  owner: string;
   /** The store name being pulled (`hf.co/org/repo:Q4_K_M`). */
   name: string;
   status: DownloadStatus;
@@ -54,42 +57,58 @@ const KEPT_FINISHED_JOBS = 100;
 
 export class DownloadJobs {
   private readonly jobs = new Map<string, DownloadJob>();
+  /** The jobs following each running pull, by the name pulled (the first started it). */
+  private readonly running = new Map<string, DownloadJob[]>();
 
   constructor(private readonly store: ModelStore, private readonly pullOptions: PullOptions = {}) {}
 
-  get(id: string): DownloadJob | undefined {
-    return this.jobs.get(id);
+  /** `owner`'s job, or undefined for an unknown id (or another owner's). */
+  get(owner: string, id: string): DownloadJob | undefined {
+    const job = this.jobs.get(id);
+    return job?.owner === owner ? job : undefined;
   }
 
-  /** Starts pulling `name` in the background; a pull of the same name already running is that job. */
-  start(name: string): DownloadJob {
-    const running = [...this.jobs.values()].find((job) => job.name === name && job.status === "downloading");
-    if (running) return running;
-    let markSized!: () => void;
-    const job: DownloadJob = { id: newJobId(), name, status: "downloading", startedAt: new Date(), blobs: new Map(), sized: new Promise((resolve) => (markSized = resolve)) };
+  /** Starts pulling `name` in the background for `owner`; a pull of the same name already running is followed. */
+  start(owner: string, name: string): DownloadJob {
+    const following = this.running.get(name);
+    const own = following?.find((job) => job.owner === owner);
+    if (own) return own;
     this.forgetOldFinished();
+    if (following) {
+      const first = following[0]!;
+      const job: DownloadJob = { ...first, id: newJobId(), owner, startedAt: new Date() };
+      following.push(job);
+      this.jobs.set(job.id, job);
+      log.info(`job ${job.id}: following job ${first.id}'s download of "${name}"`);
+      return job;
+    }
+    let markSized!: () => void;
+    const job: DownloadJob = { id: newJobId(), owner, name, status: "downloading", startedAt: new Date(), blobs: new Map(), sized: new Promise((resolve) => (markSized = resolve)) };
+    const jobs = [job];
+    this.running.set(name, jobs);
     this.jobs.set(job.id, job);
+    const update = (change: Partial<DownloadJob>) => jobs.forEach((each) => Object.assign(each, change));
     const onProgress = (event: PullProgress) => {
       if (event.digest === undefined || event.total === undefined) return;
       const completed = event.completed ?? 0;
-      if (completed > 0 && job.firstByteAt === undefined) job.firstByteAt = Date.now();
+      if (completed > 0 && job.firstByteAt === undefined) update({ firstByteAt: Date.now() });
+      // the followers share this map
       job.blobs.set(event.digest, { total: event.total, completed });
       markSized();
     };
     log.info(`job ${job.id}: downloading "${name}"`);
     pullModel(this.store, name, { ...this.pullOptions, onProgress })
       .then((storedName) => {
-        job.status = "completed";
-        job.storedName = storedName;
+        update({ status: "completed", storedName });
         log.info(`job ${job.id}: "${storedName}" downloaded`);
       })
       .catch((error: Error) => {
-        job.status = "failed";
-        job.error = error.message;
+        update({ status: "failed", error: error.message });
         log.warn(`job ${job.id}: ${error.message}`);
       })
       .finally(() => {
-        job.completedAt = new Date();
+        this.running.delete(name);
+        update({ completedAt: new Date() });
         markSized();
       });
     return job;

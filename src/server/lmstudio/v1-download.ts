@@ -7,6 +7,7 @@ import { readJsonBody, validate } from "../validation.ts";
 import { HUB_HOST, tryParseModelName } from "../../store/model-name.ts";
 import { type DownloadJob, type DownloadJobs, bytesPerSecond, downloadedBytes, totalBytes } from "./download-jobs.ts";
 import type { LmStudioModelService } from "./model-service.ts";
+import { keyOwner } from "../middleware/api-key.ts";
 
 const downloadSchema = z.object({
   model: z.string().min(1).describe("`org/repo` on the Hugging Face hub, its https URL, or a store name"),
@@ -61,7 +62,7 @@ export function v1Download(models: LmStudioModelService, jobs: DownloadJobs) {
     // A model already in the store is answered without a job, as LM Studio does.
     const stored = models.store.find(name);
     if (stored) return c.json({ status: "already_downloaded", model: stored.name });
-    const job = jobs.start(name);
+    const job = jobs.start(keyOwner(c), name);
     await Promise.race([job.sized, Bun.sleep(SIZE_WAIT_MS)]);
     return c.json(statusBody(job));
   };
@@ -70,7 +71,8 @@ export function v1Download(models: LmStudioModelService, jobs: DownloadJobs) {
 export function v1DownloadStatus(jobs: DownloadJobs) {
   return function v1DownloadStatusHandler(c: Context) {
     const id = c.req.param("job_id")!;
-    const job = jobs.get(id);
+    // Another key's job answers as an unknown id does.
+    const job = jobs.get(keyOwner(c), id);
     if (!job) throw notFound(`No download job "${id}"`, "job_id");
     return c.json(statusBody(job));
   };

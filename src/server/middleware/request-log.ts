@@ -26,6 +26,8 @@ export interface RequestLogEntry {
   usage?: RequestTokenCounts;
   /** Set for streamed responses: how the stream ended. */
   stream?: StreamOutcome;
+  /** The key that sent it (keyOwner), when the server has keys. */
+  owner?: string;
 }
 
 export interface RequestLogOptions {
@@ -62,9 +64,10 @@ export function requestLog(options: RequestLogOptions = {}): MiddlewareHandler {
     await next();
     const entry = (stream?: StreamOutcome): RequestLogEntry => {
       const usage = c.get("usage");
+      const owner = c.get("apiKeyOwner");
       return {
         method: c.req.method, path: c.req.path, status: c.res.status, latencyMs: performance.now() - started,
-        ...(usage ? { usage } : {}), ...(stream ? { stream } : {}),
+        ...(usage ? { usage } : {}), ...(stream ? { stream } : {}), ...(owner !== undefined ? { owner } : {}),
       };
     };
     if (isStreamedAnswer(c.res)) {

@@ -21,8 +21,8 @@ export class RequestHistory {
     if (this.entries.length > this.capacity) this.entries.shift();
   }
 
-  /** Entries with an id above `afterId`, oldest first. */
-  since(afterId = 0): RecordedRequest[] {
-    return this.entries.filter((entry) => entry.id > afterId);
+  /** `owner`'s entries with an id above `afterId`, oldest first ("" is the owner of every request on a server without keys). */
+  since(afterId: number, owner: string): RecordedRequest[] {
+    return this.entries.filter((entry) => entry.id > afterId && (entry.owner ?? "") === owner);
   }
 }
