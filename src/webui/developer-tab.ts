@@ -1,5 +1,5 @@
-// Developer: start and stop serving a model, the server's address, port, API-key and GPU state,
-// copyable example requests, and a live log of requests with timing and tokens per second.
+// Developer: start and stop serving a model, the server's address, port, API-key and GPU state, the key's
+// usage, copyable example requests, and a live log of the key's requests with timing and tokens per second.
 import { html } from "htm/preact";
 import { useEffect, useState } from "preact/hooks";
 import { getJson, storeApiKey, storedApiKey } from "./api.ts";
@@ -7,6 +7,7 @@ import type { ModelsState } from "./app.ts";
 import { formatRate, formatTime } from "./format.ts";
 import { LoadSettingsFields, defaultLoadSettings, loadModel, unloadModel, type LoadSettings } from "./model-actions.ts";
 import { isLoaded, modelLabel, type LoggedRequest, type ServerStatus } from "./types.ts";
+import { UsagePanel } from "./usage-panel.ts";
 
 const LOG_POLL_MS = 1000;
 const LOG_LIMIT = 100;
@@ -163,6 +164,7 @@ export function DeveloperTab(props: { models: ModelsState; active: boolean }) {
         </dl>` : html`<p class="muted">Loading…</p>`}
       </div>
     </div>
+    <${UsagePanel} active=${props.active && (status?.api_key_required ?? false)} />
     <div class="panel">
       <h2>Example requests</h2>
       <${CopyBlock} label="curl" text=${ex.curl} />
