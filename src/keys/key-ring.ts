@@ -31,6 +31,7 @@ export class KeyRing {
   private loaded = false;
   private stamp = "missing";
   private timer: ReturnType<typeof setInterval> | undefined;
+  private readonly now: () => number;
   readonly secrets = new VerifiedSecrets();
 
   /**
@@ -46,8 +47,6 @@ export class KeyRing {
     }
     if (file) this.replace(file.keys);
   }
-
-  private readonly now: () => number;
 
   /** Whether a keys file has been read: from then on, requests need a key. */
   get active(): boolean {

@@ -8,6 +8,7 @@ import { formatRate, formatTime } from "./format.ts";
 import { LoadSettingsFields, defaultLoadSettings, loadModel, unloadModel, type LoadSettings } from "./model-actions.ts";
 import { isLoaded, modelLabel, type LoggedRequest, type ServerStatus } from "./types.ts";
 import { UsagePanel } from "./usage-panel.ts";
+import { usePolling } from "./polling.ts";
 
 const LOG_POLL_MS = 1000;
 const LOG_LIMIT = 100;
@@ -60,29 +61,16 @@ print(reply.choices[0].message.content)`;
 
 function useRequestLog(active: boolean): LoggedRequest[] {
   const [entries, setEntries] = useState<LoggedRequest[]>([]);
-  useEffect(() => {
-    if (!active) return;
+  usePolling(active, LOG_POLL_MS, () => {
     let after = entries.at(-1)?.id ?? 0;
-    let stopped = false;
-    let timer: ReturnType<typeof setTimeout> | undefined;
-    const poll = async () => {
-      try {
-        const { requests } = await getJson<{ requests: LoggedRequest[] }>(`/api/v1/server/requests?after=${after}`);
-        if (requests.length > 0) {
-          after = requests.at(-1)!.id;
-          setEntries((old) => [...old, ...requests].slice(-LOG_LIMIT));
-        }
-      } catch {
-        // the next poll tries again
+    return async () => {
+      const { requests } = await getJson<{ requests: LoggedRequest[] }>(`/api/v1/server/requests?after=${after}`);
+      if (requests.length > 0) {
+        after = requests.at(-1)!.id;
+        setEntries((old) => [...old, ...requests].slice(-LOG_LIMIT));
       }
-      if (!stopped) timer = setTimeout(poll, LOG_POLL_MS);
     };
-    void poll();
-    return () => {
-      stopped = true;
-      clearTimeout(timer);
-    };
-  }, [active]);
+  });
   return entries;
 }
 

@@ -1,7 +1,8 @@
 // Developer tab: what the page's API key has used (GET /v1/usage), with its limits; a key with the admin
 // scope sees every named key. Shown only on a server with named keys (the list is empty otherwise).
 import { html } from "htm/preact";
-import { useEffect, useState } from "preact/hooks";
+import { useState } from "preact/hooks";
+import { usePolling } from "./polling.ts";
 import { getJson } from "./api.ts";
 import type { KeyUsageEntry } from "./types.ts";
 
@@ -9,24 +10,7 @@ const USAGE_POLL_MS = 5000;
 
 function useKeyUsage(active: boolean): KeyUsageEntry[] {
   const [entries, setEntries] = useState<KeyUsageEntry[]>([]);
-  useEffect(() => {
-    if (!active) return;
-    let stopped = false;
-    let timer: ReturnType<typeof setTimeout> | undefined;
-    const poll = async () => {
-      try {
-        setEntries((await getJson<{ data: KeyUsageEntry[] }>("/v1/usage")).data);
-      } catch {
-        // the next poll tries again
-      }
-      if (!stopped) timer = setTimeout(poll, USAGE_POLL_MS);
-    };
-    void poll();
-    return () => {
-      stopped = true;
-      clearTimeout(timer);
-    };
-  }, [active]);
+  usePolling(active, USAGE_POLL_MS, () => async () => setEntries((await getJson<{ data: KeyUsageEntry[] }>("/v1/usage")).data));
   return entries;
 }
 
