@@ -55,6 +55,7 @@ beforeAll(async () => {
   secrets.carol = await createKey(base, "carol", ["--scope", "chat", "--rpm", "2"]);
   secrets.dave = await createKey(base, "dave", ["--scope", "chat", "--tokens-per-day", "10"]);
   secrets.erin = await createKey(base, "erin", ["--scope", "embeddings"]);
+  secrets.mia = await createKey(base, "mia", ["--scope", "chat,mcp"]);
   for (const profile of PROFILES) copyFileSync(base, keysFile(profile));
   const started = await Promise.all(PROFILES.map((profile) => serve(profile)));
   PROFILES.forEach((profile, index) => (servers[profile] = started[index]));
@@ -118,6 +119,19 @@ describe("scopes, refused and allowed", () => {
     expect(metrics).toMatch(new RegExp(`llamux:key_prompt_tokens_total\\{key="alice"\\} ${reply.usage!.prompt_tokens}\\b`));
     expect(metrics).toContain('llamux:key_requests_total{key="alice"} 1');
     expect(metrics).not.toContain(secrets.alice!);
+  }, 120_000);
+
+  test("openai: a request that names an MCP server needs the mcp scope, whatever else the key may do", async () => {
+    const withMcp = (key: string) => post("b", "/v1/chat/completions", key, {
+      model: "tiny", messages: [{ role: "user", content: "Hi" }], max_tokens: 2, tools: [{ type: "mcp", server_label: "files" }],
+    });
+    const denied = await withMcp(secrets.bob!);
+    expect(denied.status).toBe(403);
+    expect(await denied.json()).toMatchObject({ error: { code: "missing_scope", message: expect.stringContaining('Missing scope "mcp": API key "bob"') } });
+    // with the scope, the request gets as far as the server's MCP set-up (none is configured here: a 400)
+    const allowed = await withMcp(secrets.mia!);
+    expect(allowed.status).toBe(400);
+    expect(JSON.stringify(await allowed.json())).toContain('No MCP server \\"files\\" is configured');
   }, 120_000);
 
   test("ollama: pulling, deleting and creating need admin; chat does not", async () => {
@@ -229,7 +243,7 @@ describe("the keys file, changed while the server runs", () => {
     expect((await get("a", "/api/tags", secrets.erin!)).status).toBe(401);
 
     writeFileSync(keysFile("a"), '{"version": 1, "keys": [{"name": "gina", ');
-    await servers.a!.logged(/Cannot read keys file ".*keys-a\.json": not JSON .*: keeping the 6 keys last read/);
+    await servers.a!.logged(/Cannot read keys file ".*keys-a\.json": not JSON .*: keeping the 7 keys last read/);
     expect((await get("a", "/api/tags", gina)).status).toBe(200);
     expect((await get("a", "/api/tags", secrets.erin!)).status).toBe(401);
   }, 60_000);
