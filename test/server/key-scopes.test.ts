@@ -18,18 +18,22 @@ import { serverOptions } from "../../src/server/server-options.ts";
 import { createVllmMetrics } from "../../src/server/vllm/metrics.ts";
 import { ModelStore } from "../../src/store/model-store.ts";
 import { makeKeys, writeKeys } from "../keys/key-fixture.ts";
+import { ensureModel } from "../../scripts/gen-models.ts";
 
 const dir = mkdtempSync(join(tmpdir(), "llamux-key-scopes-"));
 const manager = new ModelManager();
 let ring: KeyRing;
 let secrets: Record<string, string>;
+let model: string;
 
 beforeAll(async () => {
   const keys = await makeKeys([
     { name: "chatter", scopes: ["chat"], rpm: 1 },
     { name: "embedder", scopes: ["embeddings"] },
     { name: "boss", scopes: ["admin", "chat"] },
+    { name: "narrow", scopes: ["chat"], models: ["llama3.2", "hf.co/org/*"] },
   ]);
+  model = await ensureModel("tiny-llama");
   secrets = keys.secrets;
   writeKeys(join(dir, "keys.json"), keys.entries);
   ring = new KeyRing(join(dir, "keys.json"));
@@ -45,7 +49,7 @@ function app(profile: ProfileName, plainKeys: string[] = []): { app: Hono; acces
   const options = { parallel: 1, contextPerSequence: 256 };
   const models = profile === "c"
     ? new LmStudioModelService(manager, [], { ...options, store: new ModelStore(join(dir, "store")) })
-    : new ModelService(manager, [], options);
+    : new ModelService(manager, [{ path: model, name: "tiny" }], options);
   const metrics = profile === "b" ? createVllmMetrics(manager, models, access.usage) : {};
   return { app: createApp({ profile: profiles[profile], models, ...metrics }, serverOptions({ keyAccess: access })), access };
 }
@@ -156,6 +160,14 @@ describe("a reached limit is a 429 with Retry-After, in each API's shape", () =>
   });
 });
 
+test("a model outside the key's models list is a 403 before anything loads", async () => {
+  const { app: a } = app("a");
+  const refused = await call(a, "POST", "/v1/chat/completions", secrets.narrow!, { model: "tiny", messages: [{ role: "user", content: "Hi" }], max_tokens: 1 });
+  expect(refused).toMatchObject({ status: 403, json: { error: { message: 'API key "narrow" may not use model "tiny" (its models: llama3.2, hf.co/org/*)' } } });
+  expect((await call(a, "POST", "/api/generate", secrets.narrow!, { model: "tiny", prompt: "Hi" })).json).toEqual({ error: expect.stringContaining("may not use model") });
+  expect(manager.loadedEngines()).toHaveLength(0);
+});
+
 describe("GET /v1/usage", () => {
   test("a key reads its own usage; an admin reads everyone's; another key's name is unknown to a non-admin", async () => {
     const { app: a } = app("a");
@@ -165,7 +177,7 @@ describe("GET /v1/usage", () => {
     expect((own.json as { data: unknown[] }).data).toHaveLength(1);
     expect((await call(a, "GET", "/v1/usage?key=boss", secrets.chatter!)).status).toBe(404);
     const all = await call(a, "GET", "/v1/usage", secrets.boss!);
-    expect((all.json as { data: Array<{ key: string }> }).data.map((entry) => entry.key)).toEqual(["boss", "chatter", "embedder"]);
+    expect((all.json as { data: Array<{ key: string }> }).data.map((entry) => entry.key)).toEqual(["boss", "chatter", "embedder", "narrow"]);
     expect((await call(a, "GET", "/v1/usage?key=chatter", secrets.boss!)).json).toMatchObject({ data: [{ key: "chatter", requests: 1 }] });
   });
 });

@@ -49,7 +49,7 @@ beforeAll(async () => {
   model = await ensureModel("tiny-llama");
   hub = await startHubServer({});
   const base = join(dir, "keys.json");
-  secrets.alice = await createKey(base, "alice", []); // chat, embeddings, audio
+  secrets.alice = await createKey(base, "alice", ["--models", "tiny"]); // chat, embeddings, audio; the served model only
   secrets.bob = await createKey(base, "bob", ["--scope", "chat,admin", "--weight", "2", "--max-parallel", "1"]);
   secrets.frank = await createKey(base, "frank", ["--scope", "admin"]);
   secrets.carol = await createKey(base, "carol", ["--scope", "chat", "--rpm", "2"]);
@@ -85,14 +85,14 @@ async function refusal<T>(call: Promise<unknown>): Promise<T> {
   throw new Error("expected the call to be refused");
 }
 
-/** Runs `change` to the keys file of profile a's server and waits until the server has read the file again. */
-async function reloaded(change: () => unknown): Promise<void> {
-  const reads = () => servers.a!.stderr().match(/keys file ".*" reloaded: \d+ keys/g)?.length ?? 0;
+/** Runs `change` to the keys file of a profile's server and waits until that server has read the file again. */
+async function reloaded(change: () => unknown, profile: Profile = "a"): Promise<void> {
+  const reads = () => servers[profile]!.stderr().match(/keys file ".*" reloaded: \d+ keys/g)?.length ?? 0;
   const before = reads();
   await change();
   const deadline = Date.now() + 15_000;
   while (reads() === before) {
-    if (Date.now() > deadline) throw new Error(`the server did not read its keys file again: ${servers.a!.stderr().slice(-1000)}`);
+    if (Date.now() > deadline) throw new Error(`the server did not read its keys file again: ${servers[profile]!.stderr().slice(-1000)}`);
     await Bun.sleep(50);
   }
 }
@@ -246,6 +246,13 @@ describe("the keys file, changed while the server runs", () => {
     await servers.a!.logged(/Cannot read keys file ".*keys-a\.json": not JSON .*: keeping the 7 keys last read/);
     expect((await get("a", "/api/tags", gina)).status).toBe(200);
     expect((await get("a", "/api/tags", secrets.erin!)).status).toBe(401);
+  }, 60_000);
+
+  test("an SDK socket whose key is revoked while it is open is refused on its next call", async () => {
+    const client = new LMStudioClient({ baseUrl: servers.c!.baseUrl.replace("http", "ws"), clientIdentifier: "dave-app", clientPasskey: secrets.dave!, logger: quietLogger });
+    expect((await client.llm.listLoaded()).length).toBeGreaterThan(0);
+    await reloaded(async () => expect((await llamux(["keys", "revoke", "dave", "--keys-file", keysFile("c")])).code).toBe(0), "c");
+    await expect(client.llm.listLoaded()).rejects.toThrow(/no longer accepted/);
   }, 60_000);
 
   test("a corrupt keys file stops the server at start with the reason", async () => {
