@@ -1,7 +1,7 @@
 // Downloads started over /api/v1/models/download run here, in the background: a job outlives the
 // request that started it, and its progress (bytes, total, speed) is read back by job id. Each job
-// is one pull into the store (src/store/pull.ts). A job belongs to the API key that started it: another
-// key's job id reads as unknown. Two keys downloading one model share the pull, each with its own job.
+// is one pull into the store (src/store/pull.ts). A job belongs to the API keys that asked for it
+// (keyOwner): another key's job id reads as unknown, as a stored response's does.
 import { randomBytes } from "node:crypto";
 import type { ModelStore } from "../../store/model-store.ts";
 import { pullModel, type PullOptions } from "../../store/pull.ts";
@@ -15,8 +15,6 @@ export type DownloadStatus = "downloading" | "completed" | "failed";
 
 export interface DownloadJob {
   id: string;
-  /** The key that started it (keyOwner of the request). */
-  owner: string;
   /** The store name being pulled (`hf.co/org/repo:Q4_K_M`). */
   name: string;
   status: DownloadStatus;
@@ -31,6 +29,8 @@ export interface DownloadJob {
   firstByteAt?: number;
   /** Resolves when the job has a total size to report, or has ended. */
   sized: Promise<void>;
+  /** The key owners that started it, or joined it by asking for the same name while it ran. */
+  owners: Set<string>;
 }
 
 export function downloadedBytes(job: DownloadJob): number {
@@ -57,58 +57,53 @@ const KEPT_FINISHED_JOBS = 100;
 
 export class DownloadJobs {
   private readonly jobs = new Map<string, DownloadJob>();
-  /** The jobs following each running pull, by the name pulled (the first started it). */
-  private readonly running = new Map<string, DownloadJob[]>();
 
   constructor(private readonly store: ModelStore, private readonly pullOptions: PullOptions = {}) {}
 
-  /** `owner`'s job, or undefined for an unknown id (or another owner's). */
-  get(owner: string, id: string): DownloadJob | undefined {
+  /** The job `owner` may read, or undefined for an unknown id (or another owner's). */
+  get(id: string, owner: string): DownloadJob | undefined {
     const job = this.jobs.get(id);
-    return job?.owner === owner ? job : undefined;
+    return job?.owners.has(owner) ? job : undefined;
   }
 
-  /** Starts pulling `name` in the background for `owner`; a pull of the same name already running is followed. */
-  start(owner: string, name: string): DownloadJob {
-    const following = this.running.get(name);
-    const own = following?.find((job) => job.owner === owner);
-    if (own) return own;
-    this.forgetOldFinished();
-    if (following) {
-      const first = following[0]!;
-      const job: DownloadJob = { ...first, id: newJobId(), owner, startedAt: new Date() };
-      following.push(job);
-      this.jobs.set(job.id, job);
-      log.info(`job ${job.id}: following job ${first.id}'s download of "${name}"`);
-      return job;
+  /**
+   * Starts pulling `name` in the background for `owner`; a pull of the same name already running is
+   * that job, which `owner` then shares.
+   */
+  start(name: string, owner: string): DownloadJob {
+    const running = [...this.jobs.values()].find((job) => job.name === name && job.status === "downloading");
+    if (running) {
+      running.owners.add(owner);
+      return running;
     }
     let markSized!: () => void;
-    const job: DownloadJob = { id: newJobId(), owner, name, status: "downloading", startedAt: new Date(), blobs: new Map(), sized: new Promise((resolve) => (markSized = resolve)) };
-    const jobs = [job];
-    this.running.set(name, jobs);
+    const job: DownloadJob = {
+      id: newJobId(), name, status: "downloading", startedAt: new Date(), blobs: new Map(), sized: new Promise((resolve) => (markSized = resolve)),
+      owners: new Set([owner]),
+    };
+    this.forgetOldFinished();
     this.jobs.set(job.id, job);
-    const update = (change: Partial<DownloadJob>) => jobs.forEach((each) => Object.assign(each, change));
     const onProgress = (event: PullProgress) => {
       if (event.digest === undefined || event.total === undefined) return;
       const completed = event.completed ?? 0;
-      if (completed > 0 && job.firstByteAt === undefined) update({ firstByteAt: Date.now() });
-      // the followers share this map
+      if (completed > 0 && job.firstByteAt === undefined) job.firstByteAt = Date.now();
       job.blobs.set(event.digest, { total: event.total, completed });
       markSized();
     };
     log.info(`job ${job.id}: downloading "${name}"`);
     pullModel(this.store, name, { ...this.pullOptions, onProgress })
       .then((storedName) => {
-        update({ status: "completed", storedName });
+        job.status = "completed";
+        job.storedName = storedName;
         log.info(`job ${job.id}: "${storedName}" downloaded`);
       })
       .catch((error: Error) => {
-        update({ status: "failed", error: error.message });
+        job.status = "failed";
+        job.error = error.message;
         log.warn(`job ${job.id}: ${error.message}`);
       })
       .finally(() => {
-        this.running.delete(name);
-        update({ completedAt: new Date() });
+        job.completedAt = new Date();
         markSized();
       });
     return job;

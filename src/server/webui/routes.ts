@@ -5,17 +5,17 @@
 //   GET  /api/v1/server/status            -> {version, profile, anchor, api_key_required, host, port, runtime (llama.cpp
 //                                            build or null), loaded: [{model, path, compute (CPU/GPU), context_length,
 //                                            sequences, gpu_layers}]}
-//   GET  /api/v1/server/requests?after=ID -> {requests: [{id, at, method, path, status, latency_ms, prompt_tokens, completion_tokens, stream}]}
-//                                            (the caller's key's requests only)
+//   GET  /api/v1/server/requests?after=ID -> {requests: [{id, at, method, path, status, latency_ms, prompt_tokens, completion_tokens, stream}]},
+//                                            the requests of the caller's own API key only
 //   POST /api/v1/models/delete {model}    -> {deleted: model}; unloads it first (LM Studio's REST API has no delete)
 // Models are listed, loaded, unloaded and downloaded through LM Studio's /api/v1 routes; chat uses /v1.
 import { type Context, Hono } from "hono";
 import { mountRoutes, type Route } from "../route-table.ts";
-import { keyOwner } from "../middleware/api-key.ts";
 import { runtimeVariant } from "../../engine/runtime-variant.ts";
 import packageJson from "../../../package.json" with { type: "json" };
 import { ApiError, badRequest, notFound } from "../api-error.ts";
 import type { ServerDeps } from "../deps.ts";
+import { keyOwner } from "../middleware/api-key.ts";
 import { keysRequired, type ServerOptions } from "../server-options.ts";
 import { ModelStore } from "../../store/model-store.ts";
 import { bundleWebUi } from "./bundle.ts" with { type: "macro" };
@@ -71,7 +71,7 @@ export function webUiRoutes(setup: WebUiSetup): Hono {
   const requests = (c: Context) => {
     const after = Number(c.req.query("after") ?? 0) || 0;
     return c.json({
-      requests: history.since(after, keyOwner(c)).map((r) => ({
+      requests: history.since(keyOwner(c), after).map((r) => ({
         id: r.id, at: r.at, method: r.method, path: r.path, status: r.status, latency_ms: Math.round(r.latencyMs * 10) / 10,
         prompt_tokens: r.usage?.promptTokens ?? null, completion_tokens: r.usage?.completionTokens ?? null, stream: r.stream ?? null,
       })),
