@@ -14,6 +14,7 @@ const otherVars = [
   { name: "LLAMUX_CACHE_DIR", default: "~/.cache/llamux", description: "where the executable extracts its libraries ($XDG_CACHE_HOME/llamux when set)" },
   { name: "LLAMUX_STATE_DIR", default: "~/.local/state/llamux", description: "where `lms server start` records its background server ($XDG_STATE_HOME/llamux when set)" },
   { name: "LLAMUX_PERSONA", default: "", description: "ollama, vllm or lms: behave as that tool without renaming the executable; llamux: never" },
+  { name: "XDG_CONFIG_HOME", default: "~/.config", description: "`llamux serve` and `llamux keys` keep the named keys in $XDG_CONFIG_HOME/llamux/keys.json (--keys-file wins)" },
   { name: "VLLM_API_KEY", default: "", description: "profile b: require this API key (LLAMUX_API_KEY applies to every profile)" },
   { name: "OLLAMA_REGISTRY", default: "https://registry.ollama.ai", description: "the Ollama registry for pulls and pushes of names without a host" },
   { name: "LLAMUX_REGISTRY_KEY", default: "~/.ollama/id_ed25519", description: "the ed25519 key (OpenSSH format, Ollama's) that signs registry token requests; a push creates it when missing" },

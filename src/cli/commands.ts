@@ -109,6 +109,13 @@ export const commands: Record<string, CommandEntry> = {
       return { help: serveHelp, run: serveCommand };
     },
   },
+  keys: {
+    summary: "Create, list and revoke the server's named API keys (scopes, limits) and show their usage",
+    load: async () => {
+      const { keysHelp, keysCommand } = await import("./keys.ts");
+      return { help: keysHelp, run: keysCommand };
+    },
+  },
   mcp: {
     summary: "List the MCP servers in mcp.json and the tools each one offers",
     load: async () => {

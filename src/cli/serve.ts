@@ -25,7 +25,7 @@ import { listen, type ListenerSetup } from "../server/listener.ts";
 import { UsageError } from "../usage-error.ts";
 import { engineFlagOptions, engineFlagsHelp, toolCallParserFlag } from "./engine-flags.ts";
 import { speculativeFlags, speculativeFlagsHelp, speculativeFromFlags } from "./speculative-flags.ts";
-import { exposureWarnings, serverOptionFlags, serverOptionsFromFlags, serverOptionsHelp } from "./server-flags.ts";
+import { exposureWarnings, openNamedKeys, serverOptionFlags, serverOptionsFromFlags, serverOptionsHelp } from "./server-flags.ts";
 import { logger } from "../log.ts";
 import {
   envVarsHelp, ollamaContextLength, ollamaDebug, ollamaFlashAttention, ollamaHost, ollamaKeepAliveMs, ollamaKvCacheType,
@@ -207,6 +207,9 @@ export async function serveCommand(args: string[]): Promise<number | undefined> 
     throw new UsageError("--tensor-parallel-size above 1 is not supported: llamux runs each model in one process");
   }
   if (values.dtype) log.info(`--dtype ${values.dtype} accepted; the GGUF file decides the weights' type`);
+  // Before anything loads: a keys file that cannot be read stops the server here, with the reason.
+  const namedKeys = openNamedKeys(values);
+  if (namedKeys.ring.active) log.info(`${namedKeys.ring.size} named keys from ${namedKeys.ring.path}`);
 
   const modelArg = values.model ?? positionals[0];
   const modelPath = modelArg === undefined ? undefined : await servedModelPath(modelArg, profileName === "a");
@@ -270,7 +273,7 @@ export async function serveCommand(args: string[]): Promise<number | undefined> 
     const models = name === "c"
       ? new LmStudioModelService(manager, served, serviceOptions)
       : new ModelService(manager, served, serviceOptions);
-    const options = serverOptionsFromFlags(values, name, host);
+    const options = serverOptionsFromFlags(values, name, host, process.env, namedKeys);
     for (const warning of exposureWarnings(options)) log.warn(`profile ${name}: ${warning}`);
     // vLLM loads its model before serving: profile b does too, and its /health says 503 until then
     const readiness = name === "b" && modelArg ? new StartupReadiness() : undefined;
@@ -281,7 +284,7 @@ export async function serveCommand(args: string[]): Promise<number | undefined> 
     const mcp = new McpHub(mcpConfig, mcpPolicy);
     const app = createApp({
       profile, models, imageFetch, mcp, allowPush: values["allow-push"] ?? false, voicesDir: voicesDir(), ...(toolCallParser ? { toolCallParser } : {}), ...(readiness ? { readiness } : {}),
-      ...(name === "b" ? createVllmMetrics(manager, models) : {}),
+      ...(name === "b" ? createVllmMetrics(manager, models, namedKeys.usage) : {}),
     }, options);
     const listenPort = port ?? profile.defaultPort;
     listenOn(app, profile, host, listenPort, options.idleTimeoutSeconds, name === "c" ? sdkWebSocket as WebSocketHandler<never> : undefined);

@@ -1,9 +1,14 @@
-// The `llamux serve` flags and env vars that guard a listener: API keys, extra CORS origins, public
-// metrics. Kept apart from serve.ts so each listener's ServerOptions come from one function.
+// The `llamux serve` flags and env vars that guard a listener: API keys (plain ones and the keys file),
+// extra CORS origins, public metrics. Kept apart from serve.ts so each listener's ServerOptions come from
+// one function.
 import type { ProfileName } from "../server/profiles/profile.ts";
 import {
-  DEFAULT_BODY_LIMIT_BYTES, DEFAULT_IDLE_TIMEOUT_SECONDS, isLoopbackHost, serverOptions, type ServerOptions,
+  DEFAULT_BODY_LIMIT_BYTES, DEFAULT_IDLE_TIMEOUT_SECONDS, isLoopbackHost, keysRequired, serverOptions, type ServerOptions,
 } from "../server/server-options.ts";
+import { KeyAccess } from "../keys/key-access.ts";
+import { defaultKeysPath, usagePathFor } from "../keys/key-file.ts";
+import { KeyRing } from "../keys/key-ring.ts";
+import { UsageBook } from "../keys/usage-book.ts";
 import { UsageError, wholeNumberOption } from "../usage-error.ts";
 import { ollamaOrigins } from "../config.ts";
 
@@ -11,6 +16,7 @@ const MIB = 1024 * 1024;
 
 export const serverOptionFlags = {
   "api-key": { type: "string", multiple: true },
+  "keys-file": { type: "string" },
   "cors-origins": { type: "string" },
   "allowed-origins": { type: "string" },
   "public-metrics": { type: "boolean" },
@@ -20,7 +26,12 @@ export const serverOptionFlags = {
 
 export const serverOptionsHelp = `      --api-key KEY             require KEY as "Authorization: Bearer KEY" or "X-Api-Key: KEY" (repeat for
                                 several keys; env LLAMUX_API_KEY, and VLLM_API_KEY for profile b). Probes
-                                (/, /health, /ping, /version, /api/version, /lmstudio-greeting) stay open
+                                (/, /health, /ping, /version, /api/version, /lmstudio-greeting) stay open.
+                                Such a key may do everything; named keys with scopes and limits are in the
+                                keys file (see "llamux keys --help")
+      --keys-file FILE          the named keys (default $XDG_CONFIG_HOME/llamux/keys.json, read when it
+                                exists and again within a second of any change; once read, requests need
+                                a key); their usage is kept beside it in keys.usage.json
       --public-metrics          serve /metrics without the key
       --cors-origins LIST       browser origins allowed besides localhost pages and app shells: a comma
                                 list such as https://app.example,chrome-extension://*; "*" allows any site
@@ -33,6 +44,7 @@ export const serverOptionsHelp = `      --api-key KEY             require KEY as
 
 export interface ServerFlagValues {
   "api-key"?: string[];
+  "keys-file"?: string;
   "cors-origins"?: string;
   "allowed-origins"?: string;
   "public-metrics"?: boolean;
@@ -63,8 +75,28 @@ function apiKeys(values: ServerFlagValues, profile: ProfileName, env: Record<str
   return fromEnv ? [fromEnv] : [];
 }
 
+/** The named keys every listener of one server shares: the keys file, watched, and their usage. */
+export interface NamedKeys {
+  ring: KeyRing;
+  usage: UsageBook;
+}
+
+/**
+ * Reads the keys file (--keys-file, which must exist; else the default path, if it exists) and starts
+ * watching it; a file that cannot be read stops start-up with the reason. Usage is written when the
+ * process exits.
+ */
+export function openNamedKeys(values: ServerFlagValues, env: Record<string, string | undefined> = process.env): NamedKeys {
+  const given = values["keys-file"];
+  if (given !== undefined && given.trim() === "") throw new UsageError("--keys-file must name a file");
+  const ring = new KeyRing(given ?? defaultKeysPath(env), { required: given !== undefined }).watch();
+  const usage = new UsageBook({ path: usagePathFor(ring.path) });
+  process.once("exit", () => usage.flushSync());
+  return { ring, usage };
+}
+
 export function serverOptionsFromFlags(
-  values: ServerFlagValues, profile: ProfileName, bindHost: string, env: Record<string, string | undefined> = process.env,
+  values: ServerFlagValues, profile: ProfileName, bindHost: string, env: Record<string, string | undefined> = process.env, named?: NamedKeys,
 ): ServerOptions {
   const corsOrigins = [
     ...(values["cors-origins"] ?? "").split(",").map((origin) => origin.trim()).filter(Boolean),
@@ -73,8 +105,10 @@ export function serverOptionsFromFlags(
   ];
   const maxBodyMib = wholeNumberOption(values["max-body-size"], "max-body-size", 1, 1024 * 1024);
   const idleTimeout = wholeNumberOption(values["idle-timeout"], "idle-timeout", 1, 255);
+  const plainKeys = apiKeys(values, profile, env);
   return serverOptions({
-    apiKeys: apiKeys(values, profile, env), corsOrigins, publicMetrics: values["public-metrics"] ?? false, bindHost,
+    apiKeys: plainKeys, corsOrigins, publicMetrics: values["public-metrics"] ?? false, bindHost,
+    ...(named ? { keyAccess: new KeyAccess({ plainKeys, ring: named.ring, usage: named.usage }) } : {}),
     ...(maxBodyMib !== undefined ? { bodyLimitBytes: maxBodyMib * MIB } : {}),
     ...(idleTimeout !== undefined ? { idleTimeoutSeconds: idleTimeout } : {}),
   });
@@ -83,8 +117,8 @@ export function serverOptionsFromFlags(
 /** What to warn about before serving with these options (the anchors' exposed-server incidents). */
 export function exposureWarnings(options: ServerOptions): string[] {
   const warnings: string[] = [];
-  if (!isLoopbackHost(options.bindHost) && options.apiKeys.length === 0) {
-    warnings.push(`bound to ${options.bindHost} without an API key: anyone who can reach this address can use the server (set --api-key or LLAMUX_API_KEY)`);
+  if (!isLoopbackHost(options.bindHost) && !keysRequired(options)) {
+    warnings.push(`bound to ${options.bindHost} without an API key: anyone who can reach this address can use the server (set --api-key or LLAMUX_API_KEY, or create keys with llamux keys create)`);
   }
   if (options.corsOrigins.includes("*")) {
     warnings.push("CORS allows any origin: any website open in a browser on this machine can use the server");

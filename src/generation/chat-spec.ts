@@ -113,6 +113,8 @@ export interface ModelHandle {
 export interface RunOptions {
   /** The server's --tool-call-parser: the call syntax replies are read in, ahead of the template's. */
   toolCallParser?: ToolCallParserName;
+  /** What the host knows of the caller (the owner, weight and cap of its key): over the spec's own schedule. */
+  schedule?: RequestSchedule;
   signal?: AbortSignal;
   /** Told when each choice's engine sequence ends (metrics, logs). */
   onDone?: (event: DoneEvent) => void;

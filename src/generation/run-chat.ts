@@ -109,7 +109,8 @@ export async function runChat(model: ModelHandle, spec: ChatSpec, run: RunOption
   if (maxTokens !== undefined) request.maxTokens = maxTokens;
   if (spec.logprobs !== undefined) request.logprobs = spec.logprobs;
   if (spec.promptProgress) request.promptProgress = true;
-  const schedule = { ...spec.schedule, ...settings.schedule };
+  // The host's facts about the caller win over what the request itself says (it cannot name another owner).
+  const schedule = { ...spec.schedule, ...settings.schedule, ...run.schedule };
   if (Object.keys(schedule).length) request.schedule = schedule;
   // Call markers are special tokens: the reader needs their text (as vLLM keeps them with tools).
   if (spec.keepSpecialTokens ?? plan.readsToolCalls) request.renderSpecialTokens = true;

@@ -1,5 +1,6 @@
 // The MCP servers one listener may use, and the sessions it has open with them: configured servers
-// (mcp.json) keep one session each, opened on first use and reopened after a crash or a hang; servers a
+// (mcp.json) keep one session each per owner (the API key whose requests opened it: a server's state is
+// never shared between keys), opened on first use and reopened after a crash or a hang; servers a
 // request names by URL get a session for that request only, and only when the server allows it
 // (--allow-request-mcp), under the URL guard. A request's servers become the tool loop's ServerTools.
 import { logger, logEnabled } from "../log.ts";
@@ -111,7 +112,7 @@ export class McpHub {
    * Opens (or reuses) each server's session and lists its tools. A server that cannot be reached or listed
    * becomes a ListedServer with a failure; a URL the guard refuses throws McpRequestError.
    */
-  async open(requests: McpServerRequest[], reservedNames: Iterable<string> = [], signal?: AbortSignal): Promise<McpToolset> {
+  async open(requests: McpServerRequest[], reservedNames: Iterable<string> = [], signal?: AbortSignal, owner = ""): Promise<McpToolset> {
     this.check(requests);
     for (const request of requests) {
       if (!("url" in request.source)) continue;
@@ -135,7 +136,7 @@ export class McpHub {
     for (const request of requests) {
       let session: McpSession;
       try {
-        session = await this.sessionFor(request, own);
+        session = await this.sessionFor(request, own, owner);
         const listed = (await session.listTools(signal)).filter((tool) => allowed(request.allowedTools, tool));
         servers.push({ label: request.label, request, tools: listed });
         for (const info of listed) {
@@ -143,7 +144,7 @@ export class McpHub {
           const name = [info.name, `${request.label}_${info.name}`].find((candidate) => !taken.has(candidate));
           if (!name) continue;
           taken.add(name);
-          tools.push(this.serverTool(session, request, info, name));
+          tools.push(this.serverTool(session, request, info, name, owner));
         }
       } catch (error) {
         if (!(error instanceof McpSessionError)) throw error;
@@ -166,8 +167,8 @@ export class McpHub {
     await Promise.all(sessions.map((s) => (s.status === "fulfilled" ? s.value.close() : undefined)));
   }
 
-  private async sessionFor(request: McpServerRequest, own: McpSession[]): Promise<McpSession> {
-    if ("configured" in request.source) return this.pooledSession(this.config.servers.get(request.source.configured)!);
+  private async sessionFor(request: McpServerRequest, own: McpSession[], owner: string): Promise<McpSession> {
+    if ("configured" in request.source) return this.pooledSession(this.config.servers.get(request.source.configured)!, owner);
     const { url, headers } = request.source;
     const server: McpServerConfig = { kind: "http", name: request.label, url, ...(headers ? { headers } : {}), sse: false };
     const session = await this.counted(() => McpSession.open(server, {
@@ -178,18 +179,19 @@ export class McpHub {
     return session;
   }
 
-  private async pooledSession(server: McpServerConfig): Promise<McpSession> {
-    const existing = this.pooled.get(server.name);
+  private async pooledSession(server: McpServerConfig, owner: string): Promise<McpSession> {
+    const key = JSON.stringify([owner, server.name]);
+    const existing = this.pooled.get(key);
     if (existing) {
       const session = await existing.catch(() => undefined);
       if (session?.isOpen) return session;
-      if (this.pooled.get(server.name) === existing) this.pooled.delete(server.name);
-      else return this.pooledSession(server);
+      if (this.pooled.get(key) === existing) this.pooled.delete(key);
+      else return this.pooledSession(server, owner);
     }
     const opening = this.counted(() => McpSession.open(server, { limits: this.policy.limits }));
-    this.pooled.set(server.name, opening);
+    this.pooled.set(key, opening);
     opening.catch(() => {
-      if (this.pooled.get(server.name) === opening) this.pooled.delete(server.name);
+      if (this.pooled.get(key) === opening) this.pooled.delete(key);
     });
     return opening;
   }
@@ -211,7 +213,7 @@ export class McpHub {
     return session;
   }
 
-  private serverTool(session: McpSession, request: McpServerRequest, info: McpToolInfo, name: string): ServerTool {
+  private serverTool(session: McpSession, request: McpServerRequest, info: McpToolInfo, name: string, owner: string): ServerTool {
     const origin: ToolOrigin = { label: request.label, ...("configured" in request.source ? { pluginId: `mcp/${request.source.configured}` } : {}) };
     const label = request.label;
     return {
@@ -227,7 +229,7 @@ export class McpHub {
         let current = session;
         if (!current.isOpen && "configured" in request.source) {
           try {
-            current = await this.pooledSession(this.config.servers.get(request.source.configured)!);
+            current = await this.pooledSession(this.config.servers.get(request.source.configured)!, owner);
           } catch (error) {
             if (error instanceof McpSessionError) return { ok: false, failure: error.failure };
             throw error;

@@ -8,6 +8,7 @@ import { ContextLimitError } from "../generation/chat-spec.ts";
 import { NoSpeechOutputError } from "../generation/speech-spec.ts";
 import { OptionError } from "../options/check-value.ts";
 import { McpRequestError } from "../mcp/mcp-request-error.ts";
+import { KeyRefusal } from "../keys/key-refusal.ts";
 
 export class ApiError extends Error {
   readonly status: number;
@@ -15,13 +16,24 @@ export class ApiError extends Error {
   readonly param: string | null;
   /** A machine-readable code where the anchor sends one (LM Studio's `model_not_found`). */
   readonly code: string | null;
-  constructor(status: number, message: string, options: { param?: string | null; code?: string | null; cause?: unknown } = {}) {
+  /** Headers the answer carries whatever its shape (a 429's Retry-After). */
+  readonly headers: Record<string, string>;
+  constructor(status: number, message: string, options: { param?: string | null; code?: string | null; cause?: unknown; headers?: Record<string, string> } = {}) {
     super(message, { cause: options.cause });
     this.name = "ApiError";
     this.status = status;
     this.param = options.param ?? null;
     this.code = options.code ?? null;
+    this.headers = options.headers ?? {};
   }
+}
+
+/** A key's refusal: a missing scope (403, code missing_scope), a limit (429, OpenAI's code and Retry-After), an expired key (401). */
+export function fromKeyRefusal(refusal: KeyRefusal): ApiError {
+  const { status, detail } = refusal;
+  const code = status === 429 ? "rate_limit_exceeded" : status === 403 ? "missing_scope" : null;
+  const headers: Record<string, string> = detail.retryAfterSeconds !== undefined ? { "Retry-After": String(detail.retryAfterSeconds) } : status === 401 ? { "WWW-Authenticate": "Bearer" } : {};
+  return new ApiError(status, refusal.message, { code, headers, cause: refusal });
 }
 
 export const badRequest = (message: string, param?: string) => new ApiError(400, message, { param: param ?? null });
@@ -67,6 +79,7 @@ export function contextLimitError(error: ContextLimitError): ApiError {
 export function toApiError(error: unknown): ApiError {
   if (error instanceof ApiError) return error;
   if (error instanceof EngineError) return fromEngineError(error);
+  if (error instanceof KeyRefusal) return fromKeyRefusal(error);
   // A template that cannot render this conversation is the request's problem, not the server's.
   if (error instanceof ChatTemplateError) return new ApiError(400, error.message, { cause: error });
   // So is an output constraint (schema, regex, tool_choice) that cannot be enforced.

@@ -9,6 +9,7 @@ import { badRequest } from "./api-error.ts";
 import type { ServerDeps } from "./deps.ts";
 import type { KeepAliveRequest, ServedModel } from "./model-service.ts";
 import { observeChoices } from "./observe.ts";
+import { KeyRequest } from "../keys/key-request.ts";
 
 export interface ServedModelLoad {
   /** Load options the request sets beyond its parameters (a draft model). */
@@ -43,10 +44,25 @@ export function stopOption(stop: string[] | undefined): OptionValues {
   return stop?.length ? { stop } : {};
 }
 
-/** The orchestrator's run options of a request: the server's tool-call parser, its abort signal, its metrics. */
+/**
+ * The orchestrator's run options of a request: the server's tool-call parser, its abort signal, its metrics,
+ * and on a server with keys the key's scheduling facts (owner, weight, sequence cap) and its usage, which
+ * counts each sequence's tokens as it ends.
+ */
 export function serverRun(deps: ServerDeps, model: ServedModel, signal: AbortSignal, arrived: number): RunOptions {
+  const observe = observeChoices(deps, model.id, arrived);
+  // Taken now, inside the request: a sequence's end is reported from the engine's events, outside it.
+  const work = KeyRequest.current();
   return {
     ...(deps.toolCallParser ? { toolCallParser: deps.toolCallParser } : {}),
-    signal, onDone: observeChoices(deps, model.id, arrived),
+    ...(work ? { schedule: work.schedule() } : {}),
+    signal,
+    onDone: work
+      ? (done) => {
+        observe(done);
+        const { promptTokens, completionTokens, cachedPromptTokens } = done.usage;
+        work.addSequence({ promptTokens, completionTokens, cachedTokens: cachedPromptTokens });
+      }
+      : observe,
   };
 }

@@ -16,6 +16,7 @@ import { projectorModalities, siblingProjector } from "../vision/projector-file.
 import { logger } from "../log.ts";
 import { contextCeiling, grownContext, grownContextSize, type GrownContext } from "./context-growth.ts";
 import type { ContextCeiling } from "../generation/chat-spec.ts";
+import { checkModelAllowed } from "../keys/key-request.ts";
 
 const log = logger("models");
 
@@ -425,7 +426,9 @@ export class ModelService {
     return model.pinned ? Infinity : this.options.idleUnloadMs ?? 5 * 60_000;
   }
 
+  /** The model's engine, loaded when it is not; a key whose models list leaves the model out gets a 403. */
   async engine(model: ServedModel, overrides: Partial<EngineOptions> = {}, keepAlive?: KeepAliveRequest): Promise<EngineProcess> {
+    checkModelAllowed(model.id);
     const engine = await this.manager.engine(
       this.engineOptions(model, overrides), keepAlive?.ms ?? this.defaultKeepAliveMs(model), keepAlive?.policy ?? "longest", this.options.instances,
     );

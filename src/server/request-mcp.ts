@@ -5,6 +5,7 @@ import { emptyMcpConfig } from "../mcp/mcp-config.ts";
 import { McpHub, type McpServerRequest, type McpToolset, type ToolFilter } from "../mcp/mcp-hub.ts";
 import { badRequest } from "./api-error.ts";
 import type { ServerDeps } from "./deps.ts";
+import { KeyRequest } from "../keys/key-request.ts";
 
 const noServers = new McpHub(emptyMcpConfig());
 
@@ -44,8 +45,13 @@ export function headerMap(value: unknown, param: string): Record<string, string>
   throw badRequest("headers must be an object of header names to string values", param);
 }
 
-/** Opens the request's servers (after the checks that need no connection); refusals are 400s. */
+/**
+ * Opens the request's servers (after the checks that need no connection); refusals are 400s. On a server
+ * with keys, a request that names any needs the mcp scope (403), and the sessions it opens are its key's.
+ */
 export async function openRequestServers(deps: ServerDeps, requests: McpServerRequest[], reservedNames: Iterable<string>, signal?: AbortSignal): Promise<McpToolset | undefined> {
   if (requests.length === 0) return undefined;
-  return mcpHub(deps).open(requests, reservedNames, signal);
+  const work = KeyRequest.current();
+  work?.requireScope("mcp", "use MCP servers (tools the server runs)");
+  return mcpHub(deps).open(requests, reservedNames, signal, work?.grant.owner ?? "");
 }

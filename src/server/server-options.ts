@@ -1,9 +1,15 @@
 // How one listener guards itself: API keys, browser origins, the bind address (for the DNS-rebinding
 // guard and the exposed-server warning), the body size limit. `llamux serve` builds it from flags and env.
+import { KeyAccess } from "../keys/key-access.ts";
 
 export interface ServerOptions {
-  /** Keys a client may send. Empty: no key is required, and any placeholder key a client sends is accepted. */
+  /** Plain keys a client may send (every scope, no limits). None here nor in `keyAccess`: no key is required. */
   apiKeys: string[];
+  /**
+   * Plain and named keys together, with the named keys' usage; shared by every listener of a server.
+   * Unset: built from `apiKeys` (withKeyAccess).
+   */
+  keyAccess?: KeyAccess;
   /** Browser origins allowed besides the built-in local ones; `*` alone allows any, inside a pattern any run. */
   corsOrigins: string[];
   /** Serve /metrics without a key (Prometheus scrapers often cannot send one). */
@@ -38,6 +44,17 @@ export const defaultServerOptions: ServerOptions = {
 
 export function serverOptions(options: Partial<ServerOptions> = {}): ServerOptions {
   return { ...defaultServerOptions, ...options };
+}
+
+/** The options with `keyAccess` set whenever the server has keys of either kind. */
+export function withKeyAccess(options: ServerOptions): ServerOptions {
+  if (options.keyAccess || options.apiKeys.length === 0) return options;
+  return { ...options, keyAccess: new KeyAccess({ plainKeys: options.apiKeys }) };
+}
+
+/** Whether requests need a key now (a keys file read after start turns this on). */
+export function keysRequired(options: ServerOptions): boolean {
+  return options.apiKeys.length > 0 || options.keyAccess?.required === true;
 }
 
 /** `localhost`, `*.localhost`, 127.0.0.0/8 and ::1: names and addresses that can only reach this machine. */

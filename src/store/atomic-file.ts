@@ -36,13 +36,13 @@ export async function renameDurably(from: string, to: string): Promise<void> {
   syncDirectory(dirname(to));
 }
 
-/** Writes `data` to `path` atomically (the directory is created when missing). */
-export async function writeFileAtomic(path: string, data: Uint8Array | string): Promise<void> {
+/** Writes `data` to `path` atomically (the directory is created when missing), with permissions `mode`. */
+export async function writeFileAtomic(path: string, data: Uint8Array | string, mode = 0o644): Promise<void> {
   const dir = dirname(path);
   mkdirSync(dir, { recursive: true });
   const temp = tempPathIn(dir);
   try {
-    const handle = await open(temp, "w", 0o644);
+    const handle = await open(temp, "w", mode);
     try {
       await handle.writeFile(data);
       await handle.sync();

@@ -1,5 +1,5 @@
-// Developer: start and stop serving a model, the server's address, port, API-key and GPU state,
-// copyable example requests, and a live log of requests with timing and tokens per second.
+// Developer: start and stop serving a model, the server's address, port, API-key and GPU state, the key's
+// usage, copyable example requests, and a live log of the key's requests with timing and tokens per second.
 import { html } from "htm/preact";
 import { useEffect, useState } from "preact/hooks";
 import { getJson, storeApiKey, storedApiKey } from "./api.ts";
@@ -7,6 +7,8 @@ import type { ModelsState } from "./app.ts";
 import { formatRate, formatTime } from "./format.ts";
 import { LoadSettingsFields, defaultLoadSettings, loadModel, unloadModel, type LoadSettings } from "./model-actions.ts";
 import { isLoaded, modelLabel, type LoggedRequest, type ServerStatus } from "./types.ts";
+import { UsagePanel } from "./usage-panel.ts";
+import { usePolling } from "./polling.ts";
 
 const LOG_POLL_MS = 1000;
 const LOG_LIMIT = 100;
@@ -59,29 +61,16 @@ print(reply.choices[0].message.content)`;
 
 function useRequestLog(active: boolean): LoggedRequest[] {
   const [entries, setEntries] = useState<LoggedRequest[]>([]);
-  useEffect(() => {
-    if (!active) return;
+  usePolling(active, LOG_POLL_MS, () => {
     let after = entries.at(-1)?.id ?? 0;
-    let stopped = false;
-    let timer: ReturnType<typeof setTimeout> | undefined;
-    const poll = async () => {
-      try {
-        const { requests } = await getJson<{ requests: LoggedRequest[] }>(`/api/v1/server/requests?after=${after}`);
-        if (requests.length > 0) {
-          after = requests.at(-1)!.id;
-          setEntries((old) => [...old, ...requests].slice(-LOG_LIMIT));
-        }
-      } catch {
-        // the next poll tries again
+    return async () => {
+      const { requests } = await getJson<{ requests: LoggedRequest[] }>(`/api/v1/server/requests?after=${after}`);
+      if (requests.length > 0) {
+        after = requests.at(-1)!.id;
+        setEntries((old) => [...old, ...requests].slice(-LOG_LIMIT));
       }
-      if (!stopped) timer = setTimeout(poll, LOG_POLL_MS);
     };
-    void poll();
-    return () => {
-      stopped = true;
-      clearTimeout(timer);
-    };
-  }, [active]);
+  });
   return entries;
 }
 
@@ -163,6 +152,7 @@ export function DeveloperTab(props: { models: ModelsState; active: boolean }) {
         </dl>` : html`<p class="muted">Loading…</p>`}
       </div>
     </div>
+    <${UsagePanel} active=${props.active && (status?.api_key_required ?? false)} />
     <div class="panel">
       <h2>Example requests</h2>
       <${CopyBlock} label="curl" text=${ex.curl} />

@@ -72,5 +72,21 @@ export interface LoggedRequest {
   stream: string | null;
 }
 
+/** One entry of GET /v1/usage: a named key's usage and limits. */
+export interface KeyUsageEntry {
+  key: string;
+  requests: number;
+  prompt_tokens: number;
+  completion_tokens: number;
+  cached_tokens: number;
+  rate_limited: number;
+  tokens_today: number;
+  last_minute: { requests: number; tokens: number };
+  limits: {
+    scopes: string[]; models: string[] | null; rpm: number | null; tpm: number | null; tokens_per_day: number | null;
+    max_parallel: number | null; weight: number; expires_at: string | null;
+  } | null;
+}
+
 export const isLoaded = (model: ModelEntry) => (model.loaded_instances?.length ?? 0) > 0;
 export const modelLabel = (model: ModelEntry) => model.display_name || model.key;

@@ -97,6 +97,19 @@ describe("configured servers over stdio", () => {
     }
   });
 
+  test("a configured server's session belongs to the key whose request opened it: another key gets its own", async () => {
+    // One session allowed in all: a second owner cannot reuse the first's, so it needs (and is refused) another.
+    const hub = hubWith({ everything: everythingEntry() }, { limits: { ...DEFAULT_MCP_LIMITS, maxSessions: 1 } });
+    try {
+      expect((await hub.open([configured("everything")], [], undefined, "alice")).servers[0]).toMatchObject({ tools: expect.any(Array) });
+      expect((await hub.open([configured("everything")], [], undefined, "alice")).servers[0]).toMatchObject({ tools: expect.any(Array) });
+      const other = await hub.open([configured("everything")], [], undefined, "bob");
+      expect(other.servers[0]).toMatchObject({ failure: { message: expect.stringContaining("Cannot open another MCP session") } });
+    } finally {
+      await hub.close();
+    }
+  });
+
   test("allowed_tools filters by name and by read-only annotation; approval rules mark tools", async () => {
     const hub = hubWith({ everything: everythingEntry() });
     try {

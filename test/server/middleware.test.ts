@@ -5,6 +5,8 @@ import { Hono } from "hono";
 import { streamSSE } from "hono/streaming";
 import { installMiddleware } from "../../src/server/middleware/index.ts";
 import { apiKey } from "../../src/server/middleware/api-key.ts";
+import { keyOwnerFinder } from "../../src/keys/plain-keys.ts";
+import { KeyAccess } from "../../src/keys/key-access.ts";
 import { cors } from "../../src/server/middleware/cors.ts";
 import { bodyLimit } from "../../src/server/middleware/body-limit.ts";
 import { hostCheck } from "../../src/server/middleware/host-check.ts";
@@ -112,9 +114,9 @@ describe("apiKey", () => {
   });
 
   test("rejects empty or unsendable keys when built", () => {
-    expect(() => apiKey({ keys: [], renderError: render })).toThrow(RangeError);
-    expect(() => apiKey({ keys: [""], renderError: render })).toThrow("empty");
-    expect(() => apiKey({ keys: [" padded"], renderError: render })).toThrow(RangeError);
+    expect(() => keyOwnerFinder([])).toThrow(RangeError);
+    expect(() => apiKey({ access: new KeyAccess({ plainKeys: [""] }), renderError: render })).toThrow("empty");
+    expect(() => apiKey({ access: new KeyAccess({ plainKeys: [" padded"] }), renderError: render })).toThrow(RangeError);
   });
 });
 

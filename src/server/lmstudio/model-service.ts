@@ -17,6 +17,7 @@ import { type KeepAliveRequest, type LoadedModel, ModelService, type ModelServic
 import { lmStudioStoreNames } from "./store-models.ts";
 import { jitAutoEvict } from "../../config.ts";
 import { logger } from "../../log.ts";
+import { checkModelAllowed, KeyRequest } from "../../keys/key-request.ts";
 
 const log = logger("models");
 
@@ -102,7 +103,10 @@ export class LmStudioModelService extends ModelService {
     const loaded = this.loadedOf(model)
       .filter((l) => draft === undefined || l.engine.options.speculative?.draftModelPath === draft)
       .sort((a, b) => b.lastUsed - a.lastUsed)[0];
-    if (loaded) return this.manager.engine(loaded.engine.options, keep.ms, keep.policy);
+    if (loaded) {
+      checkModelAllowed(model.id);
+      return this.manager.engine(loaded.engine.options, keep.ms, keep.policy);
+    }
     if (model.pinned) return super.engine(model, overrides, keep);
     if (this.autoEvict) await this.evictJitLoaded();
     const engine = await super.engine(model, overrides, keep);
@@ -155,7 +159,8 @@ export class LmStudioModelService extends ModelService {
    */
   async loadServed(): Promise<void> {
     const waiting = super.list().filter((model) => !this.released.has(model.path) && !this.isLoaded(model));
-    await Promise.all(waiting.map((model) => this.engine(model).catch((error: Error) => {
+    // The server's own work, whichever request's listing set it off: no key's models list applies.
+    await Promise.all(waiting.map((model) => KeyRequest.outside(() => this.engine(model)).catch((error: Error) => {
       this.released.add(model.path);
       log.error(`Cannot load "${model.id}": ${error.message}`);
     })));
@@ -163,6 +168,7 @@ export class LmStudioModelService extends ModelService {
 
   /** The loaded instance itself, marked as used (its TTL starts again). */
   useInstance(loaded: LoadedModel): Promise<EngineProcess> {
+    checkModelAllowed(loaded.model.id);
     return this.manager.engine(loaded.engine.options, this.defaultKeepAliveMs(loaded.model), "on-load");
   }
 

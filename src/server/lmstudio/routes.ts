@@ -55,8 +55,9 @@
 //                                          downloaded_bytes, started_at,
 //                                          bytes_per_second? and estimated_completion? (while downloading),
 //                                          completed_at?, model? (the stored name), error? (when failed)}
-import { Hono, type Handler } from "hono";
-import type { ServerOptions } from "../server-options.ts";
+import { Hono } from "hono";
+import type { KeyAccess } from "../../keys/key-access.ts";
+import { mountRoutes, type Route } from "../route-table.ts";
 import { sdkSocketRoutes } from "./sdk/websocket.ts";
 import { llamuxVersion } from "../../version.ts";
 import type { ServerDeps } from "../deps.ts";
@@ -72,41 +73,34 @@ import { v1Chat } from "./v1-chat.ts";
 import { v1Download, v1DownloadStatus } from "./v1-download.ts";
 import { v1ListModels, v1LoadModel, v1UnloadModel } from "./v1-models.ts";
 
-interface Route {
-  method: "GET" | "POST";
-  path: string;
-  handler: Handler;
-}
-
-function routeTable(deps: ServerDeps, models: LmStudioModelService, jobs: DownloadJobs, threads: ChatThreads, apiKeys: string[]): Route[] {
+function routeTable(deps: ServerDeps, models: LmStudioModelService, jobs: DownloadJobs, threads: ChatThreads, access: KeyAccess | undefined): Route[] {
   return [
-    // LM Studio's SDK protocol: WebSocket upgrades at /llm, /embedding, /system, … (sdk/namespaces.ts)
-    ...sdkSocketRoutes(deps, models, apiKeys).map(({ path, handler }) => ({ method: "GET" as const, path, handler })),
-    { method: "GET", path: "/lmstudio-greeting", handler: (c) => c.json({ lmstudio: true, version: llamuxVersion }) },
+    // LM Studio's SDK protocol: WebSocket upgrades at /llm, /embedding, /system, … (sdk/namespaces.ts); the
+    // socket's key comes in its handshake, and each endpoint's scope is in the namespaces' own table
+    ...sdkSocketRoutes(deps, models, access).map(({ path, handler }): Route => ({ methods: ["GET"], path, needs: "key", handler })),
+    { methods: ["GET"], path: "/lmstudio-greeting", needs: "key", handler: (c) => c.json({ lmstudio: true, version: llamuxVersion }) },
     // REST API v0
-    { method: "GET", path: "/api/v0/models", handler: v0ListModels(models) },
-    { method: "GET", path: "/api/v0/models/:id{.+}", handler: v0RetrieveModel(models) },
-    { method: "POST", path: "/api/v0/chat/completions", handler: chatCompletions(deps, lmStudioStats) },
-    { method: "POST", path: "/api/v0/completions", handler: completions(deps, lmStudioStats) },
-    { method: "POST", path: "/api/v0/embeddings", handler: embeddings(deps) },
+    { methods: ["GET"], path: "/api/v0/models", needs: "key", handler: v0ListModels(models) },
+    { methods: ["GET"], path: "/api/v0/models/:id{.+}", needs: "key", handler: v0RetrieveModel(models) },
+    { methods: ["POST"], path: "/api/v0/chat/completions", needs: "chat", handler: chatCompletions(deps, lmStudioStats) },
+    { methods: ["POST"], path: "/api/v0/completions", needs: "chat", handler: completions(deps, lmStudioStats) },
+    { methods: ["POST"], path: "/api/v0/embeddings", needs: "embeddings", handler: embeddings(deps) },
     // REST API v1: chat
-    { method: "POST", path: "/api/v1/chat", handler: v1Chat(deps, models, threads) },
-    // REST API v1: models
-    { method: "GET", path: "/api/v1/models", handler: v1ListModels(models) },
-    { method: "POST", path: "/api/v1/models/load", handler: v1LoadModel(models) },
-    { method: "POST", path: "/api/v1/models/unload", handler: v1UnloadModel(models) },
-    { method: "POST", path: "/api/v1/models/download", handler: v1Download(models, jobs) },
-    { method: "GET", path: "/api/v1/models/download/status/:job_id", handler: v1DownloadStatus(jobs) },
+    { methods: ["POST"], path: "/api/v1/chat", needs: "chat", handler: v1Chat(deps, models, threads) },
+    // REST API v1: models (listing needs any key; loading, unloading and downloading the admin scope)
+    { methods: ["GET"], path: "/api/v1/models", needs: "key", handler: v1ListModels(models) },
+    { methods: ["POST"], path: "/api/v1/models/load", needs: "admin", handler: v1LoadModel(models) },
+    { methods: ["POST"], path: "/api/v1/models/unload", needs: "admin", handler: v1UnloadModel(models) },
+    { methods: ["POST"], path: "/api/v1/models/download", needs: "admin", handler: v1Download(models, jobs) },
+    { methods: ["GET"], path: "/api/v1/models/download/status/:job_id", needs: "admin", handler: v1DownloadStatus(jobs) },
   ];
 }
 
 /** Needs the LM Studio model service (store-backed, JIT loading), which `serve` gives profile c. */
-export function lmStudioRoutes(deps: ServerDeps, options: Pick<ServerOptions, "apiKeys">): Hono {
+export function lmStudioRoutes(deps: ServerDeps, access: KeyAccess | undefined): Hono {
   const models = deps.models;
   if (!(models instanceof LmStudioModelService)) throw new TypeError("Cannot serve LM Studio routes: profile c needs an LmStudioModelService");
   const jobs = new DownloadJobs(models.store);
   const threads = new ChatThreads();
-  const routes = new Hono();
-  for (const route of routeTable(deps, models, jobs, threads, options.apiKeys)) routes.on(route.method, route.path, route.handler);
-  return routes;
+  return mountRoutes(new Hono(), routeTable(deps, models, jobs, threads, access));
 }

@@ -1,17 +1,18 @@
-// Optional API key. With keys configured, every path but a few probes needs one, sent as
-// `Authorization: Bearer KEY` (OpenAI clients), a bare `Authorization: KEY` or `X-Api-Key: KEY`
-// (Anthropic-style clients; llama-server accepts all three). Without keys the factory is not used at
-// all, so any placeholder key a client sends passes, as the three anchors do. The key that passed is
+// API keys. With keys (plain --api-key ones, or the named keys of a keys file), every path but a few
+// probes needs one, sent as `Authorization: Bearer KEY` (OpenAI clients), a bare `Authorization: KEY` or
+// `X-Api-Key: KEY` (Anthropic-style clients; llama-server accepts all three). Without keys every request
+// passes, and any placeholder key a client sends with it, as the three anchors do. The key that passed is
 // named on the context (`keyOwner(c)`), so what a request stores (a Responses conversation, an LM Studio
-// chat thread) belongs to its key and another key cannot read it.
-import { createHash, timingSafeEqual } from "node:crypto";
+// chat thread, a download job) belongs to its key and another key cannot read it; and its grant opens a
+// KeyRequest (`keyRequest(c)`), which the route's guard admits and which counts the request's usage.
 import type { Context, MiddlewareHandler } from "hono";
-import { ApiError } from "../api-error.ts";
+import { ApiError, toApiError } from "../api-error.ts";
+import type { KeyAccess } from "../../keys/key-access.ts";
+import type { KeyRequest } from "../../keys/key-request.ts";
 import { errorResponse, type RenderError } from "./error-response.ts";
 
 export interface ApiKeyOptions {
-  /** Accepted keys (vLLM and llama-server take several). */
-  keys: string[];
+  access: KeyAccess;
   /** Paths served without a key: liveness probes and version checks that clients call before they have one. */
   publicPaths?: string[];
   renderError: RenderError;
@@ -24,25 +25,22 @@ declare module "hono" {
   interface ContextVariableMap {
     /** Names the API key that authenticated the request (never the key itself); unset without keys. */
     apiKeyOwner: string;
+    /** The work done under the request's key; unset without keys. */
+    keyRequest: KeyRequest;
   }
 }
 
-const sha256 = (text: string) => createHash("sha256").update(text).digest();
-
 /**
- * Who owns what a request stores: the key that authenticated it, or "" on a server without keys (and
- * on the public paths), where every client is the same anonymous owner.
+ * Who owns what a request stores: the key that authenticated it (a named key's name, a plain key's digest
+ * prefix), or "" on a server without keys (and on the public paths), where every client is the same owner.
  */
 export function keyOwner(c: Context): string {
   return c.get("apiKeyOwner") ?? "";
 }
 
-function checkKey(key: string): void {
-  if (key.length === 0) throw new RangeError("Cannot use an empty API key");
-  // HTTP trims header values, so such a key could never be sent.
-  if (key.trim() !== key || /[\x00-\x1f\x7f]/.test(key)) {
-    throw new RangeError("Cannot use an API key with leading or trailing spaces or control characters");
-  }
+/** The request's key, when the server has keys. */
+export function keyRequest(c: Context): KeyRequest | undefined {
+  return c.get("keyRequest");
 }
 
 /** Every credential the request carries; a client may send a placeholder in one header and the key in the other. */
@@ -55,47 +53,24 @@ function presentedKeys(c: Context): string[] {
   return found;
 }
 
-/**
- * A constant-time lookup of a presented credential among the keys: the owner name of the key it
- * matches (a digest prefix, stable across restarts and key order), or undefined.
- */
-export function keyOwnerFinder(keys: string[]): (candidate: string) => string | undefined {
-  if (keys.length === 0) throw new RangeError("Cannot require an API key: no keys given");
-  keys.forEach(checkKey);
-  // Digests have equal length whatever the key's length, which timingSafeEqual needs.
-  const keyDigests = keys.map(sha256);
-  const owners = keyDigests.map((digest) => `key-${digest.subarray(0, 8).toString("hex")}`);
-  return (candidate: string): string | undefined => {
-    const digest = sha256(candidate);
-    let match: string | undefined;
-    // No early exit: the time taken does not tell which key (or whether any) matched.
-    keyDigests.forEach((keyDigest, index) => {
-      if (timingSafeEqual(keyDigest, digest)) match ??= owners[index];
-    });
-    return match;
-  };
-}
-
-/** A constant-time test of a presented credential against the keys (shared with LM Studio's SDK socket handshake). */
-export function keyMatcher(keys: string[]): (candidate: string) => boolean {
-  const find = keyOwnerFinder(keys);
-  return (candidate: string): boolean => find(candidate) !== undefined;
-}
-
 export function apiKey(options: ApiKeyOptions): MiddlewareHandler {
   const opts = { publicPaths: PUBLIC_PATHS, ...options } satisfies Required<ApiKeyOptions>;
-  const ownerOf = keyOwnerFinder(opts.keys);
+  const { access } = opts;
   const publicPaths = new Set(opts.publicPaths);
 
   return async function apiKey(c, next) {
     // Preflights carry no credentials by design (vLLM exempts OPTIONS too).
-    if (c.req.method === "OPTIONS" || publicPaths.has(c.req.path)) return next();
+    if (!access.required || c.req.method === "OPTIONS" || publicPaths.has(c.req.path)) return next();
     const presented = presentedKeys(c);
-    // Every credential is looked up (no early exit), the first that matches names the owner.
-    const owners = presented.map(ownerOf);
-    const owner = owners.find((found) => found !== undefined);
-    if (owner !== undefined) {
-      c.set("apiKeyOwner", owner);
+    let grant;
+    try {
+      grant = await access.authenticate(presented);
+    } catch (error) {
+      return errorResponse(c, opts.renderError, toApiError(error));
+    }
+    if (grant !== undefined) {
+      c.set("apiKeyOwner", grant.owner);
+      c.set("keyRequest", access.open(grant));
       return next();
     }
     const message = presented.length === 0

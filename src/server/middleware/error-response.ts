@@ -8,5 +8,5 @@ import type { ApiError } from "../api-error.ts";
 export type RenderError = (error: ApiError, c: Context) => unknown;
 
 export function errorResponse(c: Context, renderError: RenderError, error: ApiError, headers?: Record<string, string>): Response {
-  return c.json(renderError(error, c), error.status as ContentfulStatusCode, headers);
+  return c.json(renderError(error, c), error.status as ContentfulStatusCode, { ...error.headers, ...headers });
 }

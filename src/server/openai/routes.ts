@@ -1,6 +1,8 @@
 // The OpenAI-compatible surface every profile serves.
 import { Hono } from "hono";
 import type { ServerDeps } from "../deps.ts";
+import type { Route } from "../route-table.ts";
+import { mountRoutes } from "../route-table.ts";
 import { chatCompletions } from "./chat-completions.ts";
 import { completions } from "./completions.ts";
 import { embeddings } from "./embeddings.ts";
@@ -11,21 +13,25 @@ import { rerank } from "../rerank/rerank-routes.ts";
 import { transcriptions } from "./transcriptions.ts";
 import { speech } from "./speech.ts";
 
+function routeTable(deps: ServerDeps): Route[] {
+  return [
+    // generation
+    { methods: ["POST"], path: "/v1/chat/completions", needs: "chat", handler: chatCompletions(deps) },
+    { methods: ["POST"], path: "/v1/completions", needs: "chat", handler: completions(deps) },
+    { methods: ["POST"], path: "/v1/responses", needs: "chat", handler: responses(deps, new ResponseStore()) },
+    { methods: ["POST"], path: "/v1/embeddings", needs: "embeddings", handler: embeddings(deps) },
+    // speech to text, as Ollama and vLLM serve it (LM Studio has no such route)
+    ...(deps.profile.transcriptions ? [{ methods: ["POST"], path: "/v1/audio/transcriptions", needs: "audio", handler: transcriptions(deps) } satisfies Route] : []),
+    // text to speech (OpenAI's; on every profile, for the models that speak)
+    { methods: ["POST"], path: "/v1/audio/speech", needs: "audio", handler: speech(deps) },
+    // reranking (vLLM's; on profiles a and c an extension)
+    { methods: ["POST"], path: "/v1/rerank", needs: "embeddings", handler: rerank(deps) },
+    // models (ids may contain "/", as in org/model)
+    { methods: ["GET"], path: "/v1/models", needs: "key", handler: listModels(deps) },
+    { methods: ["GET"], path: "/v1/models/:id{.+}", needs: "key", handler: retrieveModel(deps) },
+  ];
+}
+
 export function openAiRoutes(deps: ServerDeps): Hono {
-  const routes = new Hono();
-  // generation
-  routes.post("/v1/chat/completions", chatCompletions(deps));
-  routes.post("/v1/completions", completions(deps));
-  routes.post("/v1/responses", responses(deps, new ResponseStore()));
-  routes.post("/v1/embeddings", embeddings(deps));
-  // speech to text, as Ollama and vLLM serve it (LM Studio has no such route)
-  if (deps.profile.transcriptions) routes.post("/v1/audio/transcriptions", transcriptions(deps));
-  // text to speech (OpenAI's; on every profile, for the models that speak)
-  routes.post("/v1/audio/speech", speech(deps));
-  // reranking (vLLM's; on profiles a and c an extension)
-  routes.post("/v1/rerank", rerank(deps));
-  // models (ids may contain "/", as in org/model)
-  routes.get("/v1/models", listModels(deps));
-  routes.get("/v1/models/:id{.+}", retrieveModel(deps));
-  return routes;
+  return mountRoutes(new Hono(), routeTable(deps));
 }

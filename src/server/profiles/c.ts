@@ -30,7 +30,7 @@ export const profileC: Profile = {
   openAiErrorBody: lmStudioOpenAiError,
   // LM Studio's REST API v1 has its own error type words.
   errorBody: (error, path) => (path.startsWith("/api/v1/") ? lmStudioV1ErrorBody(error) : lmStudioOpenAiError(error)),
-  routes: (deps, options) => lmStudioRoutes(deps, options),
+  routes: (deps, options) => lmStudioRoutes(deps, options.keyAccess),
   publicPaths: SDK_SOCKET_PATHS,
   webUiAtRoot: true,
 };

@@ -6,6 +6,8 @@ import { Counter, Gauge, Histogram, Registry } from "prom-client";
 import type { ModelManager } from "../../engine/model-manager.ts";
 import type { FinishedGeneration, GenerationObserver, MetricsExporter } from "../deps.ts";
 import type { ModelService } from "../model-service.ts";
+import type { UsageBook } from "../../keys/usage-book.ts";
+import { keyMetrics } from "./key-metrics.ts";
 
 type Label = "model_name" | "engine";
 const labelNames: Label[] = ["model_name", "engine"];
@@ -37,9 +39,10 @@ export interface VllmMetrics {
   metrics: MetricsExporter;
 }
 
-/** Metrics of one vLLM-profile server; spread the result into its ServerDeps. */
-export function createVllmMetrics(manager: ModelManager, models: ModelService): VllmMetrics {
+/** Metrics of one vLLM-profile server, with the named keys' counters when it has a usage book; spread the result into its ServerDeps. */
+export function createVllmMetrics(manager: ModelManager, models: ModelService, keyUsage?: UsageBook): VllmMetrics {
   const registry = new Registry();
+  const sampleKeys = keyUsage ? keyMetrics(registry, keyUsage) : () => {};
   const registers = [registry];
   const gauge = (name: string, help: string) => new Gauge<Label>({ name, help, labelNames, registers });
   const counter = (name: string, help: string) => new Counter<Label>({ name, help, labelNames, registers });
@@ -201,6 +204,7 @@ export function createVllmMetrics(manager: ModelManager, models: ModelService): 
     contentType: registry.contentType,
     async render() {
       await sampleEngines();
+      sampleKeys();
       return registry.metrics();
     },
   };

@@ -1,6 +1,7 @@
 // The vLLM server's own endpoints, beside /v1 (reference/vllm.md §2); mounted for profile b only.
 import { Hono } from "hono";
 import type { ServerDeps } from "../deps.ts";
+import { mountRoutes, type Route } from "../route-table.ts";
 import { detokenize } from "./detokenize.ts";
 import { health } from "./health.ts";
 import { metricsRoute } from "./metrics-route.ts";
@@ -8,21 +9,26 @@ import { tokenize } from "./tokenize.ts";
 import { rerank, score } from "../rerank/rerank-routes.ts";
 import { version } from "./version.ts";
 
+function routeTable(deps: ServerDeps): Route[] {
+  return [
+    // readiness (SageMaker probes /ping): 503 until the command line's model has loaded
+    { methods: ["GET"], path: "/health", needs: "key", handler: health(deps) },
+    { methods: ["GET", "POST"], path: "/ping", needs: "key", handler: health(deps) },
+    { methods: ["GET"], path: "/version", needs: "key", handler: version() },
+    // tokenizer
+    { methods: ["POST"], path: "/tokenize", needs: "chat", handler: tokenize(deps) },
+    { methods: ["POST"], path: "/detokenize", needs: "chat", handler: detokenize(deps) },
+    // reranking and cross-encoder scoring (/v1/rerank is on every profile's OpenAI routes)
+    { methods: ["POST"], path: "/rerank", needs: "embeddings", handler: rerank(deps) },
+    { methods: ["POST"], path: "/v2/rerank", needs: "embeddings", handler: rerank(deps, { cohere: true }) },
+    { methods: ["POST"], path: "/score", needs: "embeddings", handler: score(deps) },
+    { methods: ["POST"], path: "/v1/score", needs: "embeddings", handler: score(deps) },
+    // Prometheus; vLLM mounts it as a prefix, so /metrics/ answers too. Per-key counters name every key:
+    // admin only (or anyone with --public-metrics, which makes the path public).
+    ...(deps.metrics ? [{ methods: ["GET"], path: "/metrics/*", needs: "admin", handler: metricsRoute(deps.metrics) } satisfies Route] : []),
+  ];
+}
+
 export function vllmRoutes(deps: ServerDeps): Hono {
-  const routes = new Hono();
-  // readiness (SageMaker probes /ping): 503 until the command line's model has loaded
-  routes.get("/health", health(deps));
-  routes.on(["GET", "POST"], "/ping", health(deps));
-  routes.get("/version", version());
-  // tokenizer
-  routes.post("/tokenize", tokenize(deps));
-  routes.post("/detokenize", detokenize(deps));
-  // reranking and cross-encoder scoring (/v1/rerank is on every profile's OpenAI routes)
-  routes.post("/rerank", rerank(deps));
-  routes.post("/v2/rerank", rerank(deps, { cohere: true }));
-  routes.post("/score", score(deps));
-  routes.post("/v1/score", score(deps));
-  // Prometheus; vLLM mounts it as a prefix, so /metrics/ answers too
-  if (deps.metrics) routes.get("/metrics/*", metricsRoute(deps.metrics));
-  return routes;
+  return mountRoutes(new Hono(), routeTable(deps));
 }

@@ -5,15 +5,18 @@
 //   GET  /api/v1/server/status            -> {version, profile, anchor, api_key_required, host, port, runtime (llama.cpp
 //                                            build or null), loaded: [{model, path, compute (CPU/GPU), context_length,
 //                                            sequences, gpu_layers}]}
-//   GET  /api/v1/server/requests?after=ID -> {requests: [{id, at, method, path, status, latency_ms, prompt_tokens, completion_tokens, stream}]}
+//   GET  /api/v1/server/requests?after=ID -> {requests: [{id, at, method, path, status, latency_ms, prompt_tokens, completion_tokens, stream}]},
+//                                            the requests of the caller's own API key only
 //   POST /api/v1/models/delete {model}    -> {deleted: model}; unloads it first (LM Studio's REST API has no delete)
 // Models are listed, loaded, unloaded and downloaded through LM Studio's /api/v1 routes; chat uses /v1.
 import { type Context, Hono } from "hono";
+import { mountRoutes, type Route } from "../route-table.ts";
 import { runtimeVariant } from "../../engine/runtime-variant.ts";
 import packageJson from "../../../package.json" with { type: "json" };
 import { ApiError, badRequest, notFound } from "../api-error.ts";
 import type { ServerDeps } from "../deps.ts";
-import type { ServerOptions } from "../server-options.ts";
+import { keyOwner } from "../middleware/api-key.ts";
+import { keysRequired, type ServerOptions } from "../server-options.ts";
 import { ModelStore } from "../../store/model-store.ts";
 import { bundleWebUi } from "./bundle.ts" with { type: "macro" };
 import { hubRoutes } from "./hub-routes.ts";
@@ -43,20 +46,13 @@ export function webUiRoutes(setup: WebUiSetup): Hono {
   const page = webUiPage(`llamux · ${deps.profile.anchor} profile`);
   const servePage = (c: Context) => c.html(page, 200, { "Content-Security-Policy": WEB_UI_CONTENT_SECURITY_POLICY });
 
-  app.get("/ui", servePage);
-  app.get("/ui/", servePage);
-  if (deps.profile.webUiAtRoot) app.get("/", servePage);
-  app.get("/ui/app.js", (c) => c.body(appScript, 200, { "content-type": "text/javascript; charset=utf-8", "cache-control": "no-cache" }));
-
-  app.route("/", hubRoutes());
-
-  app.get("/api/v1/server/status", (c) => {
+  const status = (c: Context) => {
     const url = new URL(c.req.url);
     return c.json({
       version: packageJson.version,
       profile: deps.profile.name,
       anchor: deps.profile.anchor,
-      api_key_required: options.apiKeys.length > 0,
+      api_key_required: keysRequired(options),
       host: options.bindHost,
       port: Number(url.port || (url.protocol === "https:" ? 443 : 80)),
       runtime: runtimeVariant(),
@@ -69,19 +65,20 @@ export function webUiRoutes(setup: WebUiSetup): Hono {
         gpu_layers: loaded.engine.options.gpuLayers ?? null,
       })),
     });
-  });
+  };
 
-  app.get("/api/v1/server/requests", (c) => {
+  // Each key sees its own requests, as it sees only its own stored objects.
+  const requests = (c: Context) => {
     const after = Number(c.req.query("after") ?? 0) || 0;
     return c.json({
-      requests: history.since(after).map((r) => ({
+      requests: history.since(keyOwner(c), after).map((r) => ({
         id: r.id, at: r.at, method: r.method, path: r.path, status: r.status, latency_ms: Math.round(r.latencyMs * 10) / 10,
         prompt_tokens: r.usage?.promptTokens ?? null, completion_tokens: r.usage?.completionTokens ?? null, stream: r.stream ?? null,
       })),
     });
-  });
+  };
 
-  app.post("/api/v1/models/delete", async (c) => {
+  const deleteModel = async (c: Context) => {
     const body = (await c.req.json().catch(() => null)) as { model?: unknown } | null;
     if (typeof body?.model !== "string" || body.model === "") throw badRequest("Cannot delete: \"model\" must be a model key", "model");
     const store = openStore();
@@ -95,7 +92,20 @@ export function webUiRoutes(setup: WebUiSetup): Hono {
       throw new ApiError(500, `Cannot delete model "${stored.name}": ${(error as Error).message}`, { cause: error });
     });
     return c.json({ deleted: stored.name });
-  });
+  };
+
+  const table: Route[] = [
+    // the page and its script: public (WEB_UI_PUBLIC_PATHS), so the page can ask for a key
+    { methods: ["GET"], path: "/ui", needs: "key", handler: servePage },
+    { methods: ["GET"], path: "/ui/", needs: "key", handler: servePage },
+    ...(deps.profile.webUiAtRoot ? [{ methods: ["GET"], path: "/", needs: "key", handler: servePage } satisfies Route] : []),
+    { methods: ["GET"], path: "/ui/app.js", needs: "key", handler: (c) => c.body(appScript, 200, { "content-type": "text/javascript; charset=utf-8", "cache-control": "no-cache" }) },
+    ...hubRoutes(),
+    { methods: ["GET"], path: "/api/v1/server/status", needs: "key", handler: status },
+    { methods: ["GET"], path: "/api/v1/server/requests", needs: "key", handler: requests },
+    { methods: ["POST"], path: "/api/v1/models/delete", needs: "admin", handler: deleteModel },
+  ];
+  mountRoutes(app, table);
 
   return app;
 }

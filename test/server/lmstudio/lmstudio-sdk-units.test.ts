@@ -61,7 +61,7 @@ describe("toChatMessages", () => {
 
 describe("SdkSocketSession", () => {
   const held: Array<(value: unknown) => void> = [];
-  function session(authenticate = (_id: string, passkey: string) => (passkey === "ok" ? undefined : "bad passkey")) {
+  function session(authenticate = (_id: string, passkey: string) => (passkey === "ok" ? { owner: "" } : "bad passkey")) {
     const sent: any[] = []; // eslint-disable-line @typescript-eslint/no-explicit-any
     let closed: number | undefined;
     const namespace: Namespace = {

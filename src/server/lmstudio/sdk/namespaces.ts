@@ -12,6 +12,8 @@
 //                   version -> {version, build}; info -> {server: "llamux", version, llamaCpp, platform, arch}
 //                   notify -> nothing (logged)
 //             chan  alive (open until the socket closes)
+// What each endpoint needs of the socket's key is in each namespace's `needs`, as a route table says it:
+// reading needs any key, using a model chat (or embeddings), loading and unloading on purpose admin.
 import { z } from "zod";
 import { llamaCppRelease, llamuxVersion } from "../../../version.ts";
 import { logger } from "../../../log.ts";
@@ -22,6 +24,7 @@ import { modelChannelEndpoints, modelRpcEndpoints } from "./model-endpoints.ts";
 import { modelInfo } from "./model-info.ts";
 import { applyPromptTemplateEndpoint, predictEndpoint } from "./predict.ts";
 import type { Namespace } from "./socket-session.ts";
+import type { RouteNeed } from "../../../keys/key-scopes.ts";
 
 const log = logger("lmstudio-sdk");
 
@@ -34,6 +37,7 @@ function llmNamespace(deps: ServerDeps, models: LmStudioModelService): Namespace
     name: "llm",
     rpc: { ...modelRpcEndpoints(instances), applyPromptTemplate: applyPromptTemplateEndpoint(deps, instances) },
     channels: { ...modelChannelEndpoints(instances), predict: predictEndpoint(deps, instances) },
+    needs: { ...modelEndpointNeeds("chat"), applyPromptTemplate: "chat", predict: "chat" },
   };
 }
 
@@ -50,6 +54,15 @@ function embeddingNamespace(models: LmStudioModelService): Namespace {
       },
     },
     channels: modelChannelEndpoints(instances),
+    needs: { ...modelEndpointNeeds("embeddings"), embedString: "embeddings" },
+  };
+}
+
+/** The shared model endpoints' needs: a model loaded just in time (getOrLoad) is a use of it, as on the REST routes. */
+function modelEndpointNeeds(use: "chat" | "embeddings"): Record<string, RouteNeed> {
+  return {
+    listLoaded: "key", getModelInfo: "key", getLoadConfig: "key", tokenize: use, countTokens: use, getOrLoad: use,
+    unloadModel: "admin", loadModel: "admin",
   };
 }
 
@@ -75,6 +88,7 @@ function systemNamespace(models: LmStudioModelService): Namespace {
     channels: {
       alive: (_value, channel) => new Promise<void>((resolve) => channel.signal.addEventListener("abort", () => resolve(), { once: true })),
     },
+    needs: { listDownloadedModels: "key", version: "key", info: "key", notify: "key", alive: "key" },
   };
 }
 

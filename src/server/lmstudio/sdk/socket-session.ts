@@ -1,8 +1,12 @@
 // One WebSocket of LM Studio's SDK protocol, whatever carries it: the authentication frame first, then
 // RPCs (one answer each) and channels (packets both ways until the server closes them or the client
 // cancels). A malformed frame ends only the call it names, with rpcError/channelError, or earns a
-// communicationWarning when it names none; the socket and the server go on.
+// communicationWarning when it names none; the socket and the server go on. On a server with keys the
+// socket's key comes in the authentication frame, and each call runs under it: admitted by the scope its
+// namespace's table names (and the key's limits), counted in its usage, owned by it.
 import { ApiError } from "../../api-error.ts";
+import type { KeyRequest } from "../../../keys/key-request.ts";
+import type { RouteNeed } from "../../../keys/key-scopes.ts";
 import { EngineLeases } from "../../../engine/engine-leases.ts";
 import { logger } from "../../../log.ts";
 import { authFrameSchema, clientFrameSchema, describeIssue, serializeError, SOCKET_LIMITS, type ClientFrame, type ServerFrame } from "./frames.ts";
@@ -29,6 +33,8 @@ export interface Namespace {
   name: string;
   rpc: Record<string, RpcEndpoint>;
   channels: Record<string, ChannelEndpoint>;
+  /** What each endpoint (RPC or channel) needs of the socket's key; an endpoint not named needs the admin scope. */
+  needs?: Record<string, RouteNeed>;
 }
 
 export interface SocketIo {
@@ -36,10 +42,17 @@ export interface SocketIo {
   close(code: number, reason: string): void;
 }
 
-/** Says whether a client's identity and passkey are accepted: undefined, or why not. */
-export type Authenticator = (clientIdentifier: string, clientPasskey: string) => string | undefined;
+/** An accepted client: the owner of its key ("" without keys), and the work its calls run as (with keys). */
+export interface SocketClient {
+  owner: string;
+  /** One call's work under the socket's key, checked again (a key revoked since the handshake is refused). */
+  open?(): Promise<KeyRequest>;
+}
 
-/** Counts sockets per client identity, so one client cannot hold the server's sockets. */
+/** Says whether a client's identity and passkey are accepted: the client, or why not. */
+export type Authenticator = (clientIdentifier: string, clientPasskey: string) => SocketClient | string | Promise<SocketClient | string>;
+
+/** Counts sockets per client identity (of each key), so one client cannot hold the server's sockets. */
 export class ClientRegistry {
   private readonly sockets = new Map<string, number>();
   total = 0;
@@ -67,8 +80,16 @@ interface OpenChannel {
 const POLICY_VIOLATION = 1008;
 const TRY_AGAIN_LATER = 1013;
 
+/** Frames a client may send while its key is checked; more is a protocol breach. */
+const MAX_FRAMES_WHILE_AUTHENTICATING = 64;
+
 export class SdkSocketSession {
+  /** The registry's name for the client: its key's owner and the identifier it sent. */
   private identity: string | undefined;
+  private clientIdentifier = "";
+  private client: SocketClient | undefined;
+  /** Set while the key is checked: frames that arrive then wait here. */
+  private pending: string[] | undefined;
   private authTimer: ReturnType<typeof setTimeout> | undefined;
   private readonly rpcs = new Map<number, AbortController>();
   private readonly channels = new Map<number, OpenChannel>();
@@ -87,6 +108,11 @@ export class SdkSocketSession {
 
   received(text: string): void {
     if (this.closed) return;
+    if (this.pending) {
+      if (this.pending.length >= MAX_FRAMES_WHILE_AUTHENTICATING) return this.refuse(`More than ${MAX_FRAMES_WHILE_AUTHENTICATING} frames before authentication ended`);
+      this.pending.push(text);
+      return;
+    }
     let value: unknown;
     try {
       value = JSON.parse(text);
@@ -105,6 +131,7 @@ export class SdkSocketSession {
     if (this.closed) return;
     this.closed = true;
     clearTimeout(this.authTimer);
+    this.pending = undefined;
     if (this.identity !== undefined) this.registry.release(this.identity);
     for (const controller of this.rpcs.values()) controller.abort(new ApiError(499, "The client closed the connection"));
     for (const channel of this.channels.values()) channel.controller.abort(new ApiError(499, "The client closed the connection"));
@@ -115,15 +142,50 @@ export class SdkSocketSession {
   private authenticateWith(value: unknown): void {
     const frame = authFrameSchema.safeParse(value);
     if (!frame.success) return this.refuse(describeIssue(frame.error, "authentication packet"));
-    const refusal = this.authenticate(frame.data.clientIdentifier, frame.data.clientPasskey);
-    if (refusal !== undefined) return this.refuse(refusal);
-    if (!this.registry.claim(frame.data.clientIdentifier)) {
-      this.write({ success: false, error: `Too many connections for client "${frame.data.clientIdentifier}" (at most ${SOCKET_LIMITS.maxSocketsPerClient})` });
+    const { clientIdentifier, clientPasskey } = frame.data;
+    const outcome = this.authenticate(clientIdentifier, clientPasskey);
+    if (!(outcome instanceof Promise)) return this.authenticated(clientIdentifier, outcome);
+    // A named key's first use hashes its secret off the thread: later frames wait until that is done.
+    this.pending = [];
+    outcome.then((client) => {
+      const waiting = this.pending ?? [];
+      this.pending = undefined;
+      if (this.closed) return;
+      this.authenticated(clientIdentifier, client);
+      for (const text of waiting) this.received(text);
+    }, (error) => {
+      this.pending = undefined;
+      this.refuse((error as Error).message);
+    });
+  }
+
+  private authenticated(clientIdentifier: string, client: SocketClient | string): void {
+    if (typeof client === "string") return this.refuse(client);
+    // Identities are counted per key: another key's client of the same name takes none of its sockets.
+    const identity = `${client.owner}\u0000${clientIdentifier}`;
+    if (!this.registry.claim(identity)) {
+      this.write({ success: false, error: `Too many connections for client "${clientIdentifier}" (at most ${SOCKET_LIMITS.maxSocketsPerClient})` });
       return this.close(TRY_AGAIN_LATER, "too many connections");
     }
     clearTimeout(this.authTimer);
-    this.identity = frame.data.clientIdentifier;
+    this.identity = identity;
+    this.clientIdentifier = clientIdentifier;
+    this.client = client;
     this.write({ success: true });
+  }
+
+  /** Runs one call under the socket's key: admitted by its endpoint's need, its usage counted when it ends. */
+  private underKey<T>(endpoint: string, call: () => Promise<T>): Promise<T> {
+    // Without keys the call starts at once, as it always has.
+    if (!this.client?.open) return call();
+    return this.client.open().then(async (work) => {
+      work.admit(this.namespace.needs?.[endpoint] ?? "admin", `call ${endpoint} on /${this.namespace.name}`);
+      try {
+        return await work.run(call);
+      } finally {
+        work.finish(undefined);
+      }
+    });
   }
 
   private refuse(reason: string): void {
@@ -210,7 +272,8 @@ export class SdkSocketSession {
     if (this.openCalls() >= SOCKET_LIMITS.maxOpenCalls) return fail(new ApiError(429, `Too many open calls on one connection (at most ${SOCKET_LIMITS.maxOpenCalls})`));
     const controller = new AbortController();
     this.rpcs.set(callId, controller);
-    withEngineLeases(() => handler(parameter, { signal: controller.signal, clientIdentifier: this.identity! })).then(
+    const { clientIdentifier } = this;
+    withEngineLeases(() => this.underKey(endpoint, () => handler(parameter, { signal: controller.signal, clientIdentifier }))).then(
       (result) => {
         if (this.rpcs.get(callId) !== controller) return;
         this.rpcs.delete(callId);
@@ -238,13 +301,13 @@ export class SdkSocketSession {
     const current = () => this.channels.get(channelId) === channel;
     const context: ChannelContext = {
       signal: channel.controller.signal,
-      clientIdentifier: this.identity!,
+      clientIdentifier: this.clientIdentifier,
       send: (message) => {
         if (current()) this.send({ type: "channelSend", channelId, message });
       },
       onPacket: (listener) => channel.listeners.push(listener),
     };
-    withEngineLeases(() => handler(parameter, context)).then(
+    withEngineLeases(() => this.underKey(endpoint, () => handler(parameter, context))).then(
       () => {
         if (!current()) return;
         this.channels.delete(channelId);

@@ -2,15 +2,16 @@
 // namespaces llamux does not serve) upgrade to a socket of LM Studio's protocol. The upgrade passes the
 // listener's guards (host check, CORS, request log); the API key is checked in the protocol's own
 // authentication frame instead of a header, since the SDK sends none:
-//   without --api-key  every client is accepted, guests (random identities) included, as LM Studio;
-//   with --api-key     a client is accepted when "<clientIdentifier>:<clientPasskey>" equals a key (LM
-//                      Studio's token form "sk-lm-<id>:<passkey>", split by the SDK into identifier and
-//                      passkey), or when its passkey alone does (a plain key such as "secret").
+//   without keys  every client is accepted, guests (random identities) included, as LM Studio;
+//   with keys     a client is accepted when "<clientIdentifier>:<clientPasskey>" is a key (LM Studio's
+//                 token form "sk-lm-<id>:<passkey>", split by the SDK into identifier and passkey), or when
+//                 its passkey alone is (a plain key such as "secret", a named key's secret). Each call on
+//                 the socket then runs under that key (socket-session.ts).
 import type { Server, ServerWebSocket, WebSocketHandler } from "bun";
 import type { Handler } from "hono";
 import { ApiError } from "../../api-error.ts";
 import type { ServerDeps } from "../../deps.ts";
-import { keyMatcher } from "../../middleware/api-key.ts";
+import type { KeyAccess } from "../../../keys/key-access.ts";
 import type { LmStudioModelService } from "../model-service.ts";
 import { SOCKET_LIMITS } from "./frames.ts";
 import { SDK_NAMESPACES, sdkNamespaces } from "./namespaces.ts";
@@ -26,14 +27,21 @@ interface SocketData {
 /** The paths that upgrade; they need no API key header (the handshake carries the key). */
 export const SDK_SOCKET_PATHS = SDK_NAMESPACES.map((name) => `/${name}`);
 
-function authenticator(apiKeys: string[]): Authenticator {
-  if (apiKeys.length === 0) return () => undefined;
-  const accepted = keyMatcher(apiKeys);
+function authenticator(access: KeyAccess | undefined): Authenticator {
   return (identifier, passkey) => {
-    // Both tests run, so the time taken does not tell which form matched.
-    const asToken = accepted(`${identifier}:${passkey}`);
-    const asKey = accepted(passkey);
-    return asToken || asKey ? undefined : `Invalid passkey for client "${identifier}": this server requires an API key`;
+    if (!access?.required) return { owner: "" };
+    const invalid = `Invalid passkey for client "${identifier}": this server requires an API key`;
+    // Both forms are compared with every plain key, so the time taken does not tell which form matched.
+    const credentials = [`${identifier}:${passkey}`, passkey];
+    return access.authenticate(credentials).then((grant) => {
+      if (!grant) return invalid;
+      const open = async () => {
+        const current = await access.authenticate(credentials);
+        if (!current) throw new ApiError(401, "The API key of this connection is no longer accepted: reconnect with a valid key");
+        return access.open(current);
+      };
+      return { owner: grant.owner, open };
+    }, (error: Error) => error.message);
   };
 }
 
@@ -61,9 +69,9 @@ export const sdkWebSocket: WebSocketHandler<SocketData> = {
 };
 
 /** One route per namespace path, for profile c's route table. */
-export function sdkSocketRoutes(deps: ServerDeps, models: LmStudioModelService, apiKeys: string[]): Array<{ path: string; handler: Handler }> {
+export function sdkSocketRoutes(deps: ServerDeps, models: LmStudioModelService, access: KeyAccess | undefined): Array<{ path: string; handler: Handler }> {
   const namespaces = sdkNamespaces(deps, models);
-  const authenticate = authenticator(apiKeys);
+  const authenticate = authenticator(access);
   const registry = new ClientRegistry();
   return [...namespaces.values()].map((namespace) => ({
     path: `/${namespace.name}`,
