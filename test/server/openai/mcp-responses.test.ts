@@ -217,6 +217,25 @@ describe("profile a: more servers and the misbehaving one", () => {
     expect(output).toEndWith("[result truncated: 83616 more characters not shown]");
   });
 
+  test("a server that writes 400,000 log notifications: past the rate they are dropped unread (the log says so), and the call answers", async () => {
+    let calling = true;
+    const statuses: number[] = [];
+    const pings = (async () => {
+      while (calling) {
+        statuses.push((await fetch(`${fixture.servers.a.baseUrl}/api/version`)).status);
+        await Bun.sleep(20);
+      }
+    })();
+    const response = await forced("notify").finally(() => {
+      calling = false;
+    });
+    await pings;
+    expect(only(response.output, "mcp_call")).toMatchObject({ status: "completed", output: "notified" });
+    await fixture.servers.a.logged(/MCP server "bad" sends more than 100 notifications a second: the rest are dropped/);
+    expect(statuses.length).toBeGreaterThan(0);
+    expect(statuses.every((status) => status === 200)).toBe(true);
+  });
+
   test("refusals: a command in a request, an unknown label, a request that names no label", async () => {
     const create = (tool: Record<string, unknown>) => errorOf(client().responses.create({ model: MODEL, input: "x", tools: [tool as unknown as OpenAI.Responses.Tool], max_output_tokens: 2 }));
     const command = await create({ type: "mcp", server_label: "evil", command: "rm", args: ["-rf", "/"] });
