@@ -11,6 +11,7 @@ import { LoggingMessageNotificationSchema } from "@modelcontextprotocol/sdk/type
 import { McpMessageTooLargeError } from "../../src/mcp/message-too-large.ts";
 import { StdioTransport, type StdioTransportOptions } from "../../src/mcp/stdio-transport.ts";
 import { misbehavingEntry, NOTIFICATIONS } from "../fixtures/mcp-servers.ts";
+import { processAlive } from "../fixtures/child-processes.ts";
 
 /** Processes a test started: killed after it whatever happened. */
 const started: number[] = [];
@@ -40,14 +41,6 @@ async function connected(stdio: StdioTransport): Promise<Client> {
   return client;
 }
 
-const alive = (pid: number) => {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
-};
 
 test("400,000 log notifications: a few are read, the rest dropped unread, and the call still answers", async () => {
   let dropping = 0;
@@ -87,7 +80,7 @@ test("close() ends a server at stdin's end; one that ignores it and SIGTERM gets
   const politeClient = await connected(polite);
   const politePid = polite.pid!;
   await politeClient.close();
-  expect(alive(politePid)).toBe(false);
+  expect(processAlive(politePid)).toBe(false);
 
   const dir = mkdtempSync(join(tmpdir(), "llamux-stubborn-"));
   try {
@@ -98,7 +91,7 @@ test("close() ends a server at stdin's end; one that ignores it and SIGTERM gets
     const pid = Number(readFileSync(pidFile, "utf8"));
     expect(pid).toBe(stubborn.pid!);
     await client.close();
-    expect(alive(pid)).toBe(false);
+    expect(processAlive(pid)).toBe(false);
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }

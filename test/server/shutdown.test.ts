@@ -9,6 +9,7 @@ import { join } from "node:path";
 import { ensureModel } from "../../scripts/gen-models.ts";
 import { misbehavingEntry } from "../fixtures/mcp-servers.ts";
 import { startServer, type RunningServer } from "./serve-fixture.ts";
+import { processAlive } from "../fixtures/child-processes.ts";
 
 const MODEL = "tiny-shutdown";
 /** Long enough that no stream ends before the signal: each stops at its token limit or the context. */
@@ -35,14 +36,6 @@ afterAll(() => {
   rmSync(dir, { recursive: true, force: true });
 });
 
-const alive = (pid: number) => {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
-};
 
 const serve = (profile: "a" | "c", ...extra: string[]) =>
   startServer([modelPath, "--served-model-name", MODEL, "--profile", profile, "--ctx-size", "2048", "--parallel", "4", "--threads", "2", ...extra]);
@@ -92,7 +85,7 @@ test("profile a: each API's open stream ends with its error event; a stubborn st
     expect(listed.status).toBe(200);
     mcpPid = Number(readFileSync(pidFile, "utf8"));
     leftovers.push(mcpPid);
-    expect(alive(mcpPid)).toBe(true);
+    expect(processAlive(mcpPid)).toBe(true);
 
     const streams = await Promise.all([
       openStream(server, "/api/chat", { model: MODEL, messages: user, options: { num_predict: LONG, temperature: 0 } }, '"content"'),
@@ -110,7 +103,7 @@ test("profile a: each API's open stream ends with its error event; a stubborn st
     expect(responses).toMatch(/^event: response\.failed\ndata: .*"status":"failed"/m);
     expect(status).toBe(0);
     // Closing the MCP session took stdin's end, SIGTERM after the grace period, then SIGKILL.
-    expect(alive(mcpPid)).toBe(false);
+    expect(processAlive(mcpPid)).toBe(false);
   } finally {
     await server.stop();
   }
