@@ -3,6 +3,7 @@
 import { parseArgs } from "node:util";
 import { loadMcpConfig, type McpServerConfig } from "../mcp/mcp-config.ts";
 import { McpHub } from "../mcp/mcp-hub.ts";
+import { printable } from "../printable.ts";
 import { UsageError } from "../usage-error.ts";
 
 export const mcpHelp = `Usage: llamux mcp list [options]
@@ -21,10 +22,16 @@ Options:
 
 Exit status: 0 when every server listed its tools, 1 when one could not.`;
 
-const describeServer = (server: McpServerConfig) =>
-  server.kind === "stdio" ? `command: ${[server.command, ...server.args].join(" ")}` : `url: ${server.url}${server.sse ? " (SSE)" : ""}`;
+// What a server lists is its own text: escaped and cut, so that it can neither drive the terminal nor
+// widen every line of the table.
+const NAME_WIDTH = 48;
+const DESCRIPTION_WIDTH = 100;
+const MESSAGE_WIDTH = 500;
 
-const firstLine = (text: string | undefined) => (text ?? "").split("\n")[0]!.slice(0, 100);
+const describeServer = (server: McpServerConfig) =>
+  printable(server.kind === "stdio" ? `command: ${[server.command, ...server.args].join(" ")}` : `url: ${server.url}${server.sse ? " (SSE)" : ""}`, MESSAGE_WIDTH);
+
+const firstLine = (text: string | undefined) => printable((text ?? "").split("\n")[0]!, DESCRIPTION_WIDTH);
 
 export async function mcpCommand(args: string[]): Promise<number> {
   const { values, positionals } = parseArgs({
@@ -51,11 +58,12 @@ export async function mcpCommand(args: string[]): Promise<number> {
       const [listed] = (await hub.open([{ label: server.name, source: { configured: server.name }, param: "" }])).servers;
       if (!listed || "failure" in listed) {
         failed = true;
-        console.log(`  cannot list its tools: ${listed?.failure.message ?? "unknown failure"}`);
+        console.log(`  cannot list its tools: ${printable(listed?.failure.message ?? "unknown failure", MESSAGE_WIDTH)}`);
         continue;
       }
-      const width = Math.max(0, ...listed.tools.map((tool) => tool.name.length));
-      for (const tool of listed.tools) console.log(`  ${tool.name.padEnd(width)}  ${firstLine(tool.description)}`.trimEnd());
+      const names = listed.tools.map((tool) => printable(tool.name, NAME_WIDTH));
+      const width = Math.max(0, ...names.map((name) => name.length));
+      for (const [index, tool] of listed.tools.entries()) console.log(`  ${names[index]!.padEnd(width)}  ${firstLine(tool.description)}`.trimEnd());
       if (listed.tools.length === 0) console.log("  (no tools)");
     }
   } finally {

@@ -1,7 +1,7 @@
 // `llamux serve [MODEL]`: the HTTP server. One listener per profile (a: Ollama on 11434, b: vLLM on
 // 8000, c: LM Studio on 1234, all: the three at once), all sharing one model manager.
 import { parseArgs } from "node:util";
-import type { WebSocketHandler } from "bun";
+import type { Server, WebSocketHandler } from "bun";
 import { existsSync } from "node:fs";
 import { ModelManager } from "../engine/model-manager.ts";
 import { createApp } from "../server/app.ts";
@@ -19,6 +19,7 @@ import { McpHub } from "../mcp/mcp-hub.ts";
 import { DEFAULT_MCP_LIMITS } from "../mcp/mcp-limits.ts";
 import { isHubName } from "../store/model-name.ts";
 import { pullWithProgress } from "./pull.ts";
+import { ServeShutdown } from "./serve-shutdown.ts";
 import { pullHintNotFound } from "../server/ollama/model-request.ts";
 import { type Profile, profiles, type ProfileName } from "../server/profiles/index.ts";
 import { listen, type ListenerSetup } from "../server/listener.ts";
@@ -120,9 +121,9 @@ function hostAndPort(hostFlag: string | undefined, portFlag: string | undefined,
   };
 }
 
-function listenOn(app: { fetch: ListenerSetup["fetch"] }, profile: Profile, host: string, port: number, idleTimeoutSeconds: number, websocket?: ListenerSetup["websocket"]): void {
+function listenOn(app: { fetch: ListenerSetup["fetch"] }, profile: Profile, host: string, port: number, idleTimeoutSeconds: number, websocket?: ListenerSetup["websocket"]): Server<undefined> {
   try {
-    listen({ fetch: app.fetch, profile, hostname: host, port, idleTimeoutSeconds, ...(websocket ? { websocket } : {}) });
+    return listen({ fetch: app.fetch, profile, hostname: host, port, idleTimeoutSeconds, ...(websocket ? { websocket } : {}) });
   } catch (error) {
     const inUse = (error as { code?: string }).code === "EADDRINUSE";
     throw new Error(`Cannot listen on ${host}:${port}: ${inUse ? "the port is in use (another server? choose one with --port)" : (error as Error).message}`);
@@ -223,7 +224,8 @@ export async function serveCommand(args: string[]): Promise<number | undefined> 
   const servesOllama = names.includes("a");
   if (servesOllama && ollamaDebug() && !process.env.LLAMUX_LOG_LEVEL) process.env.LLAMUX_LOG_LEVEL = "debug";
   const manager = new ModelManager(servesOllama ? ollamaMaxLoadedModels() : undefined);
-  manager.installShutdownHandlers();
+  const shutdown = new ServeShutdown(manager);
+  shutdown.install();
   if (values.mmproj !== undefined && !existsSync(values.mmproj)) throw new Error(`Cannot load projector "${values.mmproj}": no such file`);
   if (values.mmproj !== undefined && modelArg === undefined) throw new UsageError("--mmproj needs a MODEL to attach the projector to");
   // A store name is served under that name, as vLLM serves `org/model` under its tag.
@@ -282,12 +284,13 @@ export async function serveCommand(args: string[]): Promise<number | undefined> 
     const mcpConfig = values.mcp || values["mcp-config"] !== undefined ? loadMcpConfig(values["mcp-config"], name === "c") : emptyMcpConfig();
     if (mcpConfig.servers.size) log.info(`profile ${name}: MCP servers ${[...mcpConfig.servers.keys()].join(", ")} (from ${mcpConfig.sources.join(", ")})`);
     const mcp = new McpHub(mcpConfig, mcpPolicy);
+    shutdown.addHub(mcp);
     const app = createApp({
       profile, models, imageFetch, mcp, allowPush: values["allow-push"] ?? false, voicesDir: voicesDir(), ...(toolCallParser ? { toolCallParser } : {}), ...(readiness ? { readiness } : {}),
       ...(name === "b" ? createVllmMetrics(manager, models, namedKeys.usage) : {}),
     }, options);
     const listenPort = port ?? profile.defaultPort;
-    listenOn(app, profile, host, listenPort, options.idleTimeoutSeconds, name === "c" ? sdkWebSocket as WebSocketHandler<never> : undefined);
+    shutdown.addListener(listenOn(app, profile, host, listenPort, options.idleTimeoutSeconds, name === "c" ? sdkWebSocket as WebSocketHandler<never> : undefined));
     log.info(`profile ${name} (${profile.anchor}-compatible) listening on http://${host}:${listenPort}`);
     readiness?.track(servedName ?? modelArg!, preload(models));
     if (name === "c") {
@@ -295,7 +298,7 @@ export async function serveCommand(args: string[]): Promise<number | undefined> 
       // --profile all that waits for the first SDK listing or request: profile b already loads its own copy
       // at start (with its own context size), and two at once would double the memory at start-up.
       if (modelArg && profileName === "c") void (models as LmStudioModelService).loadServed();
-      if (sdkPort !== undefined && sdkPort !== listenPort) listenForSdkDiscovery({ fetch: app.fetch, profile, port: sdkPort, websocket: sdkWebSocket as WebSocketHandler<never>, idleTimeoutSeconds: options.idleTimeoutSeconds });
+      if (sdkPort !== undefined && sdkPort !== listenPort) shutdown.addListener(listenForSdkDiscovery({ fetch: app.fetch, profile, port: sdkPort, websocket: sdkWebSocket as WebSocketHandler<never>, idleTimeoutSeconds: options.idleTimeoutSeconds }));
     }
   }
   if (modelArg) log.info(`serving ${modelArg}${values["served-model-name"] ? ` as "${values["served-model-name"]}"` : ""}`);

@@ -7,7 +7,7 @@ import { logger, logEnabled } from "../log.ts";
 import type { ServerTool, ServerToolOutcome, ToolOrigin } from "../generation/tool-loop.ts";
 import type { McpConfig, McpServerConfig } from "./mcp-config.ts";
 import { DEFAULT_MCP_LIMITS, type McpLimits } from "./mcp-limits.ts";
-import { checkMcpUrl, guardedFetch, McpUrlError } from "./guarded-fetch.ts";
+import { checkMcpUrl, McpUrlError } from "./guarded-fetch.ts";
 import { McpRequestError } from "./mcp-request-error.ts";
 import { McpSession, McpSessionError, type McpFailure, type McpToolInfo } from "./mcp-session.ts";
 
@@ -76,7 +76,10 @@ const clip = (text: string) => (text.length > 500 ? `${text.slice(0, 500)}…` :
 
 export class McpHub {
   private readonly pooled = new Map<string, Promise<McpSession>>();
-  private openSessions = 0;
+  /** Every session open now, the configured servers' and the requests' own. */
+  private readonly sessions = new Set<McpSession>();
+  private opening = 0;
+  private closed = false;
 
   constructor(readonly config: McpConfig, readonly policy: McpPolicy = defaultMcpPolicy) {}
 
@@ -137,7 +140,7 @@ export class McpHub {
       let session: McpSession;
       try {
         session = await this.sessionFor(request, own, owner);
-        const listed = (await session.listTools(signal)).filter((tool) => allowed(request.allowedTools, tool));
+        const listed = await session.listTools(signal, (tool) => allowed(request.allowedTools, tool));
         servers.push({ label: request.label, request, tools: listed });
         for (const info of listed) {
           // The model sees a tool's own name; a second tool of that name gets its server's label in front.
@@ -160,21 +163,19 @@ export class McpHub {
     };
   }
 
-  /** Ends every session (at shutdown). */
+  /** Ends every session, the requests' own too (at shutdown): stdio servers get MCP's shutdown sequence. */
   async close(): Promise<void> {
-    const sessions = await Promise.allSettled(this.pooled.values());
+    this.closed = true;
+    await Promise.allSettled(this.pooled.values());
     this.pooled.clear();
-    await Promise.all(sessions.map((s) => (s.status === "fulfilled" ? s.value.close() : undefined)));
+    await Promise.all([...this.sessions].map((session) => session.close()));
   }
 
   private async sessionFor(request: McpServerRequest, own: McpSession[], owner: string): Promise<McpSession> {
     if ("configured" in request.source) return this.pooledSession(this.config.servers.get(request.source.configured)!, owner);
     const { url, headers } = request.source;
     const server: McpServerConfig = { kind: "http", name: request.label, url, ...(headers ? { headers } : {}), sse: false };
-    const session = await this.counted(() => McpSession.open(server, {
-      limits: this.policy.limits,
-      fetch: guardedFetch({ allowPrivate: this.policy.allowPrivateUrls, maxBodyBytes: this.policy.limits.maxMessageBytes, maxRedirects: 5 }),
-    }));
+    const session = await this.counted(() => McpSession.open(server, { limits: this.policy.limits, urlGuard: { allowPrivate: this.policy.allowPrivateUrls, maxRedirects: 5 } }));
     own.push(session);
     return session;
   }
@@ -198,18 +199,22 @@ export class McpHub {
 
   /** Opens a session within the bound on open sessions; its close frees its place. */
   private async counted(open: () => Promise<McpSession>): Promise<McpSession> {
-    if (this.openSessions >= this.policy.limits.maxSessions) {
+    if (this.sessions.size + this.opening >= this.policy.limits.maxSessions) {
       throw new McpSessionError({ type: "mcp_protocol_error", code: -32000, message: `Cannot open another MCP session: ${this.policy.limits.maxSessions} are open (the server's limit)` });
     }
-    this.openSessions++;
+    this.opening++;
     let session: McpSession;
     try {
       session = await open();
-    } catch (error) {
-      this.openSessions--;
-      throw error;
+    } finally {
+      this.opening--;
     }
-    session.onClosed(() => this.openSessions--);
+    if (this.closed) {
+      await session.close();
+      throw new McpSessionError({ type: "mcp_protocol_error", code: -32000, message: "Cannot open an MCP session: the server is shutting down" });
+    }
+    this.sessions.add(session);
+    session.onClosed(() => this.sessions.delete(session));
     return session;
   }
 

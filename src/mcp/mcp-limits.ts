@@ -15,6 +15,10 @@ export interface McpLimits {
   maxToolsPerServer: number;
   /** The largest single message a server may send (a stdio line, an HTTP body, an SSE stream). */
   maxMessageBytes: number;
+  /** Notifications a stdio server's output may bring per second; the rest are dropped unread. */
+  notificationsPerSecond: number;
+  /** Closing a stdio server: how long it has to exit after stdin's end, and again after SIGTERM, before SIGKILL. */
+  closeGraceMs: number;
 }
 
 export const DEFAULT_MCP_LIMITS: McpLimits = {
@@ -24,4 +28,6 @@ export const DEFAULT_MCP_LIMITS: McpLimits = {
   maxSessions: 16,
   maxToolsPerServer: 128,
   maxMessageBytes: 4 * 1024 * 1024,
+  notificationsPerSecond: 100,
+  closeGraceMs: 2_000,
 };

@@ -3,16 +3,19 @@
 // bounded in time; a server that crashes, hangs or answers garbage leaves the session closed and the
 // caller a McpFailure to report, never a hung request.
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
-import { getDefaultEnvironment, StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
+import { getDefaultEnvironment } from "@modelcontextprotocol/sdk/client/stdio.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import { SSEClientTransport } from "@modelcontextprotocol/sdk/client/sse.js";
 import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
 import { ErrorCode, McpError, type CallToolResult } from "@modelcontextprotocol/sdk/types.js";
-import { logger } from "../log.ts";
+import { logEnabled, logger } from "../log.ts";
 import { llamuxVersion } from "../version.ts";
 import type { McpServerConfig } from "./mcp-config.ts";
 import type { McpLimits } from "./mcp-limits.ts";
 import { callResultText } from "./call-result.ts";
+import { cappedFetch, guardedFetch, type McpUrlPolicy } from "./guarded-fetch.ts";
+import { McpMessageTooLargeError } from "./message-too-large.ts";
+import { StdioTransport } from "./stdio-transport.ts";
 
 const log = logger("mcp");
 
@@ -33,32 +36,50 @@ export type McpCallOutcome =
   | { ok: true; text: string; content: unknown[] }
   | { ok: false; failure: McpFailure };
 
-export type HttpFetch = (input: string | URL, init?: RequestInit) => Promise<Response>;
-
 export interface McpSessionOptions {
   limits: McpLimits;
-  /** The fetch of HTTP transports (the guarded one for URLs a request names). */
-  fetch?: HttpFetch;
+  /** The guard a URL a request names passes, with every redirect; servers of mcp.json get the size bound alone. */
+  urlGuard?: Pick<McpUrlPolicy, "allowPrivate" | "isBlocked" | "maxRedirects">;
 }
 
 const seconds = (ms: number) => `${Math.round(ms / 100) / 10} s`;
 
-function transportFor(server: McpServerConfig, options: McpSessionOptions): Transport {
+/** A server's own words in a message: a bounded excerpt. */
+const excerpt = (text: string) => (text.length > 1000 ? `${text.slice(0, 1000)}…` : text);
+
+/** The session's link to its transport: a message over the bound trips it, which fails what is waiting. */
+interface Tripwire {
+  signal: AbortSignal;
+  trip(error: McpMessageTooLargeError): void;
+}
+
+function tripwire(): Tripwire {
+  const controller = new AbortController();
+  return { signal: controller.signal, trip: (error) => controller.abort(error) };
+}
+
+function transportFor(server: McpServerConfig, options: McpSessionOptions, wire: Tripwire): Transport {
+  const { limits } = options;
   if (server.kind === "stdio") {
-    const transport = new StdioClientTransport({
-      command: server.command, args: server.args,
+    return new StdioTransport({
+      name: server.name, command: server.command, args: server.args,
       env: { ...getDefaultEnvironment(), ...server.env },
       ...(server.cwd ? { cwd: server.cwd } : {}),
-      stderr: "pipe",
-      maxBufferSize: options.limits.maxMessageBytes,
+      maxLineBytes: limits.maxMessageBytes,
+      notificationsPerSecond: limits.notificationsPerSecond,
+      closeGraceMs: limits.closeGraceMs,
+      // The server's own log lines, at debug level (they may echo tool arguments).
+      onStderr: (chunk) => {
+        if (logEnabled("debug")) log.debug(`${server.name} stderr: ${chunk.toString("utf8", 0, 2000).trimEnd()}`);
+      },
+      onDropping: () => log.warn(`MCP server "${server.name}" sends more than ${limits.notificationsPerSecond} notifications a second: the rest are dropped`),
+      onTooLarge: wire.trip,
     });
-    // The server's own log lines, at debug level (they may echo tool arguments).
-    transport.stderr?.on("data", (chunk: Buffer) => log.debug(`${server.name} stderr: ${chunk.toString("utf8").trimEnd().slice(0, 2000)}`));
-    return transport;
   }
+  const bound = { maxBodyBytes: limits.maxMessageBytes, onTooLarge: wire.trip };
   const http = {
     requestInit: { headers: server.headers ?? {} },
-    ...(options.fetch ? { fetch: options.fetch } : {}),
+    fetch: options.urlGuard ? guardedFetch({ ...options.urlGuard, ...bound }) : cappedFetch(bound),
   };
   const url = new URL(server.url);
   return server.sse
@@ -68,71 +89,83 @@ function transportFor(server: McpServerConfig, options: McpSessionOptions): Tran
 
 /** What went wrong, as the failure a caller reports; `what` says which request ("list its tools"). */
 export function failureOf(error: unknown, server: string, what: string, timeoutMs: number): McpFailure {
+  if (error instanceof McpMessageTooLargeError) {
+    return { type: "mcp_protocol_error", code: ErrorCode.InternalError, message: `MCP server "${server}" could not ${what}: it ${error.what}` };
+  }
   if (error instanceof McpError) {
     if (error.code === ErrorCode.RequestTimeout) return { type: "mcp_protocol_error", code: error.code, message: `MCP server "${server}" did not ${what} within ${seconds(timeoutMs)}` };
     if (error.code === ErrorCode.ConnectionClosed) return { type: "mcp_protocol_error", code: error.code, message: `MCP server "${server}" closed the connection (it exited or crashed) before it could ${what}` };
-    return { type: "mcp_protocol_error", code: error.code, message: `MCP server "${server}" could not ${what}: ${error.message}` };
+    return { type: "mcp_protocol_error", code: error.code, message: `MCP server "${server}" could not ${what}: ${excerpt(error.message)}` };
   }
   const status = (error as { code?: unknown }).code;
-  if (typeof status === "number" && status >= 400 && status < 600) return { type: "http_error", code: status, message: `MCP server "${server}" answered HTTP ${status}: ${(error as Error).message}` };
+  if (typeof status === "number" && status >= 400 && status < 600) return { type: "http_error", code: status, message: `MCP server "${server}" answered HTTP ${status}: ${excerpt((error as Error).message)}` };
   const message = error instanceof Error ? error.message : String(error);
-  return { type: "mcp_protocol_error", code: ErrorCode.InternalError, message: `MCP server "${server}" could not ${what}: ${message}` };
+  return { type: "mcp_protocol_error", code: ErrorCode.InternalError, message: `MCP server "${server}" could not ${what}: ${excerpt(message)}` };
 }
 
 export class McpSession {
   private open = true;
   private readonly closedListeners: Array<() => void> = [];
 
-  private constructor(readonly server: McpServerConfig, private readonly client: Client, private readonly limits: McpLimits) {
+  private constructor(readonly server: McpServerConfig, private readonly client: Client, private readonly limits: McpLimits, private readonly wire: Tripwire) {
     client.onclose = () => {
       if (this.open) log.info(`MCP server "${server.name}" closed its session`);
       this.markClosed();
     };
-    // Unreadable messages are dropped by the SDK; the request they answered then times out.
-    client.onerror = (error) => log.debug(`MCP server "${server.name}": ${error.message}`);
+    // Unreadable messages are dropped; the request they answered then times out.
+    client.onerror = (error) => log.debug(`MCP server "${server.name}": ${error.message.slice(0, 1000)}`);
+    // A message over the bound ends the session (what waited for it has failed already).
+    if (wire.signal.aborted) void this.close();
+    else wire.signal.addEventListener("abort", () => void this.close(), { once: true });
   }
 
   /** Spawns or connects to the server and completes the initialize handshake; throws a McpFailure-carrying McpSessionError. */
   static async open(server: McpServerConfig, options: McpSessionOptions): Promise<McpSession> {
     const client = new Client({ name: "llamux", version: llamuxVersion });
-    const transport = transportFor(server, options);
+    const wire = tripwire();
+    const transport = transportFor(server, options, wire);
     const timeoutMs = options.limits.connectTimeoutMs;
     try {
-      await client.connect(transport, { timeout: timeoutMs, signal: AbortSignal.timeout(timeoutMs) });
+      await client.connect(transport, { timeout: timeoutMs, signal: AbortSignal.any([AbortSignal.timeout(timeoutMs), wire.signal]) });
     } catch (error) {
       await client.close().catch(() => {});
-      throw new McpSessionError(failureOf(error, server.name, "start its session", timeoutMs), { cause: error });
+      throw new McpSessionError(failureOf(wire.signal.aborted ? wire.signal.reason : error, server.name, "start its session", timeoutMs), { cause: error });
     }
     log.debug(`MCP session open with "${server.name}"`);
-    return new McpSession(server, client, options.limits);
+    return new McpSession(server, client, options.limits, wire);
   }
 
   get isOpen(): boolean {
     return this.open;
   }
 
-  /** The server's tools (every page, at most maxToolsPerServer); throws McpSessionError. */
-  async listTools(signal?: AbortSignal): Promise<McpToolInfo[]> {
+  /**
+   * The server's tools that `keep` accepts (default all), every page read, at most maxToolsPerServer of
+   * them: a filter is applied before the bound, so a tool it names is found past the first ones. Throws
+   * McpSessionError.
+   */
+  async listTools(signal?: AbortSignal, keep: (tool: McpToolInfo) => boolean = () => true): Promise<McpToolInfo[]> {
     const timeoutMs = this.limits.listTimeoutMs;
     const deadline = AbortSignal.timeout(timeoutMs);
     const tools: McpToolInfo[] = [];
     try {
       let cursor: string | undefined;
       do {
-        const page = await this.client.listTools(cursor ? { cursor } : {}, { timeout: timeoutMs, signal: signal ? AbortSignal.any([signal, deadline]) : deadline });
+        const page = await this.client.listTools(cursor ? { cursor } : {}, { timeout: timeoutMs, signal: this.bounded(deadline, signal) });
         for (const tool of page.tools) {
           if (tools.length >= this.limits.maxToolsPerServer) break;
-          tools.push({
+          const info: McpToolInfo = {
             name: tool.name, inputSchema: tool.inputSchema as Record<string, unknown>,
             ...(tool.description ? { description: tool.description } : {}),
             ...(tool.annotations ? { annotations: tool.annotations as Record<string, unknown> } : {}),
-          });
+          };
+          if (keep(info)) tools.push(info);
         }
         cursor = tools.length < this.limits.maxToolsPerServer ? page.nextCursor : undefined;
       } while (cursor);
     } catch (error) {
       if (deadline.aborted) await this.close();
-      throw new McpSessionError(failureOf(deadline.aborted ? new McpError(ErrorCode.RequestTimeout, "timeout") : error, this.server.name, "list its tools", timeoutMs), { cause: error });
+      throw new McpSessionError(failureOf(this.reason(deadline, error), this.server.name, "list its tools", timeoutMs), { cause: error });
     }
     return tools;
   }
@@ -144,13 +177,12 @@ export class McpSession {
     let result: CallToolResult;
     try {
       result = await this.client.callTool({ name, arguments: args }, undefined, {
-        timeout: timeoutMs, maxTotalTimeout: timeoutMs, signal: signal ? AbortSignal.any([signal, deadline]) : deadline,
+        timeout: timeoutMs, maxTotalTimeout: timeoutMs, signal: this.bounded(deadline, signal),
       }) as CallToolResult;
     } catch (error) {
       // A server that did not answer in time may never answer: start it afresh next time.
       if (deadline.aborted) await this.close();
-      const failure = failureOf(deadline.aborted ? new McpError(ErrorCode.RequestTimeout, "timeout") : error, this.server.name, `run "${name}"`, timeoutMs);
-      return { ok: false, failure };
+      return { ok: false, failure: failureOf(this.reason(deadline, error), this.server.name, `run "${name}"`, timeoutMs) };
     }
     const content = Array.isArray(result.content) ? result.content : [];
     const text = callResultText(result);
@@ -164,9 +196,21 @@ export class McpSession {
     else listener();
   }
 
+  /** Ends the session; a stdio server gets MCP's shutdown (stdin's end, then SIGTERM, then SIGKILL). */
   async close(): Promise<void> {
     this.markClosed();
     await this.client.close().catch(() => {});
+  }
+
+  /** A request's signal: its deadline, the caller's signal, and a message over the bound. */
+  private bounded(deadline: AbortSignal, signal?: AbortSignal): AbortSignal {
+    return AbortSignal.any([deadline, this.wire.signal, ...(signal ? [signal] : [])]);
+  }
+
+  /** Why a request failed: an answer over the bound, the deadline, or the error itself. */
+  private reason(deadline: AbortSignal, error: unknown): unknown {
+    if (this.wire.signal.aborted) return this.wire.signal.reason;
+    return deadline.aborted ? new McpError(ErrorCode.RequestTimeout, "timeout") : error;
   }
 
   private markClosed(): void {

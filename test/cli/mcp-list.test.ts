@@ -5,7 +5,7 @@ import { afterAll, beforeAll, expect, test } from "bun:test";
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { everythingEntry, filesystemEntry } from "../fixtures/mcp-servers.ts";
+import { everythingEntry, filesystemEntry, misbehavingEntry } from "../fixtures/mcp-servers.ts";
 import { llamux } from "./cli-fixture.ts";
 
 let dir: string;
@@ -48,4 +48,19 @@ test("--profile c reads LM Studio's mcp.json; without any file it says how to ad
   const none = await llamux(["mcp", "list"], { HOME: home });
   expect(none.exitCode).toBe(0);
   expect(none.stdout).toContain("No MCP servers are configured");
+});
+
+test("a server's names and descriptions are printed with their control characters escaped, and cut to a width", async () => {
+  const config = join(dir, "hostile.json");
+  writeFileSync(config, JSON.stringify({ mcpServers: { hostile: misbehavingEntry("--hostile-names") } }));
+  const { stdout, exitCode } = await llamux(["mcp", "list", "--mcp-config", config]);
+  expect(exitCode).toBe(0);
+  // Nothing but printable text and the line ends: no ESC, BEL, CR, NUL.
+  expect(stdout).not.toMatch(/[\u0000-\u0009\u000b-\u001f\u007f-\u009f]/);
+  expect(stdout).toContain("  \\x1b]0;owned\\x07\\x1b[2Jretitled\\x0d\\x00");
+  expect(stdout).toContain("rings\\x07 the \\x1b[31mbell\\x1b[0m\\x0dand hides this");
+  // The 10,000-letter name is cut, and so is the column every other line is padded to.
+  const lines = stdout.trimEnd().split("\n");
+  expect(lines.find((line) => line.startsWith("  nnnn"))).toMatch(/^ {2}n+… {2}A name of 10,000 letters$/);
+  expect(Math.max(...lines.map((line) => line.length))).toBeLessThan(200);
 });

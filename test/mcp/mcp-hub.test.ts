@@ -10,7 +10,9 @@ import { loadMcpConfig, McpConfigError, parseMcpConfig } from "../../src/mcp/mcp
 import { McpHub, McpRequestError, type McpServerRequest } from "../../src/mcp/mcp-hub.ts";
 import { DEFAULT_MCP_LIMITS } from "../../src/mcp/mcp-limits.ts";
 import { guardedFetch } from "../../src/mcp/guarded-fetch.ts";
-import { everythingEntry, filesystemEntry, misbehavingEntry, startEverythingHttp, sumText, type HttpMcpServer } from "../fixtures/mcp-servers.ts";
+import {
+  everythingEntry, filesystemEntry, misbehavingEntry, startEverythingHttp, startMisbehavingHttp, sumText, type HttpMcpServer,
+} from "../fixtures/mcp-servers.ts";
 
 let dir: string;
 let http: HttpMcpServer;
@@ -194,6 +196,69 @@ describe("a misbehaving server", () => {
       const toolset = await hub.open([configured("bad")]);
       const outcome = await toolset.tools.find((t) => t.name === "garbage")!.run({ choice: "a" });
       expect(outcome.ok).toBe(false);
+    } finally {
+      await hub.close();
+    }
+  });
+});
+
+describe("what a server may send: one message of 4 MiB at most, a list cut after the request's filter", () => {
+  const overBound = /could not run "huge": it sent more than 4 MiB in one message \(the bound on one message\)$/;
+
+  test("a stdio line over the bound fails the call saying so (not as a crash), and the next call starts the server again", async () => {
+    const hub = hubWith({ bad: misbehavingEntry() });
+    try {
+      const toolset = await hub.open([configured("bad")]);
+      const outcome = await toolset.tools.find((t) => t.name === "huge")!.run({ choice: "a" });
+      expect(outcome).toMatchObject({ ok: false, failure: { type: "mcp_protocol_error" } });
+      const { message } = (outcome as { failure: { message: string } }).failure;
+      expect(message).toMatch(overBound);
+      expect(message).not.toContain("closed the connection");
+      expect(await toolset.tools.find((t) => t.name === "last")!.run({ choice: "a" })).toMatchObject({ ok: true, output: "last" });
+    } finally {
+      await hub.close();
+    }
+  });
+
+  for (const json of [true, false]) {
+    test(`a url server of mcp.json answering 20 MiB (${json ? "a JSON body" : "an SSE stream"}): the call fails at the bound, saying so; the next call works`, async () => {
+      const server = startMisbehavingHttp(json);
+      const hub = hubWith({ remote: { url: server.url } });
+      try {
+        const toolset = await hub.open([configured("remote")]);
+        const outcome = await toolset.tools.find((t) => t.name === "huge")!.run({});
+        expect(outcome).toMatchObject({ ok: false, failure: { type: "mcp_protocol_error" } });
+        expect((outcome as { failure: { message: string } }).failure.message).toMatch(overBound);
+        expect(await toolset.tools.find((t) => t.name === "ping")!.run({})).toMatchObject({ ok: true, output: "pong" });
+      } finally {
+        await hub.close();
+        await server.stop();
+      }
+    });
+  }
+
+  test("a URL a request names, answering 20 MiB as an SSE stream: the call fails when the bound is hit, not at the call timeout", async () => {
+    const server = startMisbehavingHttp(false);
+    const hub = hubWith({}, { allowRequestServers: true, allowPrivateUrls: true });
+    try {
+      const toolset = await hub.open([{ label: "remote", source: { url: server.url }, param: "tools[0].server_url" }]);
+      const outcome = await toolset.tools.find((t) => t.name === "huge")!.run({});
+      expect((outcome as { failure: { message: string } }).failure.message).toMatch(overBound);
+      await toolset.close();
+    } finally {
+      await server.stop();
+    }
+  });
+
+  test("allowed_tools is applied before the bound of 128 tools: a tool listed 136th can be called", async () => {
+    const hub = hubWith({ many: misbehavingEntry("--tools", "130") });
+    try {
+      const all = await hub.open([configured("many")]);
+      expect(all.tools.length).toBe(DEFAULT_MCP_LIMITS.maxToolsPerServer);
+      expect(all.tools.map((t) => t.name)).not.toContain("last");
+      const named = await hub.open([configured("many", { allowedTools: { names: ["last", "extra-130"] } })]);
+      expect(named.tools.map((t) => t.name)).toEqual(["extra-130", "last"]);
+      expect(await named.tools.find((t) => t.name === "last")!.run({ choice: "b" })).toMatchObject({ ok: true, output: "last" });
     } finally {
       await hub.close();
     }

@@ -92,6 +92,15 @@ describe("llamux serve --rpc with a misbehaving peer", () => {
     }, 60_000);
   }
 
+  test("profile a: a peer that cannot be reached is a 503 that names it, not Ollama's 'server busy'", async () => {
+    const endpoint = await closedPort();
+    const server = await startServer(["--profile", "a", model, "--served-model-name", "split", "--rpc", endpoint, "--threads", "1", "--ctx-size", "256"]);
+    servers.push(server);
+    const answer = await fetch(`${server.baseUrl}/api/generate`, { method: "POST", body: JSON.stringify({ model: "split", prompt: "Hi", stream: false, options: { num_predict: 2 } }) });
+    expect(answer.status).toBe(503);
+    expect(((await answer.json()) as { error: string }).error).toBe(`RPC server "${endpoint}" cannot be reached: connection refused (is "llamux rpc-server" running there?)`);
+  }, 60_000);
+
   test("a peer that answers the probe and then not llama.cpp's back end: a 503 once the join time runs out", async () => {
     // every load makes two connections: the probe's, then the back end's
     const { endpoint } = await peer("probe-only", "silent");

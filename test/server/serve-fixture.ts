@@ -10,6 +10,8 @@ export interface RunningServer {
   /** The server process's id (to read its memory in /proc; its engines are its child processes). */
   pid: number;
   stderr: () => string;
+  /** The server process's exit status, once it has exited. */
+  exited: Promise<number>;
   /** Resolves once the server's log matches `pattern` (as each chunk arrives); rejects after `timeoutMs`. */
   logged(pattern: RegExp, timeoutMs?: number): Promise<void>;
   stop(): Promise<void>;
@@ -76,6 +78,7 @@ export async function startServer(args: string[], env: Record<string, string> = 
     port,
     pid: child.pid,
     stderr: () => stderr,
+    exited: child.exited,
     logged,
     async stop() {
       child.kill("SIGTERM");

@@ -103,7 +103,8 @@ export async function inputMessages(
         messages.push({ role: "tool", content: result, tool_call_id: id });
         break;
       }
-      // Listings are made afresh; approval requests and responses are read by responses-mcp.ts.
+      // Listings are made afresh; approval responses are read by responses-mcp.ts against the approval
+      // requests the previous response stored (a request item passed back is context only).
       case "mcp_list_tools":
       case "mcp_approval_request":
       case "mcp_approval_response":

@@ -77,22 +77,13 @@ export function mcpToolChoice(value: unknown, toolset: McpToolset | undefined): 
 }
 
 /**
- * The calls the input's mcp_approval_response items answer: each found among the approvals the previous
- * response asked for (or an mcp_approval_request item passed back), and its tool among this request's.
+ * The calls the input's mcp_approval_response items answer: each among the approvals the previous
+ * response asked for (as stored), and its tool among this request's. An mcp_approval_request item in the
+ * input approves nothing: a client could write its own, naming any call.
  */
 export function resumedCalls(input: ResponseInputItem[] | string | undefined, stored: PendingApproval[], toolset: McpToolset | undefined): ResumedCall[] {
   if (!Array.isArray(input)) return [];
   const known = new Map(stored.map((pending) => [pending.id, pending]));
-  for (const item of input) {
-    if (item.type !== "mcp_approval_request" || typeof item.id !== "string" || typeof item.server_label !== "string" || !item.name) continue;
-    let args: Record<string, unknown> = {};
-    try {
-      args = JSON.parse(item.arguments ?? "{}") as Record<string, unknown>;
-    } catch {
-      throw badRequest("An mcp_approval_request's arguments must be a JSON object", "input");
-    }
-    known.set(item.id, { id: item.id, serverLabel: item.server_label, name: item.name, arguments: args, callId: `call_${item.id.replace(/^mcpr_/, "")}` });
-  }
   const resumed: ResumedCall[] = [];
   for (const [index, item] of input.entries()) {
     if (item.type !== "mcp_approval_response") continue;
@@ -100,7 +91,7 @@ export function resumedCalls(input: ResponseInputItem[] | string | undefined, st
     const id = item.approval_request_id;
     if (typeof id !== "string" || typeof item.approve !== "boolean") throw badRequest("An mcp_approval_response needs approval_request_id and approve (true or false)", param);
     const pending = known.get(id);
-    if (!pending) throw badRequest(`No MCP approval request "${id}" is waiting (pass previous_response_id of the response that asked, or the mcp_approval_request item)`, `${param}.approval_request_id`);
+    if (!pending) throw badRequest(`No MCP approval request "${id}" is waiting (pass previous_response_id of the response that asked for it)`, `${param}.approval_request_id`);
     const tool = toolOf(toolset?.tools ?? [], pending.serverLabel, pending.name);
     if (!tool) throw badRequest(`The approved call is to tool "${pending.name}" of MCP server "${pending.serverLabel}", which this request's tools do not offer`, `${param}.approval_request_id`);
     const call: ParsedToolCall = { id: pending.callId, name: tool.name, arguments: pending.arguments };

@@ -1,11 +1,17 @@
 // Profile a: Ollama (port 11434, /api/*, Modelfiles).
 import { ApiError } from "../api-error.ts";
+import { EngineError } from "../../engine/types.ts";
 import { ollamaNotFound, ollamaRoutes } from "../ollama/routes.ts";
 import { ollamaOpenAiError } from "./openai-errors.ts";
 import type { Profile } from "./profile.ts";
 
 /** What Ollama's runner answers a chat-only model asked for embeddings (clients match this text). */
 export const OLLAMA_NO_EMBEDDINGS = "this model does not support embeddings";
+
+/** Ollama's answer when its queue is full (OLLAMA_MAX_QUEUE). */
+export const OLLAMA_SERVER_BUSY = "server busy, please try again.  maximum pending requests exceeded";
+
+const isFullQueue = (error: ApiError) => error.status === 503 && error.cause instanceof EngineError && error.cause.code === "busy";
 
 export const profileA: Profile = {
   name: "a",
@@ -28,10 +34,11 @@ export const profileA: Profile = {
   rerankActivation: false,
   transcriptions: true,
   openAiErrorBody: ollamaOpenAiError,
-  // Ollama's native /api/* routes (and /v1/systemone) answer {"error": "..."}; a full queue in Ollama's words (two spaces and all).
+  // Ollama's native /api/* routes (and /v1/systemone) answer {"error": "..."}; a full queue in Ollama's words
+  // (two spaces and all), any other 503 (an RPC server that cannot be reached) in its own.
   errorBody(error, path) {
     if (!path.startsWith("/api/") && path !== "/v1/systemone") return ollamaOpenAiError(error);
-    return { error: error.status === 503 ? "server busy, please try again.  maximum pending requests exceeded" : error.message };
+    return { error: isFullQueue(error) ? OLLAMA_SERVER_BUSY : error.message };
   },
   routes: (deps) => ollamaRoutes(deps),
   notFound: ollamaNotFound,

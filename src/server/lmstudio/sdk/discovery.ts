@@ -9,7 +9,7 @@
 // always bound to loopback, whatever --host says), security headers, and errors in the profile's shape.
 // The SDK paths then go through the main app, with its own guards (CORS, body limit, request log).
 import { Hono } from "hono";
-import type { WebSocketHandler } from "bun";
+import type { Server, WebSocketHandler } from "bun";
 import { UsageError } from "../../../usage-error.ts";
 import { logger } from "../../../log.ts";
 import { ApiError, toApiError } from "../../api-error.ts";
@@ -62,13 +62,15 @@ export function sdkDiscoveryApp(setup: Pick<SdkDiscoverySetup, "fetch" | "profil
   return app;
 }
 
-export function listenForSdkDiscovery(setup: SdkDiscoverySetup): void {
+export function listenForSdkDiscovery(setup: SdkDiscoverySetup): Server<undefined> | undefined {
   const app = sdkDiscoveryApp(setup);
   try {
-    listen({ fetch: app.fetch, profile: setup.profile, hostname: SDK_DISCOVERY_HOST, port: setup.port, idleTimeoutSeconds: setup.idleTimeoutSeconds, websocket: setup.websocket });
+    const server = listen({ fetch: app.fetch, profile: setup.profile, hostname: SDK_DISCOVERY_HOST, port: setup.port, idleTimeoutSeconds: setup.idleTimeoutSeconds, websocket: setup.websocket });
     log.info(`LM Studio SDK discovery: listening on http://${SDK_DISCOVERY_HOST}:${setup.port} (LMStudioClient() without baseUrl finds llamux there)`);
+    return server;
   } catch (error) {
     const inUse = (error as { code?: string }).code === "EADDRINUSE";
     log.info(`LM Studio SDK discovery: not listening on ${SDK_DISCOVERY_HOST}:${setup.port}: ${inUse ? "the port is in use" : (error as Error).message}; clients need baseUrl`);
+    return undefined;
   }
 }
