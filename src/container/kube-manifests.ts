@@ -43,7 +43,11 @@ export function kubeManifests(options: KubeOptions): KubeDocument[] {
 }
 
 const labels = (options: KubeOptions) => ({ "app.kubernetes.io/name": options.name, "app.kubernetes.io/component": "model-server" });
-const metadata = (options: KubeOptions, suffix = "") => ({ name: `${options.name}${suffix}`, labels: labels(options) });
+
+/** One object, named and labelled after the pool. */
+function object(options: KubeOptions, apiVersion: string, kind: string, spec: Record<string, unknown>): KubeDocument {
+  return { kind, body: { apiVersion, kind, metadata: { name: options.name, labels: labels(options) }, spec } };
+}
 
 function deployment(options: KubeOptions): KubeDocument {
   const fromVolume = isModelPath(options.model);
@@ -77,126 +81,74 @@ function deployment(options: KubeOptions): KubeDocument {
   };
   const volumes: unknown[] = [{ name: "model-cache", emptyDir: {} }];
   if (fromVolume) volumes.push({ name: "models", persistentVolumeClaim: { claimName: `${options.name}-models`, readOnly: true } });
-  return {
-    kind: "Deployment",
-    body: {
-      apiVersion: "apps/v1",
-      kind: "Deployment",
-      metadata: metadata(options),
+  return object(options, "apps/v1", "Deployment", {
+    replicas: options.replicas,
+    selector: { matchLabels: labels(options) },
+    template: {
+      metadata: { labels: labels(options) },
       spec: {
-        replicas: options.replicas,
-        selector: { matchLabels: labels(options) },
-        template: {
-          metadata: { labels: labels(options) },
-          spec: {
-            ...(fromVolume ? {} : { initContainers: [pull] }),
-            containers: [server],
-            volumes,
-            // the server ends its requests and engines on SIGTERM
-            terminationGracePeriodSeconds: 30,
-          },
-        },
+        ...(fromVolume ? {} : { initContainers: [pull] }),
+        containers: [server],
+        volumes,
+        // the server ends its requests and engines on SIGTERM
+        terminationGracePeriodSeconds: 30,
       },
     },
-  };
+  });
 }
 
 function service(options: KubeOptions): KubeDocument {
-  return {
-    kind: "Service",
-    body: {
-      apiVersion: "v1",
-      kind: "Service",
-      metadata: metadata(options),
-      spec: { selector: labels(options), ports: [{ name: "http", port: PORT, targetPort: "http", protocol: "TCP" }] },
-    },
-  };
+  return object(options, "v1", "Service", { selector: labels(options), ports: [{ name: "http", port: PORT, targetPort: "http", protocol: "TCP" }] });
 }
 
 function podMonitor(options: KubeOptions): KubeDocument {
-  return {
-    kind: "PodMonitor",
-    body: {
-      apiVersion: "monitoring.coreos.com/v1",
-      kind: "PodMonitor",
-      metadata: metadata(options),
-      spec: { selector: { matchLabels: labels(options) }, podMetricsEndpoints: [{ port: "http", path: "/metrics", interval: "15s" }] },
-    },
-  };
+  return object(options, "monitoring.coreos.com/v1", "PodMonitor", {
+    selector: { matchLabels: labels(options) }, podMetricsEndpoints: [{ port: "http", path: "/metrics", interval: "15s" }],
+  });
 }
 
 function scaledObject(options: KubeOptions): KubeDocument {
-  return {
-    kind: "ScaledObject",
-    body: {
-      apiVersion: "keda.sh/v1alpha1",
-      kind: "ScaledObject",
-      metadata: metadata(options),
-      spec: {
-        scaleTargetRef: { apiVersion: "apps/v1", kind: "Deployment", name: options.name },
-        minReplicaCount: options.replicas,
-        maxReplicaCount: Math.max(4, options.replicas * 4),
-        pollingInterval: 15,
-        cooldownPeriod: 300,
-        triggers: [{
-          type: "prometheus",
-          metadata: {
-            // prometheus-operator's default service; change it to your Prometheus
-            serverAddress: "http://prometheus-operated.monitoring.svc:9090",
-            query: `sum(vllm:num_requests_waiting{pod=~"${options.name}-.*"})`,
-            threshold: String(WAITING_PER_REPLICA),
-          },
-        }],
+  return object(options, "keda.sh/v1alpha1", "ScaledObject", {
+    scaleTargetRef: { apiVersion: "apps/v1", kind: "Deployment", name: options.name },
+    minReplicaCount: options.replicas,
+    maxReplicaCount: Math.max(4, options.replicas * 4),
+    pollingInterval: 15,
+    cooldownPeriod: 300,
+    triggers: [{
+      type: "prometheus",
+      metadata: {
+        // prometheus-operator's default service; change it to your Prometheus
+        serverAddress: "http://prometheus-operated.monitoring.svc:9090",
+        query: `sum(vllm:num_requests_waiting{pod=~"${options.name}-.*"})`,
+        threshold: String(WAITING_PER_REPLICA),
       },
-    },
-  };
+    }],
+  });
 }
 
 function inferencePool(options: KubeOptions): KubeDocument {
-  return {
-    kind: "InferencePool",
-    body: {
-      apiVersion: "inference.networking.k8s.io/v1",
-      kind: "InferencePool",
-      metadata: metadata(options),
-      spec: {
-        selector: { matchLabels: labels(options) },
-        targetPorts: [{ number: PORT }],
-        // the endpoint picker (llm-d-router's EPP, or GIE's lightweight one) is deployed beside the pool
-        endpointPickerRef: { name: `${options.name}-epp`, port: { number: 9002 }, failureMode: "FailOpen" },
-      },
-    },
-  };
+  return object(options, "inference.networking.k8s.io/v1", "InferencePool", {
+    selector: { matchLabels: labels(options) },
+    targetPorts: [{ number: PORT }],
+    // the endpoint picker (llm-d-router's EPP, or GIE's lightweight one) is deployed beside the pool
+    endpointPickerRef: { name: `${options.name}-epp`, port: { number: 9002 }, failureMode: "FailOpen" },
+  });
 }
 
 function inferenceObjective(options: KubeOptions): KubeDocument {
-  return {
-    kind: "InferenceObjective",
-    body: {
-      apiVersion: "llm-d.ai/v1alpha2",
-      kind: "InferenceObjective",
-      metadata: metadata(options),
-      spec: { priority: 0, poolRef: { group: "inference.networking.k8s.io", kind: "InferencePool", name: options.name } },
-    },
-  };
+  return object(options, "llm-d.ai/v1alpha2", "InferenceObjective", {
+    priority: 0, poolRef: { group: "inference.networking.k8s.io", kind: "InferencePool", name: options.name },
+  });
 }
 
 function httpRoute(options: KubeOptions): KubeDocument {
-  return {
-    kind: "HTTPRoute",
-    body: {
-      apiVersion: "gateway.networking.k8s.io/v1",
-      kind: "HTTPRoute",
-      metadata: metadata(options),
-      spec: {
-        parentRefs: [{ group: "gateway.networking.k8s.io", kind: "Gateway", name: "inference-gateway" }],
-        rules: [{
-          matches: [{ path: { type: "PathPrefix", value: "/" } }],
-          backendRefs: [{ group: "inference.networking.k8s.io", kind: "InferencePool", name: options.name }],
-          // generation outlasts a gateway's default request timeout
-          timeouts: { request: "300s" },
-        }],
-      },
-    },
-  };
+  return object(options, "gateway.networking.k8s.io/v1", "HTTPRoute", {
+    parentRefs: [{ group: "gateway.networking.k8s.io", kind: "Gateway", name: "inference-gateway" }],
+    rules: [{
+      matches: [{ path: { type: "PathPrefix", value: "/" } }],
+      backendRefs: [{ group: "inference.networking.k8s.io", kind: "InferencePool", name: options.name }],
+      // generation outlasts a gateway's default request timeout
+      timeouts: { request: "300s" },
+    }],
+  });
 }
