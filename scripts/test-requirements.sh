@@ -26,6 +26,8 @@ requirements=(
   "command ip iproute2 the RPC test (two network namespaces joined by a veth pair)"
   "command podman podman the container image test (builds and runs the image)"
   "command runc runc podman's runtime for the image test (crun fails on hybrid cgroups)"
+  "command catatonit catatonit the pause process of the pods podman kube play starts (the generate kube test)"
+  "file /usr/sbin/haproxy haproxy the HAProxy recipe test (session affinity over two replicas)"
   "command espeak-ng espeak-ng the audio tests (a real spoken WAV)"
   "command sox sox the audio tests (conversions, a long file)"
   "command lame lame the audio tests (an MP3 to decode)"

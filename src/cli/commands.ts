@@ -137,6 +137,13 @@ export const commands: Record<string, CommandEntry> = {
       return { help: rpcServerHelp, run: rpcServerCommand };
     },
   },
+  generate: {
+    summary: "Write Kubernetes manifests for a pool of profile-b replicas (llamux generate kube)",
+    load: async () => {
+      const { generateHelp, generateCommand } = await import("./generate.ts");
+      return { help: generateHelp, run: generateCommand };
+    },
+  },
   health: {
     summary: "Exit 0 when a running server answers its readiness probe (for container health checks)",
     load: async () => {

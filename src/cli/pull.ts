@@ -17,6 +17,9 @@ server answers at LLAMUX_HOST (or OLLAMA_HOST), the server pulls it into its own
   hf.co/ORG/REPO[:QUANT]       a GGUF repository on the Hugging Face hub (also huggingface.co/...);
                                QUANT picks the file (Q4_K_M by default, else the closest), or names it
   NAME[:TAG], NAMESPACE/NAME   a model from Ollama's registry (registry.ollama.ai/library by default)
+  --hub ORG/NAME[:QUANT]       a Hugging Face id as vLLM names models: ORG/NAME, else ORG/NAME-GGUF
+                               (what "serve --profile b --model ORG/NAME" pulls; always into this
+                               machine's store, as a container's init step does)
 
 Environment:
   HF_ENDPOINT       the Hugging Face hub's address (default https://huggingface.co)
@@ -44,13 +47,18 @@ export async function pullWithProgress(name: string, options: { hubIds?: boolean
 
 export async function pullCommand(args: string[]): Promise<number> {
   const { values, positionals } = parseArgs({
-    args, allowPositionals: true, options: { help: { type: "boolean", short: "h" }, insecure: { type: "boolean" } },
+    args, allowPositionals: true, options: { help: { type: "boolean", short: "h" }, insecure: { type: "boolean" }, hub: { type: "boolean" } },
   });
   if (values.help) {
     console.log(pullHelp);
     return 0;
   }
   if (positionals.length !== 1) throw new UsageError("pull needs one model name");
+  if (values.hub) {
+    if (!isHubId(positionals[0]!)) throw new UsageError(`--hub needs a Hugging Face id such as ORG/NAME, got "${positionals[0]}"`);
+    await pullWithProgress(positionals[0]!, { hubIds: true });
+    return 0;
+  }
   const client = await ServerClient.connect();
   if (!client) {
     await pullWithProgress(positionals[0]!);

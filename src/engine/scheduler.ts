@@ -111,6 +111,7 @@ export class Scheduler {
       running: this.admitted.length,
       waiting: this.queue.length,
       usedTokens: this.memory.usedCells(),
+      activeTokens: this.memory.activeCells(),
       capacityTokens: this.context.contextSize,
       decodeSteps: this.decodeSteps,
       decodedTokens: this.decodedTokens,

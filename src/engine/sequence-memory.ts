@@ -223,6 +223,18 @@ export class SequenceMemory {
     slot.truncate(0);
   }
 
+  /** Cells the running sequences hold, each counted once where running sequences share them. */
+  activeCells(): number {
+    let cells = 0;
+    for (const slot of this.slots) {
+      if (!slot.active) continue;
+      let shared = 0;
+      for (const [other, length] of slot.sharedWith) if (other.active && other.seq < slot.seq) shared = Math.max(shared, length);
+      cells += Math.max(0, slot.cached.length - shared);
+    }
+    return cells;
+  }
+
   /** Cells held now, idle slots' cached prefixes included. */
   usedCells(): number {
     return this.slots.reduce((sum, slot) => sum + slot.distinctCells(), 0);

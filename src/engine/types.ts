@@ -208,6 +208,12 @@ export interface EngineStats {
   waiting: number;
   /** Tokens held in the context's memory over all sequences (cached prefixes included). */
   usedTokens: number;
+  /**
+   * Cells the running sequences hold (counted once where they share them). Idle sequences' cached prefixes
+   * are left out: they are dropped whenever a running one needs room, as vLLM's freed prefix blocks are.
+   * Absent from an engine that does not count them; usedTokens stands in then.
+   */
+  activeTokens?: number;
   capacityTokens: number;
   /** llama_decode calls since the engine started, and the tokens they took: batching shows as tokens per step. */
   decodeSteps: number;
@@ -225,6 +231,14 @@ export interface EngineStats {
   promptCache?: PromptCacheStats;
   /** The disk tier of the prompt cache (--cache-disk), when the engine has one. */
   diskCache?: DiskStoreStats;
+  /** LoRA adapters served per request (vLLM's --max-loras): the most one batch holds, and which run or wait now. */
+  loraAdapters?: LoraAdapterStats;
+}
+
+export interface LoraAdapterStats {
+  maxLoras: number;
+  running: string[];
+  waiting: string[];
 }
 
 export interface ModelInfo {

@@ -3,6 +3,7 @@
 // are fed per finished choice by the GenerationObserver; the load gauges are read from the engines on
 // each scrape. Every server gets its own Registry, so several servers can live in one process (tests).
 import { Counter, Gauge, Histogram, Registry } from "prom-client";
+import { KV_BLOCK_TOKENS, wholeBlocks } from "../../engine/kv-blocks.ts";
 import type { ModelManager } from "../../engine/model-manager.ts";
 import type { FinishedGeneration, GenerationObserver, MetricsExporter } from "../deps.ts";
 import type { ModelService } from "../model-service.ts";
@@ -51,6 +52,15 @@ export function createVllmMetrics(manager: ModelManager, models: ModelService, k
   const running = gauge("vllm:num_requests_running", "Number of requests in model execution batches.");
   const waiting = gauge("vllm:num_requests_waiting", "Number of requests waiting to be processed.");
   const kvCacheUsage = gauge("vllm:kv_cache_usage_perc", "KV-cache usage. 1 means 100 percent usage.");
+  // Info gauges the Gateway API Inference Extension reads (its Model Server Protocol): labels carry the facts.
+  const cacheConfigInfo = new Gauge({
+    name: "vllm:cache_config_info", help: "Information of the LLMEngine CacheConfig",
+    labelNames: [...labelNames, "block_size", "num_gpu_blocks", "enable_prefix_caching", "prefix_caching_hash_algo"], registers,
+  });
+  const loraRequestsInfo = new Gauge({
+    name: "vllm:lora_requests_info", help: "Running stats on lora requests.",
+    labelNames: [...labelNames, "max_lora", "running_lora_adapters", "waiting_lora_adapters"], registers,
+  });
   // llamux's own: how well continuous batching packs decode steps (tokens per step = tokens / steps).
   const decodeSteps = gauge("llamux:decode_steps", "llama_decode calls of the loaded engines since they started.");
   const decodedTokens = gauge("llamux:decoded_tokens", "Tokens those llama_decode calls took.");
@@ -144,10 +154,12 @@ export function createVllmMetrics(manager: ModelManager, models: ModelService, k
       running: number; waiting: number; used: number; capacity: number; steps: number; tokens: number; drafted: number; accepted: number;
       cacheBytes: number; cacheEntries: number; restores: number; evictions: number; copied: number;
       tiers: Record<"ram" | "disk", { hits: number; misses: number; bytes: number }>;
+      maxLoras: number; runningAdapters: Set<string>; waitingAdapters: Set<string>;
     };
     const empty = (): Load => ({
       running: 0, waiting: 0, used: 0, capacity: 0, steps: 0, tokens: 0, drafted: 0, accepted: 0, cacheBytes: 0, cacheEntries: 0, restores: 0, evictions: 0, copied: 0,
       tiers: { ram: { hits: 0, misses: 0, bytes: 0 }, disk: { hits: 0, misses: 0, bytes: 0 } },
+      maxLoras: 0, runningAdapters: new Set(), waitingAdapters: new Set(),
     });
     const load = new Map<string, Load>();
     for (const { id } of models.list()) load.set(id, empty());
@@ -158,7 +170,8 @@ export function createVllmMetrics(manager: ModelManager, models: ModelService, k
       const entry = load.get(name) ?? empty();
       entry.running += stats.running;
       entry.waiting += stats.waiting;
-      entry.used += stats.usedTokens;
+      // vLLM counts a finished request's cached blocks as free (evictable); so are idle sequences' cells
+      entry.used += stats.activeTokens ?? stats.usedTokens;
       entry.capacity += stats.capacityTokens;
       entry.steps += stats.decodeSteps;
       entry.tokens += stats.decodedTokens;
@@ -174,15 +187,31 @@ export function createVllmMetrics(manager: ModelManager, models: ModelService, k
         entry.tiers[tier].misses += tierStats?.misses ?? 0;
         entry.tiers[tier].bytes += tierStats?.bytes ?? 0;
       }
+      if (stats.loraAdapters) {
+        entry.maxLoras += stats.loraAdapters.maxLoras;
+        for (const adapter of stats.loraAdapters.running) entry.runningAdapters.add(adapter);
+        for (const adapter of stats.loraAdapters.waiting) entry.waitingAdapters.add(adapter);
+      }
       load.set(name, entry);
     }
-    for (const g of [running, waiting, kvCacheUsage, decodeSteps, decodedTokens, engineDraftTokens, engineAcceptedTokens,
+    for (const g of [running, waiting, kvCacheUsage, cacheConfigInfo, loraRequestsInfo, decodeSteps, decodedTokens, engineDraftTokens, engineAcceptedTokens,
       promptCacheBytes, promptCacheEntries, promptCacheRestores, promptCacheEvictions, copiedPrefixTokens, tierHits, tierMisses, tierBytes]) g.reset();
     for (const [name, entry] of load) {
       const labels = { model_name: name, engine: ENGINE };
       running.set(labels, entry.running);
       waiting.set(labels, entry.waiting);
       kvCacheUsage.set(labels, entry.capacity > 0 ? entry.used / entry.capacity : 0);
+      if (entry.capacity > 0) {
+        cacheConfigInfo.set({
+          ...labels, block_size: String(KV_BLOCK_TOKENS), num_gpu_blocks: String(wholeBlocks(entry.capacity)),
+          enable_prefix_caching: "True", prefix_caching_hash_algo: "sha256_cbor",
+        }, 1);
+      }
+      // vLLM's value is the time of the sample, so a reader takes the newest series; lists are comma-joined
+      loraRequestsInfo.set({
+        ...labels, max_lora: String(entry.maxLoras),
+        running_lora_adapters: [...entry.runningAdapters].join(","), waiting_lora_adapters: [...entry.waitingAdapters].join(","),
+      }, Date.now() / 1000);
       decodeSteps.set(labels, entry.steps);
       decodedTokens.set(labels, entry.tokens);
       engineDraftTokens.set(labels, entry.drafted);

@@ -10,6 +10,7 @@ import { createApp } from "../../../src/server/app.ts";
 import { ModelService } from "../../../src/server/model-service.ts";
 import { profiles } from "../../../src/server/profiles/index.ts";
 import { createVllmMetrics, oneTwoFiveBuckets } from "../../../src/server/vllm/metrics.ts";
+import { sample } from "../../fixtures/prometheus-text.ts";
 
 const MODEL = "org/tiny";
 /** A vocabulary that adds BOS (tiny-llama's Qwen vocabulary adds none), for add_special_tokens. */
@@ -47,17 +48,6 @@ async function detokenize(tokens: number[]): Promise<string> {
   const response = await post("/detokenize", { model: MODEL, tokens });
   expect(response.status).toBe(200);
   return ((await response.json()) as { prompt: string }).prompt;
-}
-
-/** The value of one sample in Prometheus text, matched by name and every given label. */
-function sample(text: string, name: string, labels: Record<string, string> = {}): number | undefined {
-  for (const line of text.split("\n")) {
-    const match = /^([^{\s]+)(?:\{(.*)\})? (\S+)$/.exec(line);
-    if (!match || match[1] !== name) continue;
-    const found = Object.fromEntries([...(match[2] ?? "").matchAll(/(\w+)="([^"]*)"/g)].map((m) => [m[1], m[2]]));
-    if (Object.entries(labels).every(([key, value]) => found[key] === value)) return Number(match[3]);
-  }
-  return undefined;
 }
 
 async function scrape(): Promise<string> {
