@@ -1,6 +1,7 @@
 // Optional API key. With keys configured, every path but a few probes needs one, sent as
 // `Authorization: Bearer KEY` (OpenAI clients), a bare `Authorization: KEY` or `X-Api-Key: KEY`
-// (Anthropic-style clients; llama-server accepts all three). Without keys the factory is not used at
+// (Anthropic-style clients; llama-server accepts all three), or on a WebSocket upgrade the subprotocol
+// `openai-insecure-api-key.KEY` (OpenAI's Realtime clients in browsers). Without keys the factory is not used at
 // all, so any placeholder key a client sends passes, as the three anchors do. The key that passed is
 // named on the context (`keyOwner(c)`), so what a request stores (a Responses conversation, an LM Studio
 // chat thread) belongs to its key and another key cannot read it.
@@ -52,6 +53,13 @@ function presentedKeys(c: Context): string[] {
   if (authorization) found.push(authorization.replace(/^bearer\s+/i, ""));
   const apiKey = c.req.header("x-api-key")?.trim();
   if (apiKey) found.push(apiKey);
+  // Browsers cannot set headers on a WebSocket: OpenAI's Realtime clients send the key as a subprotocol.
+  if (c.req.header("upgrade")?.toLowerCase() === "websocket") {
+    for (const protocol of (c.req.header("sec-websocket-protocol") ?? "").split(",")) {
+      const key = protocol.trim().match(/^openai-insecure-api-key\.(.+)$/)?.[1];
+      if (key) found.push(key);
+    }
+  }
   return found;
 }
 

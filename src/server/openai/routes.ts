@@ -10,6 +10,7 @@ import { responses } from "./responses.ts";
 import { rerank } from "../rerank/rerank-routes.ts";
 import { transcriptions } from "./transcriptions.ts";
 import { speech } from "./speech.ts";
+import { realtime } from "./realtime/realtime-route.ts";
 
 export function openAiRoutes(deps: ServerDeps): Hono {
   const routes = new Hono();
@@ -22,6 +23,8 @@ export function openAiRoutes(deps: ServerDeps): Hono {
   if (deps.profile.transcriptions) routes.post("/v1/audio/transcriptions", transcriptions(deps));
   // text to speech (OpenAI's; on every profile, for the models that speak)
   routes.post("/v1/audio/speech", speech(deps));
+  // spoken conversations over a WebSocket (OpenAI's Realtime API: audio in, text and speech out)
+  routes.get("/v1/realtime", realtime(deps));
   // reranking (vLLM's; on profiles a and c an extension)
   routes.post("/v1/rerank", rerank(deps));
   // models (ids may contain "/", as in org/model)
