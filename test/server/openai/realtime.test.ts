@@ -72,9 +72,9 @@ function connect(target: { model: string } | { intent: "transcription" }) {
   const events: Event[] = [];
   const waiters: Array<{ match: (e: Event) => boolean; resolve: (e: Event) => void }> = [];
   rt.on("event", (event) => {
-    events.push(event as Event);
+    events.push(event as unknown as Event);
     for (const waiter of waiters.splice(0)) {
-      if (waiter.match(event as Event)) waiter.resolve(event as Event);
+      if (waiter.match(event as unknown as Event)) waiter.resolve(event as unknown as Event);
       else waiters.push(waiter);
     }
   });
@@ -193,4 +193,153 @@ describe("GET /v1/realtime", () => {
   }, 300_000);
 });
 
-afterAll(() => undefined);
+describe("stopping a reply", () => {
+  test("response.cancel stops the reply in its engines; speech over a reply cancels it (turn_detected) and truncates its item", async () => {
+    const client = connect({ model: "long-voice" });
+    await client.waitFor("session.created");
+    client.send({ type: "session.update", session: { type: "realtime", max_output_tokens: 16, audio: { input: { turn_detection: { type: "server_vad", create_response: false } } } } });
+    await client.waitFor("session.updated");
+    client.send({ type: "conversation.item.create", item: { type: "message", role: "user", content: [{ type: "input_text", text: "Tell me a long story." }] } });
+    client.send({ type: "response.create" });
+    // the reply is in progress (its speech, up to 4,096 frames, follows its text)
+    const first = await client.waitFor("response.output_audio_transcript.delta");
+    client.send({ type: "response.cancel" });
+    const cancelled = await client.waitFor("response.done", (e) => (e.response as { id: string }).id === first.response_id);
+    const response = cancelled.response as Record<string, any>;
+    expect(response.status).toBe("cancelled");
+    expect(response.status_details).toEqual({ type: "cancelled", reason: "client_cancelled" });
+    const doneAt = client.events.indexOf(cancelled);
+    expect(typesFrom(client.events, doneAt + 1)).not.toContain("response.output_audio.delta");
+
+    // the engines are free again: the next reply speaks, and speech over it stops it
+    const from = client.events.length;
+    client.send({ type: "response.create" });
+    const second = await client.waitFor("response.output_audio_transcript.delta", () => true, from);
+    await stream(client, spoken("Wait, stop please.", 0.8));
+    const bargedIn = await client.waitFor("response.done", (e) => (e.response as { id: string }).id === second.response_id);
+    expect((bargedIn.response as Record<string, any>).status).toBe("cancelled");
+    expect((bargedIn.response as Record<string, any>).status_details.reason).toBe("turn_detected");
+    expectInOrder(client.events.slice(from), ["response.created", "response.output_audio_transcript.delta", "input_audio_buffer.speech_started", "response.done", "input_audio_buffer.speech_stopped", "input_audio_buffer.committed"]);
+    // an item whose audio had started playing is cut to what played
+    const truncated = client.events.find((e) => e.type === "conversation.item.truncated");
+    if (truncated) expect(truncated.item_id).toBe(second.item_id);
+    client.close();
+  }, 300_000);
+
+  test("a client that leaves mid-reply stops the work: the next session's reply runs to its end", async () => {
+    const leaving = connect({ model: "long-voice" });
+    await leaving.waitFor("session.created");
+    leaving.send({ type: "conversation.item.create", item: { type: "message", role: "user", content: [{ type: "input_text", text: "Talk for a long time." }] } });
+    leaving.send({ type: "response.create", response: { max_output_tokens: 8 } });
+    // the reply is being written: its speech (up to 4,096 frames, minutes on this model) is queued behind it
+    await leaving.waitFor("response.output_audio_transcript.delta");
+    leaving.close();
+    const next = connect({ model: "assistant" });
+    await next.waitFor("session.created");
+    next.send({ type: "conversation.item.create", item: { type: "message", role: "user", content: [{ type: "input_text", text: "Hi." }] } });
+    next.send({ type: "response.create", response: { max_output_tokens: 8 } });
+    const done = await next.waitFor("response.done");
+    expect(["completed", "incomplete"]).toContain((done.response as { status: string }).status);
+    expect((done.response as Record<string, any>).usage.output_token_details.audio_tokens).toBe(4);
+    next.close();
+  }, 300_000);
+});
+
+describe("?intent=transcription", () => {
+  test("G.711 μ-law speech is turned into transcription deltas and a transcript, and nothing else", async () => {
+    const client = connect({ intent: "transcription" });
+    const created = await client.waitFor("session.created");
+    expect((created.session as { type: string }).type).toBe("transcription");
+    client.send({ type: "session.update", session: { type: "transcription", audio: { input: { format: { type: "audio/pcmu" }, transcription: { model: "tiny-audio", language: "en" } } } } });
+    const updated = await client.waitFor("session.updated");
+    expect((updated.session as Record<string, any>).audio.input.format).toEqual({ type: "audio/pcmu" });
+    await stream(client, spoken("Please write this down."), "g711_ulaw");
+    const completed = await client.waitFor("conversation.item.input_audio_transcription.completed");
+    const committed = client.events.find((e) => e.type === "input_audio_buffer.committed")!;
+    expect(completed.item_id).toBe(committed.item_id);
+    const deltas = client.events.filter((e) => e.type === "conversation.item.input_audio_transcription.delta").map((e) => e.delta).join("");
+    expect(deltas.trim()).toBe(completed.transcript as string);
+    expect(client.events.some((e) => e.type.startsWith("response."))).toBe(false);
+    client.send({ type: "response.create" });
+    const refused = await client.waitFor("error");
+    expect((refused.error as { message: string }).message).toContain("makes no responses");
+    client.close();
+  }, 300_000);
+});
+
+describe("function tools", () => {
+  test("a required function call streams its arguments; its function_call_output answers it and the next reply is text", async () => {
+    const client = connect({ model: "assistant" });
+    await client.waitFor("session.created");
+    client.send({
+      type: "session.update",
+      session: {
+        type: "realtime", output_modalities: ["text"], tool_choice: "required", audio: { input: { turn_detection: null } },
+        tools: [{ type: "function", name: "get_weather", description: "The weather in a city", parameters: { type: "object", properties: { city: { type: "string", maxLength: 12 } }, required: ["city"] } }],
+      },
+    });
+    const updated = await client.waitFor("session.updated");
+    expect((updated.session as Record<string, any>).audio.input.turn_detection).toBeNull();
+    client.send({ type: "conversation.item.create", item: { type: "message", role: "user", content: [{ type: "input_text", text: "Weather in Paris?" }] } });
+    client.send({ type: "response.create" });
+    const args = await client.waitFor("response.function_call_arguments.done");
+    expect(args.name).toBe("get_weather");
+    expect(typeof JSON.parse(args.arguments as string).city).toBe("string");
+    const deltas = client.events.filter((e) => e.type === "response.function_call_arguments.delta");
+    expect(deltas.length).toBeGreaterThan(0);
+    expect(deltas.every((d) => d.call_id === args.call_id)).toBe(true);
+    const first = await client.waitFor("response.done");
+    const call = (first.response as Record<string, any>).output[0];
+    expect(call).toMatchObject({ type: "function_call", name: "get_weather", call_id: args.call_id, status: "completed" });
+
+    const from = client.events.length;
+    client.send({ type: "conversation.item.create", item: { type: "function_call_output", call_id: args.call_id, output: "{\"sky\": \"sunny\"}" } });
+    client.send({ type: "response.create", response: { tool_choice: "none", max_output_tokens: 6 } });
+    const second = await client.waitFor("response.done", () => true, from);
+    expectInOrder(client.events.slice(from), ["conversation.item.added", "response.created", "response.output_item.added", "response.content_part.added", "response.output_text.delta", "response.output_text.done", "response.content_part.done", "response.output_item.done", "response.done"]);
+    expect((second.response as Record<string, any>).output[0]).toMatchObject({ type: "message", role: "assistant" });
+    client.close();
+  }, 300_000);
+});
+
+describe("bad input", () => {
+  test("garbage, unknown events and bad fields are answered with error events; the session goes on", async () => {
+    const client = connect({ model: "assistant" });
+    await client.waitFor("session.created");
+    const errors = () => client.events.filter((e) => e.type === "error").map((e) => e.error as { code: string; message: string; param: string | null; event_id: string | null });
+    (client.rt.socket as unknown as { send(text: string): void }).send("this is not JSON {");
+    client.send({ type: "input_audio_buffer.explode", event_id: "evt_1" });
+    client.send({ type: "input_audio_buffer.append", audio: "%%%not base64%%%" });
+    client.send({ type: "input_audio_buffer.commit" });
+    client.send({ type: "response.cancel" });
+    client.send({ type: "session.update", session: { audio: { input: { turn_detection: { type: "server_vad", threshold: 7 } } } } });
+    client.send({ type: "conversation.item.delete", item_id: "item_nope" });
+    client.send({ type: "session.update", session: { type: "realtime", instructions: "Still here." } });
+    const updated = await client.waitFor("session.updated");
+    expect((updated.session as { instructions: string }).instructions).toBe("Still here.");
+    const codes = errors().map((e) => e.code);
+    expect(codes).toEqual(["invalid_json", "invalid_value", "invalid_value", "input_audio_buffer_commit_empty", "response_cancel_not_active", "invalid_value", "item_not_found"]);
+    expect(errors()[1]!.event_id).toBe("evt_1");
+    expect(errors()[5]!.param).toBe("session.audio.input.turn_detection.threshold");
+    client.close();
+  }, 60_000);
+
+  test("the key: none is refused before the upgrade; the browsers' openai-insecure-api-key subprotocol is accepted", async () => {
+    const refused = await fetch(`${base}/v1/realtime?model=assistant`, { headers: { upgrade: "websocket", connection: "upgrade", "sec-websocket-key": "dGhlIHNhbXBsZSBub25jZQ==", "sec-websocket-version": "13" }, tls: { ca } } as RequestInit);
+    expect(refused.status).toBe(401);
+    const previous = process.env.NODE_TLS_REJECT_UNAUTHORIZED;
+    process.env.NODE_TLS_REJECT_UNAUTHORIZED = "0";
+    try {
+      const rt = new OpenAIRealtimeWebSocket({ model: "assistant" }, new OpenAI({ baseURL: `${base}/v1`, apiKey: KEY, dangerouslyAllowBrowser: true }));
+      const created = await new Promise<Event>((resolve, reject) => {
+        rt.on("session.created", (event) => resolve(event as unknown as Event));
+        rt.on("error", reject);
+      });
+      expect((created.session as { type: string }).type).toBe("realtime");
+      rt.close();
+    } finally {
+      if (previous === undefined) delete process.env.NODE_TLS_REJECT_UNAUTHORIZED;
+      else process.env.NODE_TLS_REJECT_UNAUTHORIZED = previous;
+    }
+  }, 60_000);
+});
