@@ -2,7 +2,7 @@
 // 8000, c: LM Studio on 1234, all: the three at once), all sharing one model manager.
 import { parseArgs } from "node:util";
 import type { Server, WebSocketHandler } from "bun";
-import { existsSync } from "node:fs";
+import { existsSync, readFileSync } from "node:fs";
 import { ModelManager } from "../engine/model-manager.ts";
 import { createApp } from "../server/app.ts";
 import { createVllmMetrics } from "../server/vllm/metrics.ts";
@@ -10,7 +10,8 @@ import { ModelService } from "../server/model-service.ts";
 import { StartupReadiness } from "../server/readiness.ts";
 import { LmStudioModelService } from "../server/lmstudio/model-service.ts";
 import { listenForSdkDiscovery, sdkDiscoveryPort, SDK_DISCOVERY_PORT } from "../server/lmstudio/sdk/discovery.ts";
-import { sdkWebSocket } from "../server/lmstudio/sdk/websocket.ts";
+import { endpointWebSocket } from "../server/websocket-endpoints.ts";
+import { loadRealtimeConfig, type RealtimeSettings } from "../server/openai/realtime/realtime-presets.ts";
 import { ModelStore } from "../store/model-store.ts";
 import { cacheDiskSettings, ensureCacheDiskDir } from "../engine/prompt-cache/disk-settings.ts";
 import { defaultImageFetchPolicy } from "../vision/image-fetch.ts";
@@ -94,6 +95,11 @@ Options:
                                 by default: a request could probe the local network)
       --mcp-call-timeout SECONDS  longest one MCP tool call may take (default ${DEFAULT_MCP_LIMITS.callTimeoutMs / 1000}); a server that
                                 takes longer gets an error result and is restarted
+      --realtime-config FILE    pipelines for /v1/realtime, so that a client that names only a model gets a
+                                chat model, a transcription model and a voice (README "Realtime API")
+      --realtime-voice-model MODEL  the speech model that speaks /v1/realtime replies when no preset names one
+      --ssl-certfile FILE       serve HTTPS (and wss:, which OpenAI's Realtime clients require) with this
+      --ssl-keyfile FILE        PEM certificate and key
       --allow-push              profile a: let POST /api/push upload stored models to the registry a
                                 request names (off by default: a request could send models anywhere)
 ${engineFlagsHelp}
@@ -121,9 +127,9 @@ function hostAndPort(hostFlag: string | undefined, portFlag: string | undefined,
   };
 }
 
-function listenOn(app: { fetch: ListenerSetup["fetch"] }, profile: Profile, host: string, port: number, idleTimeoutSeconds: number, websocket?: ListenerSetup["websocket"]): Server<undefined> {
+function listenOn(app: { fetch: ListenerSetup["fetch"] }, profile: Profile, host: string, port: number, idleTimeoutSeconds: number, tls: ListenerSetup["tls"]): Server<undefined> {
   try {
-    return listen({ fetch: app.fetch, profile, hostname: host, port, idleTimeoutSeconds, ...(websocket ? { websocket } : {}) });
+    return listen({ fetch: app.fetch, profile, hostname: host, port, idleTimeoutSeconds, websocket: endpointWebSocket as WebSocketHandler<never>, ...(tls ? { tls } : {}) });
   } catch (error) {
     const inUse = (error as { code?: string }).code === "EADDRINUSE";
     throw new Error(`Cannot listen on ${host}:${port}: ${inUse ? "the port is in use (another server? choose one with --port)" : (error as Error).message}`);
@@ -177,6 +183,26 @@ function newestHubTag(store: ModelStore, model: string) {
   return match ? store.resolve(match.name) : undefined;
 }
 
+/** --ssl-certfile and --ssl-keyfile (vLLM's names): both or neither, read at start. */
+function tlsFiles(certFile: string | undefined, keyFile: string | undefined): ListenerSetup["tls"] {
+  if (certFile === undefined && keyFile === undefined) return undefined;
+  if (certFile === undefined || keyFile === undefined) throw new UsageError("--ssl-certfile and --ssl-keyfile go together: give both to serve HTTPS");
+  const read = (path: string, flag: string) => {
+    try {
+      return readFileSync(path, "utf8");
+    } catch (error) {
+      throw new UsageError(`Cannot read --${flag} "${path}": ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}`);
+    }
+  };
+  return { cert: read(certFile, "ssl-certfile"), key: read(keyFile, "ssl-keyfile") };
+}
+
+/** --realtime-config and --realtime-voice-model: the Realtime API's pipelines, or undefined when neither is given. */
+function realtimeSettings(configFile: string | undefined, voiceModel: string | undefined): RealtimeSettings | undefined {
+  if (configFile !== undefined) return loadRealtimeConfig(configFile, voiceModel);
+  return voiceModel !== undefined ? { presets: {}, voiceModel } : undefined;
+}
+
 export async function serveCommand(args: string[]): Promise<number | undefined> {
   const { values, positionals } = parseArgs({
     args,
@@ -191,7 +217,8 @@ export async function serveCommand(args: string[]): Promise<number | undefined> 
       "enable-auto-tool-choice": { type: "boolean" }, mmproj: { type: "string" }, "allow-private-image-urls": { type: "boolean" }, "allow-push": { type: "boolean" },
       mcp: { type: "boolean" }, "mcp-config": { type: "string" }, "allow-request-mcp": { type: "boolean" }, "allow-private-mcp-urls": { type: "boolean" }, "mcp-call-timeout": { type: "string" },
       "tool-call-parser": { type: "string" }, "reasoning-parser": { type: "string" }, "sdk-port": { type: "string" },
-      rpc: { type: "string" },
+      rpc: { type: "string" }, "ssl-certfile": { type: "string" }, "ssl-keyfile": { type: "string" },
+      "realtime-config": { type: "string" }, "realtime-voice-model": { type: "string" },
       ...serverOptionFlags,
       ...speculativeFlags,
     },
@@ -240,6 +267,8 @@ export async function serveCommand(args: string[]): Promise<number | undefined> 
   const cacheDisk = cacheDiskSettings({ ...(values["cache-disk"] !== undefined ? { dir: values["cache-disk"] } : {}), ...(diskMiB !== undefined ? { limitMiB: diskMiB } : {}) });
   if (cacheDisk) ensureCacheDiskDir(cacheDisk.dir);
   const sdkPort = sdkDiscoveryPort(values["sdk-port"]);
+  const tls = tlsFiles(values["ssl-certfile"], values["ssl-keyfile"]);
+  const realtime = realtimeSettings(values["realtime-config"], values["realtime-voice-model"]);
   pullTimeoutMs(); // read by each pull; a bad value stops start-up here rather than failing pulls
   const mcpPolicy = {
     allowRequestServers: values["allow-request-mcp"] ?? false,
@@ -286,19 +315,19 @@ export async function serveCommand(args: string[]): Promise<number | undefined> 
     const mcp = new McpHub(mcpConfig, mcpPolicy);
     shutdown.addHub(mcp);
     const app = createApp({
-      profile, models, imageFetch, mcp, allowPush: values["allow-push"] ?? false, voicesDir: voicesDir(), ...(toolCallParser ? { toolCallParser } : {}), ...(readiness ? { readiness } : {}),
+      profile, models, imageFetch, mcp, allowPush: values["allow-push"] ?? false, voicesDir: voicesDir(), ...(realtime ? { realtime } : {}), ...(toolCallParser ? { toolCallParser } : {}), ...(readiness ? { readiness } : {}),
       ...(name === "b" ? createVllmMetrics(manager, models, namedKeys.usage) : {}),
     }, options);
     const listenPort = port ?? profile.defaultPort;
-    shutdown.addListener(listenOn(app, profile, host, listenPort, options.idleTimeoutSeconds, name === "c" ? sdkWebSocket as WebSocketHandler<never> : undefined));
-    log.info(`profile ${name} (${profile.anchor}-compatible) listening on http://${host}:${listenPort}`);
+    shutdown.addListener(listenOn(app, profile, host, listenPort, options.idleTimeoutSeconds, tls));
+    log.info(`profile ${name} (${profile.anchor}-compatible) listening on ${tls ? "https" : "http"}://${host}:${listenPort}`);
     readiness?.track(servedName ?? modelArg!, preload(models));
     if (name === "c") {
       // LM Studio reports a model loaded with `lms load` as loaded: so is the one named on `serve`. With
       // --profile all that waits for the first SDK listing or request: profile b already loads its own copy
       // at start (with its own context size), and two at once would double the memory at start-up.
       if (modelArg && profileName === "c") void (models as LmStudioModelService).loadServed();
-      if (sdkPort !== undefined && sdkPort !== listenPort) shutdown.addListener(listenForSdkDiscovery({ fetch: app.fetch, profile, port: sdkPort, websocket: sdkWebSocket as WebSocketHandler<never>, idleTimeoutSeconds: options.idleTimeoutSeconds }));
+      if (sdkPort !== undefined && sdkPort !== listenPort) shutdown.addListener(listenForSdkDiscovery({ fetch: app.fetch, profile, port: sdkPort, websocket: endpointWebSocket as WebSocketHandler<never>, idleTimeoutSeconds: options.idleTimeoutSeconds }));
     }
   }
   if (modelArg) log.info(`serving ${modelArg}${values["served-model-name"] ? ` as "${values["served-model-name"]}"` : ""}`);

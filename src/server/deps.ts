@@ -6,6 +6,7 @@ import type { ToolCallParserName } from "../generation/chat-output.ts";
 import type { ImageFetchPolicy } from "../vision/image-fetch.ts";
 import type { StartupReadiness } from "./readiness.ts";
 import type { McpHub } from "../mcp/mcp-hub.ts";
+import type { RealtimeSettings } from "./openai/realtime/realtime-presets.ts";
 
 /** One finished generation (one choice), for metrics and request logs. */
 export interface FinishedGeneration {
@@ -43,6 +44,8 @@ export interface ServerDeps {
   mcp?: McpHub;
   /** The folder of named speaker files a speech request's `voice` may name (LLAMUX_VOICES). */
   voicesDir?: string;
+  /** The Realtime API's pipelines (--realtime-config) and speech model (--realtime-voice-model). */
+  realtime?: RealtimeSettings;
   /** The loads of the models named on the command line (profile b's /health waits for them). */
   readiness?: StartupReadiness;
 }

@@ -27,8 +27,10 @@ export interface ListenerSetup {
   hostname: string;
   port: number;
   idleTimeoutSeconds?: number;
-  /** Handlers of the WebSocket connections the app upgrades (LM Studio's SDK protocol on profile c). */
+  /** Handlers of the WebSocket connections the app upgrades (LM Studio's SDK protocol, the Realtime API). */
   websocket?: WebSocketHandler<never>;
+  /** Serve HTTPS (and wss:) with this certificate and key, PEM text (vLLM's --ssl-certfile and --ssl-keyfile). */
+  tls?: { cert: string; key: string };
 }
 
 /** The request with its body passed through a stream that calls `done` when the last byte has been read. */
@@ -98,5 +100,6 @@ export function listen(setup: ListenerSetup): Server<undefined> {
       return Response.json(setup.profile.errorBody(new ApiError(500, "Internal server error"), "/"), { status: 500 });
     },
     ...(setup.websocket ? { websocket: setup.websocket } : {}),
+    ...(setup.tls ? { tls: setup.tls } : {}),
   } as Parameters<typeof Bun.serve>[0]);
 }

@@ -1,7 +1,8 @@
 // API keys. With keys (plain --api-key ones, or the named keys of a keys file), every path but a few
 // probes needs one, sent as `Authorization: Bearer KEY` (OpenAI clients), a bare `Authorization: KEY` or
-// `X-Api-Key: KEY` (Anthropic-style clients; llama-server accepts all three). Without keys every request
-// passes, and any placeholder key a client sends with it, as the three anchors do. The key that passed is
+// `X-Api-Key: KEY` (Anthropic-style clients; llama-server accepts all three), or on a WebSocket upgrade the
+// subprotocol `openai-insecure-api-key.KEY` (OpenAI's Realtime clients in browsers). Without keys every
+// request passes, and any placeholder key a client sends with it, as the three anchors do. The key that passed is
 // named on the context (`keyOwner(c)`), so what a request stores (a Responses conversation, an LM Studio
 // chat thread, a download job) belongs to its key and another key cannot read it; and its grant opens a
 // KeyRequest (`keyRequest(c)`), which the route's guard admits and which counts the request's usage.
@@ -50,6 +51,13 @@ function presentedKeys(c: Context): string[] {
   if (authorization) found.push(authorization.replace(/^bearer\s+/i, ""));
   const apiKey = c.req.header("x-api-key")?.trim();
   if (apiKey) found.push(apiKey);
+  // Browsers cannot set headers on a WebSocket: OpenAI's Realtime clients send the key as a subprotocol.
+  if (c.req.header("upgrade")?.toLowerCase() === "websocket") {
+    for (const protocol of (c.req.header("sec-websocket-protocol") ?? "").split(",")) {
+      const key = protocol.trim().match(/^openai-insecure-api-key\.(.+)$/)?.[1];
+      if (key) found.push(key);
+    }
+  }
   return found;
 }
 

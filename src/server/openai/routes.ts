@@ -12,6 +12,7 @@ import { responses } from "./responses.ts";
 import { rerank } from "../rerank/rerank-routes.ts";
 import { transcriptions } from "./transcriptions.ts";
 import { speech } from "./speech.ts";
+import { realtime } from "./realtime/realtime-route.ts";
 
 function routeTable(deps: ServerDeps): Route[] {
   return [
@@ -24,6 +25,8 @@ function routeTable(deps: ServerDeps): Route[] {
     ...(deps.profile.transcriptions ? [{ methods: ["POST"], path: "/v1/audio/transcriptions", needs: "audio", handler: transcriptions(deps) } satisfies Route] : []),
     // text to speech (OpenAI's; on every profile, for the models that speak)
     { methods: ["POST"], path: "/v1/audio/speech", needs: "audio", handler: speech(deps) },
+    // spoken conversations over a WebSocket (OpenAI's Realtime API: audio in, text and speech out)
+    { methods: ["GET"], path: "/v1/realtime", needs: "chat", handler: realtime(deps) },
     // reranking (vLLM's; on profiles a and c an extension)
     { methods: ["POST"], path: "/v1/rerank", needs: "embeddings", handler: rerank(deps) },
     // models (ids may contain "/", as in org/model)

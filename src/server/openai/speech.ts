@@ -50,7 +50,7 @@ const speechSchema = z.object({
 type SpeechBody = z.infer<typeof speechSchema>;
 
 /** Folders a voice name is looked up in: the model's own, then llamux's voices folder. */
-function voiceFolders(deps: ServerDeps, model: ServedModel): string[] {
+export function voiceFolders(deps: ServerDeps, model: ServedModel): string[] {
   return [...(model.stored ? [] : [dirname(model.path)]), ...(deps.voicesDir ? [deps.voicesDir] : [])];
 }
 

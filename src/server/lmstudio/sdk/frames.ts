@@ -5,11 +5,12 @@
 // are built by typed functions below, so their shapes are checked by the compiler.
 import { z } from "zod";
 import { toApiError } from "../../api-error.ts";
+import { SOCKET_BOUNDS } from "../../websocket-endpoints.ts";
 
 /** Bounds of one socket and of the server's sockets (README "LM Studio SDK protocol"). */
 export const SOCKET_LIMITS = {
   /** Largest frame accepted; a longer one closes the socket (1009). */
-  maxFrameBytes: 16 * 1024 * 1024,
+  maxFrameBytes: SOCKET_BOUNDS.maxFrameBytes,
   /** Calls (RPCs and channels) open at once on one socket; more are refused one by one. */
   maxOpenCalls: 64,
   /** Sockets one client identity may hold open (the SDK opens one per namespace, 8 at most). */
@@ -19,9 +20,9 @@ export const SOCKET_LIMITS = {
   /** Time a new socket has to send its authentication frame. */
   authTimeoutMs: 10_000,
   /** Seconds without traffic (pings answered count) before a socket is closed. */
-  idleTimeoutSeconds: 120,
+  idleTimeoutSeconds: SOCKET_BOUNDS.idleTimeoutSeconds,
   /** Bytes queued to a client that does not read before its socket is closed. */
-  backpressureBytes: 32 * 1024 * 1024,
+  backpressureBytes: SOCKET_BOUNDS.backpressureBytes,
   /** Length of the identity strings in the authentication frame. */
   maxIdentityLength: 256,
 } as const;

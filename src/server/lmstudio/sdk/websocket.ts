@@ -7,17 +7,19 @@
 //                 token form "sk-lm-<id>:<passkey>", split by the SDK into identifier and passkey), or when
 //                 its passkey alone is (a plain key such as "secret", a named key's secret). Each call on
 //                 the socket then runs under that key (socket-session.ts).
-import type { Server, ServerWebSocket, WebSocketHandler } from "bun";
+import type { Server, ServerWebSocket } from "bun";
 import type { Handler } from "hono";
 import { ApiError } from "../../api-error.ts";
 import type { ServerDeps } from "../../deps.ts";
 import type { KeyAccess } from "../../../keys/key-access.ts";
 import type { LmStudioModelService } from "../model-service.ts";
 import { SOCKET_LIMITS } from "./frames.ts";
+import type { SocketEndpoint } from "../../websocket-endpoints.ts";
 import { SDK_NAMESPACES, sdkNamespaces } from "./namespaces.ts";
 import { type Authenticator, ClientRegistry, type Namespace, SdkSocketSession } from "./socket-session.ts";
 
 interface SocketData {
+  endpoint: SocketEndpoint<SocketData>;
   namespace: Namespace;
   authenticate: Authenticator;
   registry: ClientRegistry;
@@ -45,8 +47,8 @@ function authenticator(access: KeyAccess | undefined): Authenticator {
   };
 }
 
-/** Bun's WebSocket callbacks, one object for every listener (each socket carries its own state). */
-export const sdkWebSocket: WebSocketHandler<SocketData> = {
+/** The SDK sockets' callbacks, one object for every listener (each socket carries its own state). */
+export const sdkSocketEndpoint: SocketEndpoint<SocketData> = {
   open(ws: ServerWebSocket<SocketData>) {
     const { namespace, authenticate, registry } = ws.data;
     registry.total++;
@@ -60,12 +62,6 @@ export const sdkWebSocket: WebSocketHandler<SocketData> = {
     ws.data.registry.total--;
     ws.data.session?.ended();
   },
-  maxPayloadLength: SOCKET_LIMITS.maxFrameBytes,
-  idleTimeout: SOCKET_LIMITS.idleTimeoutSeconds,
-  backpressureLimit: SOCKET_LIMITS.backpressureBytes,
-  closeOnBackpressureLimit: true,
-  sendPings: true,
-  perMessageDeflate: false,
 };
 
 /** One route per namespace path, for profile c's route table. */
@@ -83,7 +79,7 @@ export function sdkSocketRoutes(deps: ServerDeps, models: LmStudioModelService, 
       const server = (c.env as { server?: Server<SocketData> } | undefined)?.server;
       if (typeof server?.upgrade !== "function") throw new ApiError(501, "WebSocket upgrades are not available on this listener");
       if (registry.total >= SOCKET_LIMITS.maxSockets) throw new ApiError(503, `Too many SDK connections (at most ${SOCKET_LIMITS.maxSockets})`);
-      if (!server.upgrade(c.req.raw, { data: { namespace, authenticate, registry } })) throw new ApiError(400, "WebSocket upgrade failed");
+      if (!server.upgrade(c.req.raw, { data: { endpoint: sdkSocketEndpoint, namespace, authenticate, registry } })) throw new ApiError(400, "WebSocket upgrade failed");
       // Bun answers the upgrade itself; this response is not sent.
       return new Response(null);
     },
