@@ -25,6 +25,7 @@ import { DiskPromptStore } from "./prompt-cache/disk-store.ts";
 import { stateKey } from "./prompt-cache/state-key.ts";
 import type { SpeechEvent } from "./protocol.ts";
 import { SpeechRunner } from "./speech-runner.ts";
+import { LoraAdapters, type ServedAdapter } from "./lora-adapters.ts";
 
 // llama.cpp's own log lines go through llamux's logger in every process that runs an engine.
 setNativeLog({ write: writeLog, debug: logEnabled("debug") });
@@ -50,13 +51,17 @@ function promptCacheFor(options: EngineOptions, canRollBack: boolean, onEvict: (
   return new PromptCache(mib * 1048576, canRollBack, { log: (message) => log.info(message), onEvict });
 }
 
-/** Opens the disk tier of an engine's prompt cache (it lives beside a host cache only). */
-async function openDiskCache(options: EngineOptions, canRollBack: boolean): Promise<DiskPromptStore | undefined> {
+/**
+ * Opens the disk tier of an engine's prompt cache (it lives beside a host cache only): the store of the base
+ * model's states, or with `adapterPath` the store of the states computed under that per-request adapter.
+ */
+async function openDiskCache(options: EngineOptions, canRollBack: boolean, adapterPath?: string): Promise<DiskPromptStore | undefined> {
   const disk = options.cacheDisk;
   if (!disk || disk.limitMiB <= 0) return undefined;
+  const adapters = [...(options.loraAdapters ?? []), ...(adapterPath !== undefined ? [adapterPath] : [])];
   const key = await stateKey({
     modelPath: options.modelPath, ...(options.projectorPath ? { projectorPath: options.projectorPath } : {}),
-    ...(options.loraAdapters ? { loraAdapters: options.loraAdapters } : {}),
+    ...(adapters.length ? { loraAdapters: adapters } : {}),
     ...(options.kvCacheType ? { kvCacheType: options.kvCacheType } : {}), ...(options.flashAttention ? { flashAttention: options.flashAttention } : {}),
   });
   const store = await DiskPromptStore.open({
@@ -154,17 +159,24 @@ export class Engine {
   private readonly scheduler: Scheduler;
   private looping = false;
   readonly info: ModelInfo;
-  /** Resolves once the disk tier of the prompt cache is open (at once when there is none). */
+  /** Resolves once the disk tier of the prompt cache is open, with the stores of the adapters loaded with the model (at once when there is none). */
   readonly diskCacheReady: Promise<void>;
+  /** The base model's store is open (or there is none). */
+  private readonly baseDiskReady: Promise<void>;
   private diskCache: DiskPromptStore | undefined;
   private disposed = false;
+  /** Adapters whose disk store is open or opening, the openings, and the stores opened (flushed on shutdown). */
+  private readonly adapterDisks = new Set<number>();
+  private readonly adapterDiskOpenings: Array<Promise<void>> = [];
+  private readonly adapterStores: DiskPromptStore[] = [];
 
   private constructor(
-    private readonly model: LlamaModel, private readonly context: LlamaContext, options: EngineOptions, threads: number, gpuLayers: number,
+    private readonly model: LlamaModel, private readonly context: LlamaContext, private readonly options: EngineOptions, threads: number, gpuLayers: number,
     contextPerSequence: number,
     private readonly images?: ImageEncoder,
     private readonly speculation?: Speculation,
     private readonly speech?: SpeechRunner,
+    private readonly adapters?: LoraAdapters,
   ) {
     // threads the user did not choose follow what the machine has free (thread-governor.ts)
     const governed = options.threads === undefined && runsOnCpu(gpuLayers) && threads > 1;
@@ -176,13 +188,16 @@ export class Engine {
       ...(runsOnCpu(gpuLayers) ? { promptFlushTokens: CPU_PROMPT_FLUSH_TOKENS } : {}),
       ...(governed ? { threadGovernor: new ThreadGovernor({ maxThreads: threads, apply: (n) => context.setThreads(n) }) } : {}),
       ...(promptCache ? { promptCache } : {}),
+      ...(adapters ? { adapters } : {}),
     });
-    this.diskCacheReady = promptCache && !speech
+    this.baseDiskReady = promptCache && !speech
       ? openDiskCache(options, canRollBack).then((store) => {
         this.diskCache = store;
         if (store) this.scheduler.attachDisk(store);
       }, (error: Error) => log.warn(`prompt cache on disk: cannot open it, going on without: ${error.message}`))
       : Promise.resolve();
+    for (const adapter of adapters?.served() ?? []) this.openAdapterDisk(adapter);
+    this.diskCacheReady = Promise.all([this.baseDiskReady, ...this.adapterDiskOpenings]).then(() => {});
     const chatTemplate = options.chatTemplate ?? model.chatTemplate();
     this.info = {
       path: model.path,
@@ -225,6 +240,7 @@ export class Engine {
     let images: ImageEncoder | undefined;
     let speculation: Speculation | undefined;
     let speech: SpeechRunner | undefined;
+    let adapters: LoraAdapters | undefined;
     try {
       // A text-to-speech projector: one sequence, whose hidden states the pipeline reads (speech-runner.ts)
       const speaks = options.projectorPath !== undefined && projectorGeneratesAudio(options.projectorPath);
@@ -254,8 +270,12 @@ export class Engine {
         ...(options.speculative && model.isRecurrentOrHybrid ? { recurrentRollback: options.speculative.maxDraftTokens ?? DEFAULT_MAX_DRAFT_TOKENS } : {}),
       });
       try {
-        const adapters = (options.loraAdapters ?? []).map((path) => ({ adapter: loadLoraAdapter(model, path), scale: 1 }));
-        if (adapters.length > 0) applyLoraAdapters(context, adapters);
+        const fixed = (options.loraAdapters ?? []).map((path) => loadLoraAdapter(model, path));
+        if (fixed.length > 0) applyLoraAdapters(context, fixed.map((adapter) => ({ adapter, scale: 1 })));
+        if (options.lora && !options.embeddings) {
+          adapters = new LoraAdapters(model, context, fixed, options.lora.maxLoras, options.lora.maxRank);
+          for (const { name, path } of options.lora.modules ?? []) adapters.load(name, path);
+        }
         if (options.projectorPath) {
           // a speech projector keeps libmtmd's own marker: the pipeline writes it to encode a reference voice
           const projector = MtmdContext.load(options.projectorPath, model, { threads, gpu: gpuLayers !== 0, ...(speaks ? {} : { mediaMarker: randomMediaMarker() }) });
@@ -278,7 +298,7 @@ export class Engine {
         context.dispose();
         throw error;
       }
-      return new Engine(model, context, options, threads, gpuLayers, sizes.perSequence, images, speculation, speech);
+      return new Engine(model, context, options, threads, gpuLayers, sizes.perSequence, images, speculation, speech, adapters);
     } catch (error) {
       model.dispose();
       throw error;
@@ -287,6 +307,44 @@ export class Engine {
 
   stats(): EngineStats {
     return this.scheduler.stats();
+  }
+
+  /**
+   * Loads a LoRA adapter requests may then name (vLLM's /v1/load_lora_adapter); the same file under the
+   * same name again changes nothing, another file replaces it. EngineError when LoRA is off or the file
+   * cannot serve (lora-adapters.ts).
+   */
+  loadAdapter(name: string, path: string): void {
+    const adapter = this.loraAdapters().load(name, path);
+    this.scheduler.freeUnusedAdapters();
+    this.openAdapterDisk(adapter);
+  }
+
+  /** Unloads a LoRA adapter (its requests in flight finish on it); false when none has the name. */
+  unloadAdapter(name: string): boolean {
+    const unloaded = this.loraAdapters().unload(name);
+    this.scheduler.freeUnusedAdapters();
+    return unloaded;
+  }
+
+  private loraAdapters(): LoraAdapters {
+    if (!this.adapters) throw new EngineError("invalid_request", "LoRA is not enabled. Use --enable-lora to enable LoRA.");
+    return this.adapters;
+  }
+
+  /** Opens the disk store of the adapter's states (once the base model's is open, and when there is one). */
+  private openAdapterDisk(adapter: ServedAdapter): void {
+    if (this.adapterDisks.has(adapter.id)) return;
+    this.adapterDisks.add(adapter.id);
+    const opening = this.baseDiskReady.then(async () => {
+      if (!this.diskCache || this.disposed) return;
+      const store = await openDiskCache(this.options, !this.model.isRecurrentOrHybrid, adapter.path);
+      if (!store) return;
+      this.adapterStores.push(store);
+      if (!this.disposed && this.adapters!.holds(adapter)) this.scheduler.attachAdapterDisk(adapter.id, store);
+      else store.close();
+    }).catch((error: Error) => log.warn(`prompt cache on disk: cannot open it for LoRA adapter "${adapter.name}", going on without: ${error.message}`));
+    this.adapterDiskOpenings.push(opening);
   }
 
   /** Queues a request and makes sure the step loop runs; throws EngineError when it cannot be queued. */
@@ -422,10 +480,10 @@ export class Engine {
    * shutdown). Returns the states it queued.
    */
   async flushDiskCache(): Promise<number> {
-    await this.diskCacheReady;
+    await Promise.all([this.diskCacheReady, ...this.adapterDiskOpenings]);
     while (this.looping) await Bun.sleep(IDLE_POLL_MS);
     const queued = this.scheduler.persistIdle();
-    await this.diskCache?.flush();
+    await Promise.all([this.diskCache, ...this.adapterStores].map((store) => store?.flush()));
     return queued;
   }
 
@@ -444,7 +502,7 @@ export class Engine {
     this.context.dispose();
     this.model.dispose();
     // states queued for the disk go on being written (they are copies); nothing new is queued
-    const disk = this.diskCache;
-    return disk ? disk.flush().then(() => disk.close()) : Promise.resolve();
+    const stores = [this.diskCache, ...this.adapterStores].filter((store) => store !== undefined);
+    return Promise.all(stores.map((store) => store.flush().then(() => store.close()))).then(() => {});
   }
 }

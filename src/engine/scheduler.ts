@@ -13,6 +13,9 @@
 // Images: a prompt's image goes through the vision encoder and is decoded into its sequence in a step
 // of its own, at most one image per step, before that step's token batch; the other sequences keep
 // decoding in every step, so an image delays them by one encode at most.
+//
+// LoRA adapters per request: llama.cpp applies an adapter to the whole context, so a step runs the
+// sequences of one adapter (or of the base model); adapters take turns (adapter-schedule.ts).
 import { DecodeStatus, LlamaContext, TokenBatch, amxKernelsLoaded, type LlamaModel } from "../../ffi/llama.ts";
 import { ActiveRequest, SequenceSlot, type EventSink } from "./sequence.ts";
 import type { ThreadGovernor } from "./thread-governor.ts";
@@ -27,6 +30,8 @@ import { allocatePrefill, prefillOrder, promptTokenBudget, StepCosts, type Prefi
 import { CHECKPOINT_MIN_NEW_TOKENS, SequenceMemory, type PrefixSource } from "./sequence-memory.ts";
 import { TokenOutput } from "./token-output.ts";
 import { intakeRequest } from "./request-intake.ts";
+import { AdapterSchedule } from "./adapter-schedule.ts";
+import type { LoraAdapters } from "./lora-adapters.ts";
 
 export const DEFAULT_QUEUE_LIMIT = 512;
 
@@ -49,6 +54,8 @@ export interface SchedulerOptions {
   promptCache?: PromptCache;
   /** The disk tier (--cache-disk), beside the host cache. */
   diskCache?: DiskPromptStore;
+  /** LoRA adapters requests may name (vLLM's --enable-lora); none: requests run on the base model only. */
+  adapters?: LoraAdapters;
 }
 
 export class Scheduler {
@@ -68,6 +75,7 @@ export class Scheduler {
   private readonly memory: SequenceMemory;
   private readonly output: TokenOutput;
   private readonly stepCosts = new StepCosts();
+  private readonly adapterSchedule?: AdapterSchedule;
   /** Most tokens one sequence may hold. */
   private readonly limit: number;
   private decodeSteps = 0;
@@ -84,6 +92,7 @@ export class Scheduler {
     this.batch = new TokenBatch(context.batchSize);
     this.memory = new SequenceMemory(this.slots, context, !model.isRecurrentOrHybrid, context.unifiedKv, options.promptCache, options.diskCache);
     this.coBatch = !(model.isRecurrentOrHybrid && amxKernelsLoaded());
+    if (options.adapters) this.adapterSchedule = new AdapterSchedule(options.adapters);
     this.output = new TokenOutput(model, context, this.limit, {
       release: (slot, reason, stop, stopToken) => this.release(slot, reason, stop, stopToken),
       fail: (slot, code, message) => {
@@ -122,6 +131,7 @@ export class Scheduler {
       copiedPrefixTokens: this.memory.copiedTokens,
       ...(promptCache ? { promptCache: promptCache.stats() } : {}),
       ...(disk ? { diskCache: disk.stats() } : {}),
+      ...(this.adapterSchedule ? { loraAdapters: this.adapterSchedule.stats(this.queue, this.admitted) } : {}),
     };
   }
 
@@ -131,7 +141,7 @@ export class Scheduler {
     if (this.queue.length >= this.queueLimit) {
       throw new EngineError("busy", `Cannot accept request: ${this.queue.length} requests are already waiting (limit ${this.queueLimit})`);
     }
-    const active = intakeRequest({ model: this.model, images: this.images, output: this.output, limit: this.limit }, request, emit);
+    const active = intakeRequest({ model: this.model, images: this.images, output: this.output, limit: this.limit, adapters: this.adapterSchedule?.adapters }, request, emit);
     const session = request.schedule?.session;
     if (session !== undefined) this.memory.promptCache?.touchSession(session);
     this.byId.set(request.id, active);
@@ -164,6 +174,14 @@ export class Scheduler {
     this.memory.disk = store;
   }
 
+  /** The disk store of a LoRA adapter's states, once open; undefined once the adapter is freed (its writes finish first). */
+  attachAdapterDisk(adapter: number, store: DiskPromptStore | undefined): void {
+    const old = this.memory.adapterDisks.get(adapter);
+    if (old && old !== store) void old.flush().then(() => old.close());
+    if (store) this.memory.adapterDisks.set(adapter, store);
+    else this.memory.adapterDisks.delete(adapter);
+  }
+
   /** A host-cached state leaves memory: the disk tier keeps it. */
   spill(entry: PromptCacheEntry): void {
     this.memory.spill(entry);
@@ -181,15 +199,23 @@ export class Scheduler {
     if (this.admitted.length === 0) return false;
     this.sampleRestoredPrompts();
     if (this.admitted.length === 0) return true;
-    this.evaluateNextImage();
+    // the sequences of the adapter whose turn it is, with its adapter set applied (all of them without adapters)
+    const stepping = this.adapterSchedule?.slotsForStep(this.slots, this.admitted) ?? this.slots;
+    this.evaluateNextImage(stepping);
     // ggml's Intel AMX kernels (loaded only with LLAMUX_CPU_AMX=1) compute wrong results for hybrid
     // models when one micro-batch holds several sequences (ffi/cpu-backends.ts): those then decode one
     // sequence per llama_decode call, still interleaved step by step.
-    const groups = this.coBatch ? [this.slots] : this.slots.map((slot) => [slot]);
+    const groups = this.coBatch ? [stepping] : stepping.map((slot) => [slot]);
     for (const group of groups) {
       if (!this.decodeGroup(new Set(group))) break;
     }
+    this.freeUnusedAdapters();
     return true;
+  }
+
+  /** Unloaded LoRA adapters that no request uses any more are freed, and their disk stores closed. */
+  freeUnusedAdapters(): void {
+    for (const adapter of this.adapterSchedule?.freeUnused(this.queue, this.admitted) ?? []) this.attachAdapterDisk(adapter.id, undefined);
   }
 
   /** Requests whose whole prompt came back from a checkpoint take their first token from its logits. */
@@ -202,9 +228,9 @@ export class Scheduler {
     }
   }
 
-  /** The first waiting image (in admission order) goes through the encoder into its sequence: one a step. */
-  private evaluateNextImage(): void {
-    const slot = this.admitted.find((s) => s.active!.pendingImage !== undefined);
+  /** The first waiting image (in admission order) of the stepping slots goes through the encoder into its sequence: one a step. */
+  private evaluateNextImage(stepping: readonly SequenceSlot[]): void {
+    const slot = this.admitted.find((s) => s.active!.pendingImage !== undefined && stepping.includes(s));
     if (!slot || !this.images) return;
     const evaluated = this.memory.evaluateImage(slot, this.images);
     if (typeof evaluated === "string") {
@@ -334,13 +360,14 @@ export class Scheduler {
 
   private admitWaiting(): void {
     while (this.queue.length > 0) {
-      const next = nextAdmission(this.queue, this.admitted, this.memory);
+      const admissible = this.adapterSchedule && ((waiting: ActiveRequest) => this.adapterSchedule!.mayAdmit(waiting, this.admitted));
+      const next = nextAdmission(this.queue, this.admitted, this.memory, admissible);
       if (!next) return;
       const { index, active, slot, source } = next;
       if (source.kind === "disk") {
         // read into host memory off the step loop; the request is weighed again once it is there
         active.awaitingDisk = source.match as DiskEntry;
-        void this.memory.loadFromDisk(active.awaitingDisk);
+        void this.memory.loadFromDisk(active.awaitingDisk, active.adapterId);
         continue;
       }
       if (!this.roomForPrompt(active, slot, source)) return;
@@ -348,7 +375,7 @@ export class Scheduler {
       this.queue.splice(index, 1);
       this.memory.apply(slot, active, source);
       if (active.awaitingDisk) {
-        if (source.kind === "cache") this.memory.countDiskHit();
+        if (source.kind === "cache") this.memory.countDiskHit(active.adapterId);
         active.awaitingDisk = undefined;
       }
       if (!this.memory.canRollBack && active.prompt.length - slot.cached.length >= CHECKPOINT_MIN_NEW_TOKENS) {
