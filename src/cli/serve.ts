@@ -27,11 +27,13 @@ import { listen, type ListenerSetup } from "../server/listener.ts";
 import { UsageError } from "../usage-error.ts";
 import { engineFlagOptions, engineFlagsHelp, toolCallParserFlag } from "./engine-flags.ts";
 import { speculativeFlags, speculativeFlagsHelp, speculativeFromFlags } from "./speculative-flags.ts";
+import { expandLoraModules, loraFlags, loraFlagsHelp, loraFromFlags } from "./lora-flags.ts";
+import { LoraRegistry } from "../server/lora-registry.ts";
 import { exposureWarnings, openNamedKeys, serverOptionFlags, serverOptionsFromFlags, serverOptionsHelp } from "./server-flags.ts";
 import { logger } from "../log.ts";
 import {
   envVarsHelp, ollamaContextLength, ollamaDebug, ollamaFlashAttention, ollamaHost, ollamaKeepAliveMs, ollamaKvCacheType,
-  ollamaMaxLoadedModels, ollamaMaxQueue, ollamaNumParallel, pullTimeoutMs, voicesDir,
+  ollamaMaxLoadedModels, ollamaMaxQueue, ollamaNumParallel, pullTimeoutMs, runtimeLoraUpdating, voicesDir,
 } from "../config.ts";
 
 const log = logger("serve");
@@ -104,6 +106,7 @@ Options:
                                 request names (off by default: a request could send models anywhere)
 ${engineFlagsHelp}
 ${speculativeFlagsHelp}
+${loraFlagsHelp}
 ${serverOptionsHelp}
   -h, --help                    show this help
 
@@ -205,7 +208,7 @@ function realtimeSettings(configFile: string | undefined, voiceModel: string | u
 
 export async function serveCommand(args: string[]): Promise<number | undefined> {
   const { values, positionals } = parseArgs({
-    args,
+    args: expandLoraModules(args),
     allowPositionals: true,
     options: {
       profile: { type: "string" }, host: { type: "string" }, port: { type: "string" }, model: { type: "string" },
@@ -221,6 +224,7 @@ export async function serveCommand(args: string[]): Promise<number | undefined> 
       "realtime-config": { type: "string" }, "realtime-voice-model": { type: "string" },
       ...serverOptionFlags,
       ...speculativeFlags,
+      ...loraFlags,
     },
   });
   if (values.help) {
@@ -248,6 +252,16 @@ export async function serveCommand(args: string[]): Promise<number | undefined> 
   const speculative = speculativeFromFlags(values);
   if (speculative && modelArg === undefined) throw new UsageError("--model-draft and --speculative-config need a MODEL to speculate for");
   const toolCallParser = toolCallParserFlag(values);
+  const loraSettings = loraFromFlags(values);
+  if (loraSettings && modelArg === undefined) throw new UsageError("--enable-lora needs a MODEL to serve the adapters on");
+  // as vLLM, an adapter of --lora-modules that is not there stops the start
+  for (const { name, path } of loraSettings?.modules ?? []) {
+    if (!existsSync(path)) throw new Error(`Loading lora ${name} failed: No adapter found for ${path}`);
+  }
+  // one registry for every listener: their engines are shared, and so are the adapters loaded into them
+  const lora = loraSettings ? new LoraRegistry(loraSettings) : undefined;
+  const loraUpdating = names.includes("b") && runtimeLoraUpdating();
+  if (loraUpdating) log.warn("LoRA dynamic loading & unloading is enabled in the API server. This should ONLY be used for local development!");
   const servesOllama = names.includes("a");
   if (servesOllama && ollamaDebug() && !process.env.LLAMUX_LOG_LEVEL) process.env.LLAMUX_LOG_LEVEL = "debug";
   const manager = new ModelManager(servesOllama ? ollamaMaxLoadedModels() : undefined);
@@ -297,6 +311,7 @@ export async function serveCommand(args: string[]): Promise<number | undefined> 
       store: ModelStore.open({ profile: name }),
       ...engineExtras,
       ...(speculative ? { speculative } : {}),
+      ...(lora ? { lora } : {}),
       // Ollama keeps one instance of a model and names a missing one with a hint to pull it
       ...(ollama ? { instances: "one" as const, modelNotFound: pullHintNotFound } : {}),
     };
@@ -317,6 +332,7 @@ export async function serveCommand(args: string[]): Promise<number | undefined> 
     const app = createApp({
       profile, models, imageFetch, mcp, allowPush: values["allow-push"] ?? false, voicesDir: voicesDir(), ...(realtime ? { realtime } : {}), ...(toolCallParser ? { toolCallParser } : {}), ...(readiness ? { readiness } : {}),
       ...(name === "b" ? createVllmMetrics(manager, models, namedKeys.usage) : {}),
+      ...(name === "b" && loraUpdating ? { runtimeLoraUpdating: true } : {}),
     }, options);
     const listenPort = port ?? profile.defaultPort;
     shutdown.addListener(listenOn(app, profile, host, listenPort, options.idleTimeoutSeconds, tls));

@@ -85,7 +85,8 @@ export function completions(deps: ServerDeps, extension?: ResponseExtension) {
     delete fields.maxTokens;
     if (maxTokens !== undefined) fields.maxTokens = Math.max(1, maxTokens);
     const schedule = { ...requestSchedule(c.req.raw.headers).schedule, ...settings.schedule };
-    const requests = prompts.map((prompt) => ({ prompt, sampling, ...fields, ...(Object.keys(schedule).length ? { schedule } : {}) }));
+    const adapter = model.adapter ? { adapter: model.adapter.name } : {};
+    const requests = prompts.map((prompt) => ({ prompt, sampling, ...fields, ...adapter, ...(Object.keys(schedule).length ? { schedule } : {}) }));
     const id = completionId("cmpl");
     const created = Math.floor(Date.now() / 1000);
     const choices = await startChoices(engine, requests, n, c.req.raw.signal, observeChoices(deps, model.id, arrived));
