@@ -217,7 +217,7 @@ export async function serveCommand(args: string[]): Promise<number | undefined> 
       "enable-auto-tool-choice": { type: "boolean" }, mmproj: { type: "string" }, "allow-private-image-urls": { type: "boolean" }, "allow-push": { type: "boolean" },
       mcp: { type: "boolean" }, "mcp-config": { type: "string" }, "allow-request-mcp": { type: "boolean" }, "allow-private-mcp-urls": { type: "boolean" }, "mcp-call-timeout": { type: "string" },
       "tool-call-parser": { type: "string" }, "reasoning-parser": { type: "string" }, "sdk-port": { type: "string" },
-      rpc: { type: "string" }, "ssl-certfile": { type: "string" }, "ssl-keyfile": { type: "string" },
+      rpc: { type: "string" }, "kv-events-config": { type: "string" }, "ssl-certfile": { type: "string" }, "ssl-keyfile": { type: "string" },
       "realtime-config": { type: "string" }, "realtime-voice-model": { type: "string" },
       ...serverOptionFlags,
       ...speculativeFlags,

@@ -23,6 +23,8 @@ import { ThreadGovernor } from "./thread-governor.ts";
 import { PromptCache, type PromptCacheEntry } from "./prompt-cache/host-cache.ts";
 import { DiskPromptStore } from "./prompt-cache/disk-store.ts";
 import { stateKey } from "./prompt-cache/state-key.ts";
+import { openKvEventPublisher, type KvEventPublisher } from "./kv-events/publisher.ts";
+import type { KvEventsConfig } from "./kv-events/kv-events-config.ts";
 import type { SpeechEvent } from "./protocol.ts";
 import { SpeechRunner } from "./speech-runner.ts";
 
@@ -158,6 +160,9 @@ export class Engine {
   readonly diskCacheReady: Promise<void>;
   private diskCache: DiskPromptStore | undefined;
   private disposed = false;
+  private kvPublisher: KvEventPublisher | undefined;
+  /** Resolves once the KV-cache event publisher is bound (at once without one). */
+  readonly kvEventsReady: Promise<void> = Promise.resolve();
 
   private constructor(
     private readonly model: LlamaModel, private readonly context: LlamaContext, options: EngineOptions, threads: number, gpuLayers: number,
@@ -177,6 +182,7 @@ export class Engine {
       ...(governed ? { threadGovernor: new ThreadGovernor({ maxThreads: threads, apply: (n) => context.setThreads(n) }) } : {}),
       ...(promptCache ? { promptCache } : {}),
     });
+    if (options.kvEvents && !speech) this.kvEventsReady = this.openKvEvents(options.kvEvents, options.modelPath, canRollBack);
     this.diskCacheReady = promptCache && !speech
       ? openDiskCache(options, canRollBack).then((store) => {
         this.diskCache = store;
@@ -418,6 +424,26 @@ export class Engine {
   }
 
   /**
+   * Binds the KV-cache event publisher. A recurrent model's running state cannot be cut back to a block
+   * boundary, so a router could not reuse any prefix it announced: it publishes nothing (logged).
+   */
+  private async openKvEvents(config: KvEventsConfig, modelPath: string, canRollBack: boolean): Promise<void> {
+    if (!canRollBack) {
+      log.warn(`KV-cache events: "${modelPath}" is a recurrent or hybrid model, whose cached prefixes cannot be reused block by block: no events are published for it`);
+      return;
+    }
+    try {
+      const publisher = await openKvEventPublisher(config);
+      if (this.disposed) return publisher.close();
+      this.kvPublisher = publisher;
+      this.scheduler.attachKvEvents(publisher.events);
+      log.info(`KV-cache events of "${modelPath}" published on ${config.endpoint}${publisher.port !== undefined ? ` (port ${publisher.port})` : ""} under topic "${config.topic}"`);
+    } catch (error) {
+      log.warn(`KV-cache events: cannot publish on ${config.endpoint}: ${(error as Error).message}`);
+    }
+  }
+
+  /**
    * Resolves once the engine is idle and every state the disk tier lacks is written (tests; a clean
    * shutdown). Returns the states it queued.
    */
@@ -438,6 +464,7 @@ export class Engine {
     this.disposed = true;
     if (!this.looping) this.scheduler.persistIdle();
     this.scheduler.failAll(reason);
+    this.kvPublisher?.close();
     this.speech?.dispose(reason);
     this.images?.dispose();
     this.speculation?.dispose();

@@ -27,6 +27,7 @@ import { allocatePrefill, prefillOrder, promptTokenBudget, StepCosts, type Prefi
 import { CHECKPOINT_MIN_NEW_TOKENS, SequenceMemory, type PrefixSource } from "./sequence-memory.ts";
 import { TokenOutput } from "./token-output.ts";
 import { intakeRequest } from "./request-intake.ts";
+import type { KvCacheNotifications } from "./kv-events/kv-cache-events.ts";
 
 export const DEFAULT_QUEUE_LIMIT = 512;
 
@@ -72,6 +73,7 @@ export class Scheduler {
   private readonly limit: number;
   private decodeSteps = 0;
   private decodedTokens = 0;
+  private kvEvents: KvCacheNotifications | undefined;
 
   constructor(private readonly model: LlamaModel, private readonly context: LlamaContext, options: SchedulerOptions = {}) {
     this.queueLimit = options.queueLimit ?? DEFAULT_QUEUE_LIMIT;
@@ -152,6 +154,8 @@ export class Scheduler {
     for (const slot of this.admitted) slot.active = undefined;
     this.admitted.length = 0;
     this.memory.promptCache?.clear(true);
+    this.kvEvents?.allCleared();
+    this.kvEvents?.flush();
   }
 
   /** With nothing to do: idle sequences' memory and host-cached states go to the disk tier. */
@@ -162,6 +166,11 @@ export class Scheduler {
   /** The disk tier, once open. */
   attachDisk(store: DiskPromptStore): void {
     this.memory.disk = store;
+  }
+
+  /** KV-cache events: after every step, each sequence's memory is reported (the events diff it by blocks). */
+  attachKvEvents(events: KvCacheNotifications): void {
+    this.kvEvents = events;
   }
 
   /** A host-cached state leaves memory: the disk tier keeps it. */
@@ -189,7 +198,16 @@ export class Scheduler {
     for (const group of groups) {
       if (!this.decodeGroup(new Set(group))) break;
     }
+    this.reportCachedBlocks();
     return true;
+  }
+
+  /** Each sequence's memory as it stands after the step, as one batch of KV-cache events. */
+  private reportCachedBlocks(): void {
+    const events = this.kvEvents;
+    if (!events) return;
+    for (const slot of this.slots) events.sequenceCached(slot.seq, slot.cached);
+    events.flush();
   }
 
   /** Requests whose whole prompt came back from a checkpoint take their first token from its logits. */

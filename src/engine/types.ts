@@ -3,6 +3,7 @@
 import type { SpeculativeOptions } from "./speculative/options.ts";
 import type { PromptCacheStats } from "./prompt-cache/host-cache.ts";
 import type { DiskStoreStats } from "./prompt-cache/disk-store.ts";
+import type { KvEventsConfig } from "./kv-events/kv-events-config.ts";
 
 /**
  * One image of a request as the engine takes it: the bytes of a file libmtmd decodes itself (JPEG, PNG,
@@ -187,6 +188,8 @@ export interface EngineOptions {
    * Unset (or 0 MiB, or no host cache): none. Servers turn it on by default (--cache-disk, --cache-disk-mib).
    */
   cacheDisk?: { dir: string; limitMiB: number };
+  /** Publish KV-cache events in vLLM's format (--kv-events-config); attention-only models. */
+  kvEvents?: KvEventsConfig;
 }
 
 /** A pooled embedding: L2-normalised, with its input's token count and its length before normalising. */

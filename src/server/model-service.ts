@@ -17,6 +17,7 @@ import { logger } from "../log.ts";
 import { contextCeiling, grownContext, grownContextSize, type GrownContext } from "./context-growth.ts";
 import type { ContextCeiling } from "../generation/chat-spec.ts";
 import { checkModelAllowed } from "../keys/key-request.ts";
+import type { KvEventsConfig } from "../engine/kv-events/kv-events-config.ts";
 
 const log = logger("models");
 
@@ -120,6 +121,8 @@ export interface ModelServiceOptions {
   kvCacheType?: EngineOptions["kvCacheType"];
   /** Host prompt cache per model in MiB (--cache-ram); 0: none. */
   cacheRamMiB?: number;
+  /** KV-cache events for prefix-aware routers (vLLM's --kv-events-config); unset: none. */
+  kvEvents?: KvEventsConfig;
   /** The prompt cache's disk tier, shared by every model (--cache-disk, --cache-disk-mib); unset: off. */
   cacheDisk?: { dir: string; limitMiB: number };
   /** The model store requests may name models from (none: served models and paths only). */
@@ -400,6 +403,7 @@ export class ModelService {
       ...(this.options.kvCacheType !== undefined ? { kvCacheType: this.options.kvCacheType } : {}),
       ...(this.options.cacheRamMiB !== undefined ? { cacheRamMiB: this.options.cacheRamMiB } : {}),
       ...(this.options.cacheDisk ? { cacheDisk: this.options.cacheDisk } : {}),
+      ...(this.options.kvEvents ? { kvEvents: this.options.kvEvents } : {}),
       // a store model's ADAPTER layers (another engine than the bare model's: the key includes them)
       ...(model.stored?.adapterPaths.length ? { loraAdapters: model.stored.adapterPaths } : {}),
       ...speculativeOf(model, this.options.speculative),
