@@ -1,10 +1,16 @@
 // Stored conversations belong to the API key that made them: with two --api-key values, key B cannot
 // continue (or read through its prompt) key A's Responses conversation (previous_response_id) on any
 // profile, nor A's LM Studio /api/v1/chat thread on profile c. Another key's id answers exactly as an
-// unknown id does. Real `llamux serve` processes, the pinned `openai` client, a generated model.
+// unknown id does. So do A's download jobs, and the web UI's request log lists each key's own requests.
+// Real `llamux serve` processes (a store of their own, the local hub fixture), the pinned `openai`
+// client, a generated model.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import OpenAI from "openai";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { ensureModel } from "../../scripts/gen-models.ts";
+import { startHubServer, type HubServer } from "../fixtures/hub-server.ts";
 import { startServer, type RunningServer } from "./serve-fixture.ts";
 
 const KEY_A = "alpha-secret";
@@ -13,15 +19,23 @@ const PROFILES = ["a", "b", "c"] as const;
 type Profile = (typeof PROFILES)[number];
 
 const servers: Partial<Record<Profile, RunningServer>> = {};
+const storeDir = mkdtempSync(join(tmpdir(), "llamux-key-store-"));
+let hub: HubServer;
 let model: string;
 
 beforeAll(async () => {
   model = await ensureModel("tiny-llama");
+  hub = await startHubServer();
   const common = [model, "--served-model-name", "tiny", "--ctx-size", "512", "--parallel", "2", "--threads", "1", "--api-key", KEY_A, "--api-key", KEY_B];
-  const started = await Promise.all(PROFILES.map((profile) => startServer([...common, "--profile", profile])));
+  const env = { LLAMUX_MODELS: storeDir, HF_ENDPOINT: hub.url };
+  const started = await Promise.all(PROFILES.map((profile) => startServer([...common, "--profile", profile], env)));
   PROFILES.forEach((profile, index) => (servers[profile] = started[index]));
 }, 120_000);
-afterAll(() => Promise.all(Object.values(servers).map((server) => server.stop())));
+afterAll(async () => {
+  await Promise.all(Object.values(servers).map((server) => server.stop()));
+  await hub?.stop();
+  rmSync(storeDir, { recursive: true, force: true });
+});
 
 const client = (profile: Profile, key: string) => new OpenAI({ baseURL: `${servers[profile]!.baseUrl}/v1`, apiKey: key, maxRetries: 0, timeout: 120_000 });
 
@@ -87,4 +101,42 @@ describe("profile c: /api/v1/chat threads", () => {
     expect(continued.status).toBe(200);
     expect(((await continued.json()) as { stats: { input_tokens: number } }).stats.input_tokens).toBeGreaterThan(stats.input_tokens);
   }, 120_000);
+});
+
+describe("profile c: download jobs and the request log", () => {
+  const call = (key: string, method: "GET" | "POST", path: string, body?: unknown) => fetch(`${servers.c!.baseUrl}${path}`, {
+    method, headers: { Authorization: `Bearer ${key}`, "Content-Type": "application/json" }, ...(body !== undefined ? { body: JSON.stringify(body) } : {}),
+  });
+
+  test("key B gets a 404 for key A's download job, worded as for an unknown id; key A reads it", async () => {
+    // A repository the hub does not have: the job fails, and is read back all the same.
+    const started = await call(KEY_A, "POST", "/api/v1/models/download", { model: "llamux-test/Secret-Model-GGUF" });
+    expect(started.status).toBe(200);
+    const { job_id: jobId } = (await started.json()) as { job_id: string };
+    expect(jobId).toMatch(/^job_[0-9a-f]{10}$/);
+
+    const own = await call(KEY_A, "GET", `/api/v1/models/download/status/${jobId}`);
+    expect(own.status).toBe(200);
+    expect(((await own.json()) as { job_id: string }).job_id).toBe(jobId);
+    const stolen = await call(KEY_B, "GET", `/api/v1/models/download/status/${jobId}`);
+    const unknownId = "job_0000000000";
+    const unknown = await call(KEY_B, "GET", `/api/v1/models/download/status/${unknownId}`);
+    expect(stolen.status).toBe(404);
+    expect(await stolen.text()).toBe((await unknown.text()).replace(unknownId, jobId));
+  });
+
+  test("GET /api/v1/server/requests lists the caller's own requests only", async () => {
+    type Logged = { id: number; path: string };
+    const requests = async (key: string) => ((await (await call(key, "GET", "/api/v1/server/requests?after=0")).json()) as { requests: Logged[] }).requests;
+    const marker = `/api/v0/models/only-key-a-${Date.now()}`;
+    expect((await call(KEY_A, "GET", marker)).status).toBe(404);
+    expect((await call(KEY_B, "GET", "/api/v0/models")).status).toBe(200);
+
+    const seenByA = (await requests(KEY_A)).map((r) => r.path);
+    const seenByB = (await requests(KEY_B)).map((r) => r.path);
+    expect(seenByA).toContain(marker);
+    expect(seenByA).not.toContain("/api/v0/models");
+    expect(seenByB).toContain("/api/v0/models");
+    expect(seenByB).not.toContain(marker);
+  });
 });

@@ -1,6 +1,7 @@
 // Downloads started over /api/v1/models/download run here, in the background: a job outlives the
 // request that started it, and its progress (bytes, total, speed) is read back by job id. Each job
-// is one pull into the store (src/store/pull.ts).
+// is one pull into the store (src/store/pull.ts). A job belongs to the API keys that asked for it
+// (keyOwner): another key's job id reads as unknown, as a stored response's does.
 import { randomBytes } from "node:crypto";
 import type { ModelStore } from "../../store/model-store.ts";
 import { pullModel, type PullOptions } from "../../store/pull.ts";
@@ -28,6 +29,8 @@ export interface DownloadJob {
   firstByteAt?: number;
   /** Resolves when the job has a total size to report, or has ended. */
   sized: Promise<void>;
+  /** The key owners that started it, or joined it by asking for the same name while it ran. */
+  owners: Set<string>;
 }
 
 export function downloadedBytes(job: DownloadJob): number {
@@ -57,16 +60,27 @@ export class DownloadJobs {
 
   constructor(private readonly store: ModelStore, private readonly pullOptions: PullOptions = {}) {}
 
-  get(id: string): DownloadJob | undefined {
-    return this.jobs.get(id);
+  /** The job `owner` may read, or undefined for an unknown id (or another owner's). */
+  get(id: string, owner: string): DownloadJob | undefined {
+    const job = this.jobs.get(id);
+    return job?.owners.has(owner) ? job : undefined;
   }
 
-  /** Starts pulling `name` in the background; a pull of the same name already running is that job. */
-  start(name: string): DownloadJob {
+  /**
+   * Starts pulling `name` in the background for `owner`; a pull of the same name already running is
+   * that job, which `owner` then shares.
+   */
+  start(name: string, owner: string): DownloadJob {
     const running = [...this.jobs.values()].find((job) => job.name === name && job.status === "downloading");
-    if (running) return running;
+    if (running) {
+      running.owners.add(owner);
+      return running;
+    }
     let markSized!: () => void;
-    const job: DownloadJob = { id: newJobId(), name, status: "downloading", startedAt: new Date(), blobs: new Map(), sized: new Promise((resolve) => (markSized = resolve)) };
+    const job: DownloadJob = {
+      id: newJobId(), name, status: "downloading", startedAt: new Date(), blobs: new Map(), sized: new Promise((resolve) => (markSized = resolve)),
+      owners: new Set([owner]),
+    };
     this.forgetOldFinished();
     this.jobs.set(job.id, job);
     const onProgress = (event: PullProgress) => {

@@ -1,8 +1,10 @@
 // POST /api/v1/models/download starts a background download job and answers at once with its id;
-// GET /api/v1/models/download/status/{job_id} reports its progress (shapes in routes.ts).
+// GET /api/v1/models/download/status/{job_id} reports its progress (shapes in routes.ts) to the key that
+// started it (another key gets the 404 of an unknown id).
 import type { Context } from "hono";
 import { z } from "zod";
 import { badRequest, notFound } from "../api-error.ts";
+import { keyOwner } from "../middleware/api-key.ts";
 import { readJsonBody, validate } from "../validation.ts";
 import { HUB_HOST, tryParseModelName } from "../../store/model-name.ts";
 import { type DownloadJob, type DownloadJobs, bytesPerSecond, downloadedBytes, totalBytes } from "./download-jobs.ts";
@@ -61,7 +63,7 @@ export function v1Download(models: LmStudioModelService, jobs: DownloadJobs) {
     // A model already in the store is answered without a job, as LM Studio does.
     const stored = models.store.find(name);
     if (stored) return c.json({ status: "already_downloaded", model: stored.name });
-    const job = jobs.start(name);
+    const job = jobs.start(name, keyOwner(c));
     await Promise.race([job.sized, Bun.sleep(SIZE_WAIT_MS)]);
     return c.json(statusBody(job));
   };
@@ -70,7 +72,7 @@ export function v1Download(models: LmStudioModelService, jobs: DownloadJobs) {
 export function v1DownloadStatus(jobs: DownloadJobs) {
   return function v1DownloadStatusHandler(c: Context) {
     const id = c.req.param("job_id")!;
-    const job = jobs.get(id);
+    const job = jobs.get(id, keyOwner(c));
     if (!job) throw notFound(`No download job "${id}"`, "job_id");
     return c.json(statusBody(job));
   };

@@ -3,6 +3,7 @@
 // latency and the counts cover the whole generation.
 import type { MiddlewareHandler } from "hono";
 import { logger } from "../../log.ts";
+import { keyOwner } from "./api-key.ts";
 import { isStreamedAnswer, observeEnd, type StreamOutcome } from "./stream-end.ts";
 
 /** Token counts of one request (all choices), as a route reports them for the log. */
@@ -26,6 +27,8 @@ export interface RequestLogEntry {
   usage?: RequestTokenCounts;
   /** Set for streamed responses: how the stream ended. */
   stream?: StreamOutcome;
+  /** The API key owner that made the request (keyOwner): "" without keys, or when no key passed. */
+  owner: string;
 }
 
 export interface RequestLogOptions {
@@ -42,7 +45,7 @@ const streamNotes: Record<StreamOutcome, string> = {
 };
 
 /** `POST /v1/chat/completions 200 812.4 ms stream prompt_tokens=12 completion_tokens=34` */
-export function formatRequestLine(entry: RequestLogEntry): string {
+export function formatRequestLine(entry: Omit<RequestLogEntry, "owner">): string {
   let line = `${entry.method} ${entry.path} ${entry.status} ${entry.latencyMs.toFixed(1)} ms`;
   if (entry.stream) line += streamNotes[entry.stream];
   if (entry.usage) line += ` prompt_tokens=${entry.usage.promptTokens} completion_tokens=${entry.usage.completionTokens}`;
@@ -63,7 +66,7 @@ export function requestLog(options: RequestLogOptions = {}): MiddlewareHandler {
     const entry = (stream?: StreamOutcome): RequestLogEntry => {
       const usage = c.get("usage");
       return {
-        method: c.req.method, path: c.req.path, status: c.res.status, latencyMs: performance.now() - started,
+        method: c.req.method, path: c.req.path, status: c.res.status, latencyMs: performance.now() - started, owner: keyOwner(c),
         ...(usage ? { usage } : {}), ...(stream ? { stream } : {}),
       };
     };

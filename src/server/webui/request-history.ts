@@ -1,5 +1,6 @@
 // The last requests a listener answered, for the web UI's live request log. A ring buffer: entries get
-// increasing ids so a poller asks only for what it has not seen.
+// increasing ids so a poller asks only for what it has not seen. Each key owner reads only its own
+// requests (with several --api-keys, one key's paths, job ids and token counts are not another's).
 import type { RequestLogEntry } from "../middleware/request-log.ts";
 
 export interface RecordedRequest extends RequestLogEntry {
@@ -21,8 +22,8 @@ export class RequestHistory {
     if (this.entries.length > this.capacity) this.entries.shift();
   }
 
-  /** Entries with an id above `afterId`, oldest first. */
-  since(afterId = 0): RecordedRequest[] {
-    return this.entries.filter((entry) => entry.id > afterId);
+  /** The entries of `owner` (keyOwner) with an id above `afterId`, oldest first. */
+  since(owner: string, afterId = 0): RecordedRequest[] {
+    return this.entries.filter((entry) => entry.id > afterId && entry.owner === owner);
   }
 }

@@ -5,7 +5,8 @@
 //   GET  /api/v1/server/status            -> {version, profile, anchor, api_key_required, host, port, runtime (llama.cpp
 //                                            build or null), loaded: [{model, path, compute (CPU/GPU), context_length,
 //                                            sequences, gpu_layers}]}
-//   GET  /api/v1/server/requests?after=ID -> {requests: [{id, at, method, path, status, latency_ms, prompt_tokens, completion_tokens, stream}]}
+//   GET  /api/v1/server/requests?after=ID -> {requests: [{id, at, method, path, status, latency_ms, prompt_tokens, completion_tokens, stream}]},
+//                                            the requests of the caller's own API key only
 //   POST /api/v1/models/delete {model}    -> {deleted: model}; unloads it first (LM Studio's REST API has no delete)
 // Models are listed, loaded, unloaded and downloaded through LM Studio's /api/v1 routes; chat uses /v1.
 import { type Context, Hono } from "hono";
@@ -13,6 +14,7 @@ import { runtimeVariant } from "../../engine/runtime-variant.ts";
 import packageJson from "../../../package.json" with { type: "json" };
 import { ApiError, badRequest, notFound } from "../api-error.ts";
 import type { ServerDeps } from "../deps.ts";
+import { keyOwner } from "../middleware/api-key.ts";
 import type { ServerOptions } from "../server-options.ts";
 import { ModelStore } from "../../store/model-store.ts";
 import { bundleWebUi } from "./bundle.ts" with { type: "macro" };
@@ -74,7 +76,7 @@ export function webUiRoutes(setup: WebUiSetup): Hono {
   app.get("/api/v1/server/requests", (c) => {
     const after = Number(c.req.query("after") ?? 0) || 0;
     return c.json({
-      requests: history.since(after).map((r) => ({
+      requests: history.since(keyOwner(c), after).map((r) => ({
         id: r.id, at: r.at, method: r.method, path: r.path, status: r.status, latency_ms: Math.round(r.latencyMs * 10) / 10,
         prompt_tokens: r.usage?.promptTokens ?? null, completion_tokens: r.usage?.completionTokens ?? null, stream: r.stream ?? null,
       })),
