@@ -23,7 +23,8 @@ const SPEECH_SEQ = 0;
  * attention window for Qwen3-TTS, 8 latents for Pocket TTS) and keeps the decoder's state between
  * them; reading the output at any other point makes it decode a short window early, which changes the
  * state (Qwen3-TTS pads a short window to 72 frames) and so the rest of the audio. Chunks taken at its
- * own window boundaries are exactly the samples one read at the end gives.
+ * own window boundaries are exactly the samples one read at the end gives. Pocket TTS starts its windows
+ * again at each text chunk: the helper decodes what it holds of a chunk when the chunk ends.
  */
 export const STREAM_WINDOW_FRAMES: Record<SpeechInfo["pipeline"], number> = { qwen3tts: 72, pockettts: 8 };
 
@@ -148,6 +149,8 @@ export class SpeechRunner {
       let sampled = sample();
       let hidden: Pointer = this.context.embeddingsPointer(-1);
       let frames = 0;
+      // frames the helper holds since it last decoded its window (it does so by itself when it fills)
+      let windowFrames = 0;
       let sent = 0;
       let stop = false;
       let stoppedBy: SpeechResult["stoppedBy"] = "limit";
@@ -164,16 +167,28 @@ export class SpeechRunner {
           stoppedBy = "cancelled";
           break;
         }
+        const reprompts = this.context.perf().promptTokens;
         const step = this.generator.stepFrame(sampled, hidden);
         stop = step.stop;
         if (!step.hidden) {
           stop = true;
           break;
         }
-        frames++;
         hidden = step.hidden;
         sampled = sample();
-        if (frames % window === 0) send();
+        if (this.context.perf().promptTokens !== reprompts) {
+          // Pocket TTS moved on to its next text chunk: the backbone took that chunk's text as a prompt
+          // (several positions in one decode, where a frame takes one), no frame was made, and the helper
+          // decoded what it held of the chunk before, starting a window of its own.
+          windowFrames = 0;
+          send();
+          continue;
+        }
+        frames++;
+        if (++windowFrames === window) {
+          windowFrames = 0;
+          send();
+        }
       }
       if (stop) stoppedBy = "end";
       if (stoppedBy !== "cancelled") send();
