@@ -5,7 +5,8 @@
 // Speeches run one at a time, queued, never batched with other work: the helper calls llama_decode on the
 // context itself, one sequence and one frame at a time, so a speech engine takes no text requests at all
 // (Engine.submit refuses them). Between frames the loop yields to the event loop, where cancellations
-// arrive; PCM goes to the caller as the helper decodes it (see STREAM_WINDOW_FRAMES).
+// arrive; PCM goes to the caller as the helper decodes it (see STREAM_WINDOW_FRAMES). Each frame takes
+// a position of the sequence: a prompt that leaves none is refused, and a speech ends at the context's end.
 import type { Pointer } from "bun:ffi";
 import type { LlamaContext } from "../../ffi/context.ts";
 import type { LlamaModel } from "../../ffi/model.ts";
@@ -137,11 +138,7 @@ export class SpeechRunner {
       } catch (error) {
         throw new EngineError("invalid_request", (error as Error).message);
       }
-      while (this.generator.stepPrompt(this.batchSize) > 0) {
-        await this.yieldToEvents();
-        if (this.disposedReason !== undefined) throw new EngineError("engine_exited", this.disposedReason);
-      }
-      const promptTokens = this.context.lastPosition(SPEECH_SEQ) + 1;
+      const promptTokens = await this.decodePrompt();
       const usesToken = this.info.pipeline === "qwen3tts";
       // Pocket TTS's backbone gives no token: the helper reads only the hidden state
       const sample = () => (usesToken ? sampler.sample(this.context, -1) : -1);
@@ -165,6 +162,11 @@ export class SpeechRunner {
         if (this.disposedReason !== undefined) throw new EngineError("engine_exited", this.disposedReason);
         if (speech.cancelled) {
           stoppedBy = "cancelled";
+          break;
+        }
+        // a frame takes the next position of the sequence: where there is none, the speech ends
+        if (this.context.lastPosition(SPEECH_SEQ) + 1 >= this.context.contextPerSequence) {
+          stoppedBy = "context";
           break;
         }
         const reprompts = this.context.perf().promptTokens;
@@ -196,6 +198,33 @@ export class SpeechRunner {
     } finally {
       sampler.dispose();
       speaker?.dispose();
+    }
+  }
+
+  /**
+   * Decodes the speech's prompt (the pipeline's own, built from the text and the reference voice) and
+   * returns its length. A prompt that leaves the context no room for a frame is refused as soon as its
+   * length is known (after its first batch), before any audio.
+   */
+  private async decodePrompt(): Promise<number> {
+    const room = this.context.contextPerSequence;
+    const refuse = (positions: string) => new EngineError("context_overflow",
+      `Cannot speak the input: its prompt takes ${positions} positions and the model's context has ${room}, which leaves no room for audio (shorten the input, or load the model with a larger context)`);
+    for (;;) {
+      let left: number;
+      try {
+        left = this.generator.stepPrompt(this.batchSize);
+      } catch (error) {
+        // a batch that runs past the context fails in llama_decode
+        const decoded = this.context.lastPosition(SPEECH_SEQ) + 1;
+        if (decoded + this.batchSize > room) throw refuse(`more than ${room}`);
+        throw error;
+      }
+      const positions = this.context.lastPosition(SPEECH_SEQ) + 1 + left;
+      if (positions >= room) throw refuse(String(positions));
+      if (left === 0) return positions;
+      await this.yieldToEvents();
+      if (this.disposedReason !== undefined) throw new EngineError("engine_exited", this.disposedReason);
     }
   }
 

@@ -318,6 +318,34 @@ describe("bounds and cancellation", () => {
     expect(next.samples.length).toBe(next.result.frames * SAMPLES_PER_FRAME);
   }, 300_000);
 
+  test("a speech ends where the context does, its audio kept; a prompt that leaves no room is refused before any audio", async () => {
+    // 256 positions; one digit is one token of this vocabulary: 230 digits make a prompt of 240
+    const small = await EngineProcess.start({ modelPath: backbone, projectorPath: projector, contextPerSequence: 256, threads: 2, batchSize: 64 });
+    const digits = (count: number) => "0123456789".repeat(40).slice(0, count);
+    try {
+      const { result, samples, chunks } = await spoken({ ...base, text: digits(230), maxFrames: 4096 }, small);
+      expect(result.stoppedBy).toBe("context");
+      expect(result.promptTokens + result.frames).toBe(256);
+      expect(result.frames).toBeGreaterThan(0);
+      expect(samples.length).toBe(result.frames * SAMPLES_PER_FRAME);
+      expect(chunks.length).toBeGreaterThan(0);
+
+      const stream = small.speak({ ...base, text: digits(300), maxFrames: 4 });
+      const received: Float32Array[] = [];
+      const error = await (async () => {
+        for await (const chunk of stream.chunks) received.push(chunk);
+      })().catch((e: unknown) => e);
+      expect(received).toHaveLength(0);
+      expect(error).toBeInstanceOf(EngineError);
+      expect((error as EngineError).code).toBe("context_overflow");
+      expect((error as Error).message).toMatch(/its prompt takes 310 positions and the model's context has 256/);
+      // the next speech runs
+      expect((await spoken({ ...base, maxFrames: 2 }, small)).result.frames).toBe(2);
+    } finally {
+      await small.stop();
+    }
+  }, 600_000);
+
   test("speaker bytes that are not audio are refused before the engine, and by the engine", async () => {
     const notAudio = new TextEncoder().encode("this is not a WAV file at all");
     await expect(runSpeech(handleOf(speech), { text: "Hi", speaker: notAudio, options: { seed: 1 } })).rejects.toBeInstanceOf(AudioInputError);
