@@ -311,8 +311,11 @@ export interface SpeechRequest {
   maxFrames: number;
 }
 
-/** How a speech ended: the model ended it, maxFrames was reached, or the caller cancelled it. */
-export type SpeechStopReason = "end" | "limit" | "cancelled";
+/**
+ * How a speech ended: the model ended it, maxFrames was reached, the sequence reached the end of the
+ * model's context (no position left for a frame), or the caller cancelled it.
+ */
+export type SpeechStopReason = "end" | "limit" | "context" | "cancelled";
 
 export interface SpeechResult {
   frames: number;

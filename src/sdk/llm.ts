@@ -4,7 +4,7 @@
 import type { ChatMessage as TemplateMessage, ToolDefinition } from "../chat/types.ts";
 import { startChoices, type ChoiceStream } from "../generation/choices.ts";
 import { runChat } from "../generation/run-chat.ts";
-import { runSpeech } from "../generation/run-speech.ts";
+import { runSpeech, speechFinishReason, type SpeechFinishReason } from "../generation/run-speech.ts";
 import { MAX_SPEECH_SPEED, MIN_SPEECH_SPEED, timeStretch } from "../audio/speech/time-stretch.ts";
 import type { EngineHandle } from "../engine/engine-handle.ts";
 import { promptInput, type RenderedPrompt } from "../generation/chat.ts";
@@ -85,8 +85,8 @@ export interface SpeechOutput {
   sample_rate: number;
   /** Audio frames the model made. */
   frames: number;
-  /** "stop" (the model ended it), "length" (max_frames) or "abort". */
-  finish_reason: "stop" | "length" | "abort";
+  /** "stop" (the model ended it), "length" (max_frames), "context" (the model's context was full) or "abort". */
+  finish_reason: SpeechFinishReason;
 }
 
 export type PromptInput = string | { prompt: string } | { prompt_token_ids: number[] };
@@ -207,7 +207,7 @@ export class LLM {
       for (const part of parts) { samples.set(part, at); at += part.length; }
       outputs.push({
         request_id: String(nextRequestId++), text, samples, sample_rate: speech.sampleRate, frames: result.frames,
-        finish_reason: result.stoppedBy === "end" ? "stop" : result.stoppedBy === "limit" ? "length" : "abort",
+        finish_reason: speechFinishReason(result.stoppedBy),
       });
     }
     return outputs;
