@@ -74,6 +74,8 @@ export class Scheduler {
   private decodeSteps = 0;
   private decodedTokens = 0;
   private kvEvents: KvCacheNotifications | undefined;
+  /** Where decode steps spent their time, in ms since the engine started (EngineStats.stepMs). */
+  private readonly stepTimes = { decode: 0, sample: 0, total: 0 };
 
   constructor(private readonly model: LlamaModel, private readonly context: LlamaContext, options: SchedulerOptions = {}) {
     this.queueLimit = options.queueLimit ?? DEFAULT_QUEUE_LIMIT;
@@ -122,6 +124,7 @@ export class Scheduler {
       acceptedDraftTokens: this.speculation?.acceptedTokens ?? 0,
       ...(this.speculation ? { draftStepYield: this.speculation.yieldRatios } : {}),
       copiedPrefixTokens: this.memory.copiedTokens,
+      stepMs: { ...this.stepTimes },
       ...(promptCache ? { promptCache: promptCache.stats() } : {}),
       ...(disk ? { diskCache: disk.stats() } : {}),
     };
@@ -293,12 +296,17 @@ export class Scheduler {
       drafted: inGroup.some((slot) => slot.draft),
       acceptedBefore: speculation.acceptedTokens,
     };
+    const sampleStarted = performance.now();
     for (const slot of inGroup) {
       if (slot.draft) this.output.verifyDraft(slot, slot.draft);
       else if (slot.outputIndex >= 0) this.output.sample(slot);
     }
+    const ended = performance.now();
     // the whole step, sampling included, is what generating sequences wait for
-    this.stepCosts.record(decodeRows, this.batch.count - decodeRows, performance.now() - started);
+    this.stepCosts.record(decodeRows, this.batch.count - decodeRows, ended - started);
+    this.stepTimes.decode += decodeMs;
+    this.stepTimes.sample += ended - sampleStarted;
+    this.stepTimes.total += ended - started;
     if (speculation && yieldStep) {
       const { generating, drafted, acceptedBefore } = yieldStep;
       speculation.recordYield(generating, drafted, generating + speculation.acceptedTokens - acceptedBefore, performance.now() - started);
