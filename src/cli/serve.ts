@@ -11,7 +11,7 @@ import { StartupReadiness } from "../server/readiness.ts";
 import { LmStudioModelService } from "../server/lmstudio/model-service.ts";
 import { listenForSdkDiscovery, sdkDiscoveryPort, SDK_DISCOVERY_PORT } from "../server/lmstudio/sdk/discovery.ts";
 import { endpointWebSocket } from "../server/websocket-endpoints.ts";
-import { loadRealtimeConfig, type RealtimeSettings } from "../server/openai/realtime/realtime-presets.ts";
+import { loadRealtimeConfig, type RealtimeSettings } from "../server/realtime-config.ts";
 import { ModelStore } from "../store/model-store.ts";
 import { cacheDiskSettings, ensureCacheDiskDir } from "../engine/prompt-cache/disk-settings.ts";
 import { defaultImageFetchPolicy } from "../vision/image-fetch.ts";
