@@ -95,7 +95,7 @@ export function defaultLlamuxCommand(binary?: string, libDir?: string): LlamuxCo
 /** A command line as the report shows it: the environment llamux needs first, paths from the working directory. */
 export function showCommand(kind: ServerKind, spec: ServerSpec): string {
   const env = kind === "llamux" ? Object.entries(spec.llamux.env).map(([name, value]) => `${name}=${value} `).join("") : "";
-  return `${env}${serverArgv(kind, spec, 0).join(" ").replace("--port 0", "--port PORT")}`.replaceAll(`${process.cwd()}/`, "").replace(BUN, "bun");
+  return `${env}${serverArgv(kind, spec, 0).join(" ").replace("--port 0", "--port PORT")}`.replace(BUN, "bun").replaceAll(`${process.cwd()}/`, "");
 }
 
 /** Starts a server and resolves once it answered a one-token completion; `readyMs` is spawn to that answer. */
