@@ -191,6 +191,13 @@ describe("vLLM extras and validation (profile b)", () => {
     const chunks: OpenAI.Completion[] = [];
     for await (const chunk of await client().completions.create({ ...greedy, prompt: ids, stream: true } as never) as unknown as AsyncIterable<OpenAI.Completion>) chunks.push(chunk);
     expect(chunks.map((chunk) => chunk.choices[0]?.text ?? "").join("")).toBe(fromIds.choices[0]!.text);
+
+    // One prompt that cannot fit refuses the whole request (the others' choices are cancelled), in vLLM's words.
+    const long = Array.from({ length: 1100 }, (_, i) => ids[i % ids.length]!);
+    const refused = await client().completions.create({ ...greedy, prompt: [ids, long] } as never).catch((error: unknown) => error);
+    expect(refused).toBeInstanceOf(OpenAI.BadRequestError);
+    expect((refused as Error).message).toContain("This model's maximum context length is 1024 tokens. However, your request has 1100 input tokens.");
+    expect((await client().completions.create({ ...greedy, prompt: ids } as never) as OpenAI.Completion).choices[0]!.text).toBe(fromIds.choices[0]!.text);
   });
 
   test("embeddings as floats and as base64 decode to the same vectors", async () => {
