@@ -17,8 +17,9 @@ import { createSpeculation } from "./speculative/create.ts";
 import type { Speculation } from "./speculative/speculation.ts";
 import { layersOnRpcServers } from "./rpc-split.ts";
 import { checkTokenIds } from "./token-ids.ts";
+import { countPromptTokens } from "./request-intake.ts";
 import type { EventSink } from "./sequence.ts";
-import { EngineError, type EmbedResult, type EngineOptions, type EngineStats, type GenerateRequest, type ModelInfo, type RankResult, type SpeechRequest } from "./types.ts";
+import { EngineError, type EmbedResult, type EngineOptions, type EngineStats, type GenerateRequest, type ModelInfo, type PromptInput, type RankResult, type SpeechRequest } from "./types.ts";
 import { ThreadGovernor } from "./thread-governor.ts";
 import type { DiskPromptStore } from "./prompt-cache/disk-store.ts";
 import { openDiskCache, promptCacheFor } from "./prompt-cache/open-tiers.ts";
@@ -364,6 +365,11 @@ export class Engine {
 
   tokenize(text: string, addSpecial = true, parseSpecial = true): number[] {
     return Array.from(this.model.vocab.tokenize(text, { addSpecial, parseSpecial }));
+  }
+
+  /** The prompt's length as a request's usage counts it, its media decoded and placed but not encoded. */
+  countPromptTokens(prompt: PromptInput): number {
+    return countPromptTokens(this.model, this.images, prompt);
   }
 
   detokenize(tokens: number[]): string {

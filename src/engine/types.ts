@@ -37,6 +37,9 @@ export interface RequestSchedule {
   maxParallel?: number;
 }
 
+/** A request's prompt alone: its text or tokens, its media, and how the text is tokenized. */
+export type PromptInput = Pick<GenerateRequest, "prompt" | "images" | "addSpecial" | "parseSpecial">;
+
 export interface GenerateRequest {
   /** Unique per runner; the parent assigns it. */
   id: string;

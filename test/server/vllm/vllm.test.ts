@@ -158,6 +158,14 @@ describe("POST /tokenize and /detokenize", () => {
     expect((await detokenize(open.tokens)).endsWith("Once upon a time")).toBe(true);
   });
 
+  test("/v1/completions echoes a text prompt as it was sent: a vocabulary's BOS is counted, not echoed", async () => {
+    const response = await post("/v1/completions", { model: BOS_MODEL, prompt: text, max_tokens: 1, temperature: 0, echo: true });
+    expect(response.status).toBe(200);
+    const completion = (await response.json()) as { choices: Array<{ text: string }>; usage: { prompt_tokens: number } };
+    expect(completion.choices[0]!.text).toStartWith(text);
+    expect(completion.usage.prompt_tokens).toBe((await tokenize({ model: BOS_MODEL, prompt: text })).count);
+  });
+
   test("bad requests are vLLM-shaped 400s", async () => {
     const cases: Array<[string, unknown, string | null]> = [
       ["/tokenize", { model: MODEL }, "prompt"],
