@@ -224,10 +224,9 @@ describe("GET /metrics", () => {
     // One inter-token gap per token after the first.
     expect(delta("vllm:inter_token_latency_seconds_count")).toBe(4);
     expect(delta("vllm:inter_token_latency_seconds_sum")).toBeGreaterThan(0);
-    // The finished request's tokens stay in the engine's memory as a reusable prefix.
-    const kvUsage = sample(after, "vllm:kv_cache_usage_perc", labels)!;
-    expect(kvUsage).toBeGreaterThan(0);
-    expect(kvUsage).toBeLessThanOrEqual(1);
+    // The finished request's tokens stay in the engine's memory as a reusable prefix, which vLLM counts as
+    // free (its cached blocks can be evicted at any time): the gauge counts running sequences' cells only.
+    expect(sample(after, "vllm:kv_cache_usage_perc", labels)).toBe(0);
   }, 60_000);
 });
 
