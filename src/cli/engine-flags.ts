@@ -6,6 +6,7 @@ import { UsageError } from "../usage-error.ts";
 import { logger } from "../log.ts";
 import { rpcServerList, rpcServers } from "../config.ts";
 import { TOOL_CALL_PARSER_NAMES, type ToolCallParserName } from "../generation/chat-output.ts";
+import { parseKvEventsConfig } from "../engine/kv-events/kv-events-config.ts";
 
 const log = logger("serve");
 
@@ -17,6 +18,10 @@ export const engineFlagsHelp = `      --chat-template T         a Jinja chat tem
       --tool-call-parser NAME   how replies write tool calls: lfm2 (<|tool_call_start|>[f(a=1)]<|tool_call_end|>),
                                 pythonic (a bare [f(a=1)] list), hermes (<tool_call>{json}</tool_call>), or none
                                 (read no calls); default: the syntax the chat template shows, else hermes
+      --kv-events-config JSON   publish KV-cache events in vLLM's format over ZeroMQ for prefix-aware
+                                routers (llm-d, Dynamo): '{"enable_kv_cache_events": true, "publisher":
+                                "zmq", "endpoint": "tcp://*:5557", "topic": "kv@pod"}'; attention-only
+                                models; one model per server (each binds the endpoint)
       --enable-auto-tool-choice, --reasoning-parser NAME
                                 accepted for vLLM compatibility: tool_choice "auto" is always on, and
                                 <think>…</think> reasoning is always split off`;
@@ -28,10 +33,13 @@ interface EngineFlagValues {
   "tool-call-parser"?: string;
   "reasoning-parser"?: string;
   rpc?: string;
+  "kv-events-config"?: string;
 }
 
-export function engineFlagOptions(values: EngineFlagValues): Pick<ModelServiceOptions, "chatTemplate" | "gpuMemoryFraction" | "rpcServers"> {
-  const out: Pick<ModelServiceOptions, "chatTemplate" | "gpuMemoryFraction" | "rpcServers"> = {};
+export function engineFlagOptions(values: EngineFlagValues): Pick<ModelServiceOptions, "chatTemplate" | "gpuMemoryFraction" | "rpcServers" | "kvEvents"> {
+  const out: Pick<ModelServiceOptions, "chatTemplate" | "gpuMemoryFraction" | "rpcServers" | "kvEvents"> = {};
+  const kvEvents = values["kv-events-config"] !== undefined ? parseKvEventsConfig(values["kv-events-config"]) : undefined;
+  if (kvEvents) out.kvEvents = kvEvents;
   const rpc = values.rpc !== undefined ? rpcServerList(values.rpc, "--rpc") : rpcServers();
   if (rpc?.length) out.rpcServers = rpc;
   const template = values["chat-template"];

@@ -1,11 +1,15 @@
 // Carries the adapter-turn planner out (planning/adapter-turns.ts) for an engine that serves LoRA adapters
 // per request: gathers which adapters hold admitted sequences, picks the step's adapter, applies its set
 // to the context and hands the scheduler the slots that step; says which waiting requests may take a
-// sequence (--max-loras), what runs and waits (vLLM's lora_requests_info), and frees unloaded adapters
-// once no request uses them.
+// sequence (--max-loras), what runs and waits (vLLM's lora_requests_info), keeps each adapter's disk store
+// in the sequences' memory, and frees unloaded adapters (closing their stores) once no request uses them.
+//
+// It reads the scheduler's own queue and admitted lists, which the scheduler changes in place.
 import type { LoraAdapterStats } from "./types.ts";
 import type { ActiveRequest, SequenceSlot } from "./sequence.ts";
 import type { LoraAdapters, ServedAdapter } from "./lora-adapters.ts";
+import type { SequenceMemory } from "./sequence-memory.ts";
+import type { DiskPromptStore } from "./prompt-cache/disk-store.ts";
 import { advanceTurn, chooseAdapterTurn, mayAdmitAdapter, type AdapterTurn, type AdapterWork } from "./planning/adapter-turns.ts";
 
 export class AdapterSchedule {
@@ -16,14 +20,17 @@ export class AdapterSchedule {
   /** Adapter switches since the engine started (each costs llama.cpp a graph reservation). */
   switches = 0;
 
-  constructor(readonly adapters: LoraAdapters) {}
+  constructor(
+    readonly adapters: LoraAdapters, private readonly memory: SequenceMemory,
+    private readonly queue: readonly ActiveRequest[], private readonly admitted: readonly SequenceSlot[],
+  ) {}
 
   /** The slots, in sequence order, whose requests run this step; their adapter's set is applied to the context. */
-  slotsForStep(slots: readonly SequenceSlot[], admitted: readonly SequenceSlot[]): SequenceSlot[] {
+  slotsForStep(slots: readonly SequenceSlot[]): SequenceSlot[] {
     this.steps++;
     const work: AdapterWork[] = [];
     const bySeen = new Map<number, ActiveRequest>();
-    for (const slot of admitted) {
+    for (const slot of this.admitted) {
       const active = slot.active!;
       if (bySeen.has(active.adapterId)) continue;
       bySeen.set(active.adapterId, active);
@@ -42,24 +49,33 @@ export class AdapterSchedule {
   }
 
   /** Whether the waiting request may take a sequence beside the adapters running now. */
-  mayAdmit(active: ActiveRequest, admitted: readonly SequenceSlot[]): boolean {
-    return mayAdmitAdapter(active.adapterId, runningAdapters(admitted), this.adapters.maxLoras);
-  }
+  readonly mayAdmit = (active: ActiveRequest): boolean => mayAdmitAdapter(active.adapterId, this.runningAdapters(), this.adapters.maxLoras);
 
   /** The adapters of running and of waiting requests, by name (vLLM's lora_requests_info). */
-  stats(queue: readonly ActiveRequest[], admitted: readonly SequenceSlot[]): LoraAdapterStats {
+  stats(): LoraAdapterStats {
     const names = (requests: Iterable<ActiveRequest>) => [...new Set([...requests].flatMap((active) => (active.adapter ? [active.adapter.name] : [])))];
-    return { maxLoras: this.adapters.maxLoras, running: names(admitted.map((slot) => slot.active!)), waiting: names(queue) };
+    return { maxLoras: this.adapters.maxLoras, running: names(this.admitted.map((slot) => slot.active!)), waiting: names(this.queue) };
   }
 
-  /** Unloaded adapters no request uses any more are freed; returns them. */
-  freeUnused(queue: readonly ActiveRequest[], admitted: readonly SequenceSlot[]): ServedAdapter[] {
+  /** The disk store of an adapter's states, once open; undefined once the adapter is freed (the old store's writes finish first). */
+  attachDisk(adapter: number, store: DiskPromptStore | undefined): void {
+    const disks = this.memory.adapterDisks;
+    const old = disks.get(adapter);
+    if (old && old !== store) void old.flush().then(() => old.close());
+    if (store) disks.set(adapter, store);
+    else disks.delete(adapter);
+  }
+
+  /** Frees the unloaded adapters no request uses any more, and closes their disk stores. */
+  freeUnused(): ServedAdapter[] {
     if (!this.adapters.hasRetired) return [];
-    const inUse = new Set([...queue.map((active) => active.adapterId), ...runningAdapters(admitted)]);
-    return this.adapters.freeUnused(inUse);
+    const inUse = new Set([...this.queue.map((active) => active.adapterId), ...this.runningAdapters()]);
+    const freed = this.adapters.freeUnused(inUse);
+    for (const adapter of freed) this.attachDisk(adapter.id, undefined);
+    return freed;
   }
-}
 
-function runningAdapters(admitted: readonly SequenceSlot[]): Set<number> {
-  return new Set(admitted.map((slot) => slot.active!.adapterId));
+  private runningAdapters(): Set<number> {
+    return new Set(this.admitted.map((slot) => slot.active!.adapterId));
+  }
 }

@@ -4,7 +4,7 @@ import { statSync } from "node:fs";
 import { LlamaModel, LlamaContext, TokenBatch, DecodeStatus, computeSummary, backendDevices, loadLoraAdapter, applyLoraAdapters } from "../../ffi/llama.ts";
 import { MtmdContext } from "../../ffi/mtmd.ts";
 import { readGgufHeaderSync, ggufNumber, ggufArchKey } from "../store/gguf.ts";
-import { freemem, totalmem } from "node:os";
+import { freemem } from "node:os";
 import { physicalCoreCount } from "../../ffi/hardware.ts";
 import { log as writeLog, logEnabled, logger } from "../log.ts";
 import { setNativeLog } from "../../ffi/native-log.ts";
@@ -17,15 +17,18 @@ import { createSpeculation } from "./speculative/create.ts";
 import type { Speculation } from "./speculative/speculation.ts";
 import { layersOnRpcServers } from "./rpc-split.ts";
 import { checkTokenIds } from "./token-ids.ts";
+import { countPromptTokens } from "./request-intake.ts";
 import type { EventSink } from "./sequence.ts";
-import { EngineError, type EmbedResult, type EngineOptions, type EngineStats, type GenerateRequest, type ModelInfo, type RankResult, type SpeechRequest } from "./types.ts";
+import { EngineError, type EmbedResult, type EngineOptions, type EngineStats, type GenerateRequest, type ModelInfo, type PromptInput, type RankResult, type SpeechRequest } from "./types.ts";
 import { ThreadGovernor } from "./thread-governor.ts";
-import { PromptCache, type PromptCacheEntry } from "./prompt-cache/host-cache.ts";
-import { DiskPromptStore } from "./prompt-cache/disk-store.ts";
-import { stateKey } from "./prompt-cache/state-key.ts";
+import type { DiskPromptStore } from "./prompt-cache/disk-store.ts";
+import { openDiskCache, promptCacheFor } from "./prompt-cache/open-tiers.ts";
+import { openKvEventPublisher, type KvEventPublisher } from "./kv-events/publisher.ts";
+import type { KvEventsConfig } from "./kv-events/kv-events-config.ts";
 import type { SpeechEvent } from "./protocol.ts";
 import { SpeechRunner } from "./speech-runner.ts";
-import { LoraAdapters, type ServedAdapter } from "./lora-adapters.ts";
+import { LoraAdapters } from "./lora-adapters.ts";
+import { EngineAdapters } from "./engine-adapters.ts";
 
 // llama.cpp's own log lines go through llamux's logger in every process that runs an engine.
 setNativeLog({ write: writeLog, debug: logEnabled("debug") });
@@ -35,43 +38,6 @@ export const DEFAULT_CONTEXT_PER_SEQUENCE = 4096;
 export const DEFAULT_BATCH_SIZE = 512;
 /** A step loop with requests waiting but none runnable (a disk read in flight) looks again after this long. */
 const IDLE_POLL_MS = 10;
-/** llama-server's --cache-ram default. */
-export const DEFAULT_CACHE_RAM_MIB = 8192;
-
-/**
- * The host prompt cache of an engine: --cache-ram MiB, by default llama-server's 8 GiB but at most a
- * quarter of the machine's memory (several models may be loaded, each with its own cache). None for
- * embedding models, which keep nothing between inputs.
- */
-function promptCacheFor(options: EngineOptions, canRollBack: boolean, onEvict: (entry: PromptCacheEntry) => void): PromptCache | undefined {
-  if (options.embeddings) return undefined;
-  const mib = options.cacheRamMiB ?? Math.min(DEFAULT_CACHE_RAM_MIB, Math.floor(totalmem() / 4 / 1048576));
-  if (mib <= 0) return undefined;
-  log.debug(`prompt cache of up to ${mib} MiB for "${options.modelPath}"`);
-  return new PromptCache(mib * 1048576, canRollBack, { log: (message) => log.info(message), onEvict });
-}
-
-/**
- * Opens the disk tier of an engine's prompt cache (it lives beside a host cache only): the store of the base
- * model's states, or with `adapterPath` the store of the states computed under that per-request adapter.
- */
-async function openDiskCache(options: EngineOptions, canRollBack: boolean, adapterPath?: string): Promise<DiskPromptStore | undefined> {
-  const disk = options.cacheDisk;
-  if (!disk || disk.limitMiB <= 0) return undefined;
-  const adapters = [...(options.loraAdapters ?? []), ...(adapterPath !== undefined ? [adapterPath] : [])];
-  const key = await stateKey({
-    modelPath: options.modelPath, ...(options.projectorPath ? { projectorPath: options.projectorPath } : {}),
-    ...(adapters.length ? { loraAdapters: adapters } : {}),
-    ...(options.kvCacheType ? { kvCacheType: options.kvCacheType } : {}), ...(options.flashAttention ? { flashAttention: options.flashAttention } : {}),
-  });
-  const store = await DiskPromptStore.open({
-    dir: disk.dir, limitBytes: disk.limitMiB * 1048576, key, canRollBack,
-    log: (level, message) => log[level](message),
-  });
-  log.debug(`prompt cache on disk: ${store.stats().entries} states for "${options.modelPath}" in ${disk.dir} (up to ${disk.limitMiB} MiB)`);
-  return store;
-}
-
 /** As llama-server does: a marker no user can type without knowing it, so text cannot forge an image slot. */
 function randomMediaMarker(): string {
   return `<__media_${crypto.randomUUID().replaceAll("-", "")}__>`;
@@ -161,22 +127,21 @@ export class Engine {
   readonly info: ModelInfo;
   /** Resolves once the disk tier of the prompt cache is open, with the stores of the adapters loaded with the model (at once when there is none). */
   readonly diskCacheReady: Promise<void>;
-  /** The base model's store is open (or there is none). */
-  private readonly baseDiskReady: Promise<void>;
   private diskCache: DiskPromptStore | undefined;
   private disposed = false;
-  /** Adapters whose disk store is open or opening, the openings, and the stores opened (flushed on shutdown). */
-  private readonly adapterDisks = new Set<number>();
-  private readonly adapterDiskOpenings: Array<Promise<void>> = [];
-  private readonly adapterStores: DiskPromptStore[] = [];
+  /** LoRA adapters per request (--enable-lora). */
+  private readonly lora: EngineAdapters | undefined;
+  private kvPublisher: KvEventPublisher | undefined;
+  /** Resolves once the KV-cache event publisher is bound (at once without one). */
+  readonly kvEventsReady: Promise<void> = Promise.resolve();
 
   private constructor(
-    private readonly model: LlamaModel, private readonly context: LlamaContext, private readonly options: EngineOptions, threads: number, gpuLayers: number,
+    private readonly model: LlamaModel, private readonly context: LlamaContext, options: EngineOptions, threads: number, gpuLayers: number,
     contextPerSequence: number,
     private readonly images?: ImageEncoder,
     private readonly speculation?: Speculation,
     private readonly speech?: SpeechRunner,
-    private readonly adapters?: LoraAdapters,
+    adapters?: LoraAdapters,
   ) {
     // threads the user did not choose follow what the machine has free (thread-governor.ts)
     const governed = options.threads === undefined && runsOnCpu(gpuLayers) && threads > 1;
@@ -190,14 +155,16 @@ export class Engine {
       ...(promptCache ? { promptCache } : {}),
       ...(adapters ? { adapters } : {}),
     });
-    this.baseDiskReady = promptCache && !speech
+    if (options.kvEvents && !speech) this.kvEventsReady = this.openKvEvents(options.kvEvents, options.modelPath, canRollBack);
+    const baseDiskReady = promptCache && !speech
       ? openDiskCache(options, canRollBack).then((store) => {
         this.diskCache = store;
         if (store) this.scheduler.attachDisk(store);
       }, (error: Error) => log.warn(`prompt cache on disk: cannot open it, going on without: ${error.message}`))
       : Promise.resolve();
-    for (const adapter of adapters?.served() ?? []) this.openAdapterDisk(adapter);
-    this.diskCacheReady = Promise.all([this.baseDiskReady, ...this.adapterDiskOpenings]).then(() => {});
+    const adapterDisk = (path: string) => openDiskCache(options, canRollBack, path);
+    this.lora = this.scheduler.adapters && new EngineAdapters(this.scheduler.adapters, baseDiskReady.then(() => this.diskCache !== undefined && !this.disposed), adapterDisk);
+    this.diskCacheReady = Promise.all([baseDiskReady, this.lora?.ready()]).then(() => {});
     const chatTemplate = options.chatTemplate ?? model.chatTemplate();
     this.info = {
       path: model.path,
@@ -315,36 +282,17 @@ export class Engine {
    * cannot serve (lora-adapters.ts).
    */
   loadAdapter(name: string, path: string): void {
-    const adapter = this.loraAdapters().load(name, path);
-    this.scheduler.freeUnusedAdapters();
-    this.openAdapterDisk(adapter);
+    this.loraAdapters().load(name, path);
   }
 
   /** Unloads a LoRA adapter (its requests in flight finish on it); false when none has the name. */
   unloadAdapter(name: string): boolean {
-    const unloaded = this.loraAdapters().unload(name);
-    this.scheduler.freeUnusedAdapters();
-    return unloaded;
+    return this.loraAdapters().unload(name);
   }
 
-  private loraAdapters(): LoraAdapters {
-    if (!this.adapters) throw new EngineError("invalid_request", "LoRA is not enabled. Use --enable-lora to enable LoRA.");
-    return this.adapters;
-  }
-
-  /** Opens the disk store of the adapter's states (once the base model's is open, and when there is one). */
-  private openAdapterDisk(adapter: ServedAdapter): void {
-    if (this.adapterDisks.has(adapter.id)) return;
-    this.adapterDisks.add(adapter.id);
-    const opening = this.baseDiskReady.then(async () => {
-      if (!this.diskCache || this.disposed) return;
-      const store = await openDiskCache(this.options, !this.model.isRecurrentOrHybrid, adapter.path);
-      if (!store) return;
-      this.adapterStores.push(store);
-      if (!this.disposed && this.adapters!.holds(adapter)) this.scheduler.attachAdapterDisk(adapter.id, store);
-      else store.close();
-    }).catch((error: Error) => log.warn(`prompt cache on disk: cannot open it for LoRA adapter "${adapter.name}", going on without: ${error.message}`));
-    this.adapterDiskOpenings.push(opening);
+  private loraAdapters(): EngineAdapters {
+    if (!this.lora) throw new EngineError("invalid_request", "LoRA is not enabled. Use --enable-lora to enable LoRA.");
+    return this.lora;
   }
 
   /** Queues a request and makes sure the step loop runs; throws EngineError when it cannot be queued. */
@@ -452,6 +400,11 @@ export class Engine {
     return Array.from(this.model.vocab.tokenize(text, { addSpecial, parseSpecial }));
   }
 
+  /** The prompt's length as a request's usage counts it, its media decoded and placed but not encoded. */
+  countPromptTokens(prompt: PromptInput): number {
+    return countPromptTokens(this.model, this.images, prompt);
+  }
+
   detokenize(tokens: number[]): string {
     checkTokenIds(tokens, this.model.vocab.size, "the tokens");
     return this.model.vocab.detokenize(tokens);
@@ -476,14 +429,34 @@ export class Engine {
   }
 
   /**
+   * Binds the KV-cache event publisher. A recurrent model's running state cannot be cut back to a block
+   * boundary, so a router could not reuse any prefix it announced: it publishes nothing (logged).
+   */
+  private async openKvEvents(config: KvEventsConfig, modelPath: string, canRollBack: boolean): Promise<void> {
+    if (!canRollBack) {
+      log.warn(`KV-cache events: "${modelPath}" is a recurrent or hybrid model, whose cached prefixes cannot be reused block by block: no events are published for it`);
+      return;
+    }
+    try {
+      const publisher = await openKvEventPublisher(config);
+      if (this.disposed) return publisher.close();
+      this.kvPublisher = publisher;
+      this.scheduler.attachKvEvents(publisher.events);
+      log.info(`KV-cache events of "${modelPath}" published on ${config.endpoint}${publisher.port !== undefined ? ` (port ${publisher.port})` : ""} under topic "${config.topic}"`);
+    } catch (error) {
+      log.warn(`KV-cache events: cannot publish on ${config.endpoint}: ${(error as Error).message}`);
+    }
+  }
+
+  /**
    * Resolves once the engine is idle and every state the disk tier lacks is written (tests; a clean
    * shutdown). Returns the states it queued.
    */
   async flushDiskCache(): Promise<number> {
-    await Promise.all([this.diskCacheReady, ...this.adapterDiskOpenings]);
+    await Promise.all([this.diskCacheReady, this.lora?.ready()]);
     while (this.looping) await Bun.sleep(IDLE_POLL_MS);
     const queued = this.scheduler.persistIdle();
-    await Promise.all([this.diskCache, ...this.adapterStores].map((store) => store?.flush()));
+    await Promise.all([this.diskCache?.flush(), this.lora?.flush()]);
     return queued;
   }
 
@@ -496,13 +469,14 @@ export class Engine {
     this.disposed = true;
     if (!this.looping) this.scheduler.persistIdle();
     this.scheduler.failAll(reason);
+    this.kvPublisher?.close();
     this.speech?.dispose(reason);
     this.images?.dispose();
     this.speculation?.dispose();
     this.context.dispose();
     this.model.dispose();
     // states queued for the disk go on being written (they are copies); nothing new is queued
-    const stores = [this.diskCache, ...this.adapterStores].filter((store) => store !== undefined);
-    return Promise.all(stores.map((store) => store.flush().then(() => store.close()))).then(() => {});
+    const disk = this.diskCache;
+    return Promise.all([disk?.flush().then(() => disk.close()), this.lora?.close()]).then(() => {});
   }
 }

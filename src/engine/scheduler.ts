@@ -13,9 +13,7 @@
 // Images: a prompt's image goes through the vision encoder and is decoded into its sequence in a step
 // of its own, at most one image per step, before that step's token batch; the other sequences keep
 // decoding in every step, so an image delays them by one encode at most.
-//
-// LoRA adapters per request: llama.cpp applies an adapter to the whole context, so a step runs the
-// sequences of one adapter (or of the base model); adapters take turns (adapter-schedule.ts).
+// LoRA adapters per request: llama.cpp applies one to the whole context, so adapters take turns (adapter-schedule.ts).
 import { DecodeStatus, LlamaContext, TokenBatch, amxKernelsLoaded, type LlamaModel } from "../../ffi/llama.ts";
 import { ActiveRequest, SequenceSlot, type EventSink } from "./sequence.ts";
 import type { ThreadGovernor } from "./thread-governor.ts";
@@ -30,6 +28,7 @@ import { allocatePrefill, prefillOrder, promptTokenBudget, StepCosts, type Prefi
 import { CHECKPOINT_MIN_NEW_TOKENS, SequenceMemory, type PrefixSource } from "./sequence-memory.ts";
 import { TokenOutput } from "./token-output.ts";
 import { intakeRequest } from "./request-intake.ts";
+import type { KvCacheNotifications } from "./kv-events/kv-cache-events.ts";
 import { AdapterSchedule } from "./adapter-schedule.ts";
 import type { LoraAdapters } from "./lora-adapters.ts";
 
@@ -54,7 +53,7 @@ export interface SchedulerOptions {
   promptCache?: PromptCache;
   /** The disk tier (--cache-disk), beside the host cache. */
   diskCache?: DiskPromptStore;
-  /** LoRA adapters requests may name (vLLM's --enable-lora); none: requests run on the base model only. */
+  /** LoRA adapters requests may name (--enable-lora); none: the base model only. */
   adapters?: LoraAdapters;
 }
 
@@ -75,11 +74,15 @@ export class Scheduler {
   private readonly memory: SequenceMemory;
   private readonly output: TokenOutput;
   private readonly stepCosts = new StepCosts();
-  private readonly adapterSchedule?: AdapterSchedule;
   /** Most tokens one sequence may hold. */
   private readonly limit: number;
   private decodeSteps = 0;
   private decodedTokens = 0;
+  private kvEvents: KvCacheNotifications | undefined;
+  /** Where decode steps spent their time, in ms since the engine started (EngineStats.stepMs). */
+  private readonly stepTimes = { decode: 0, sample: 0, total: 0 };
+  /** LoRA adapters per request, their turns and disk stores (the engine loads and unloads through it). */
+  readonly adapters?: AdapterSchedule;
 
   constructor(private readonly model: LlamaModel, private readonly context: LlamaContext, options: SchedulerOptions = {}) {
     this.queueLimit = options.queueLimit ?? DEFAULT_QUEUE_LIMIT;
@@ -92,7 +95,7 @@ export class Scheduler {
     this.batch = new TokenBatch(context.batchSize);
     this.memory = new SequenceMemory(this.slots, context, !model.isRecurrentOrHybrid, context.unifiedKv, options.promptCache, options.diskCache);
     this.coBatch = !(model.isRecurrentOrHybrid && amxKernelsLoaded());
-    if (options.adapters) this.adapterSchedule = new AdapterSchedule(options.adapters);
+    if (options.adapters) this.adapters = new AdapterSchedule(options.adapters, this.memory, this.queue, this.admitted);
     this.output = new TokenOutput(model, context, this.limit, {
       release: (slot, reason, stop, stopToken) => this.release(slot, reason, stop, stopToken),
       fail: (slot, code, message) => {
@@ -104,14 +107,6 @@ export class Scheduler {
 
   get hasWork(): boolean {
     return this.queue.length > 0 || this.admitted.length > 0;
-  }
-
-  get running(): number {
-    return this.admitted.length;
-  }
-
-  get waiting(): number {
-    return this.queue.length;
   }
 
   stats(): EngineStats {
@@ -129,9 +124,10 @@ export class Scheduler {
       acceptedDraftTokens: this.speculation?.acceptedTokens ?? 0,
       ...(this.speculation ? { draftStepYield: this.speculation.yieldRatios } : {}),
       copiedPrefixTokens: this.memory.copiedTokens,
+      stepMs: { ...this.stepTimes },
       ...(promptCache ? { promptCache: promptCache.stats() } : {}),
       ...(disk ? { diskCache: disk.stats() } : {}),
-      ...(this.adapterSchedule ? { loraAdapters: this.adapterSchedule.stats(this.queue, this.admitted) } : {}),
+      ...(this.adapters ? { loraAdapters: this.adapters.stats() } : {}),
     };
   }
 
@@ -141,7 +137,7 @@ export class Scheduler {
     if (this.queue.length >= this.queueLimit) {
       throw new EngineError("busy", `Cannot accept request: ${this.queue.length} requests are already waiting (limit ${this.queueLimit})`);
     }
-    const active = intakeRequest({ model: this.model, images: this.images, output: this.output, limit: this.limit, adapters: this.adapterSchedule?.adapters }, request, emit);
+    const active = intakeRequest({ model: this.model, images: this.images, output: this.output, limit: this.limit, adapters: this.adapters?.adapters }, request, emit);
     const session = request.schedule?.session;
     if (session !== undefined) this.memory.promptCache?.touchSession(session);
     this.byId.set(request.id, active);
@@ -162,6 +158,8 @@ export class Scheduler {
     for (const slot of this.admitted) slot.active = undefined;
     this.admitted.length = 0;
     this.memory.promptCache?.clear(true);
+    this.kvEvents?.allCleared();
+    this.kvEvents?.flush();
   }
 
   /** With nothing to do: idle sequences' memory and host-cached states go to the disk tier. */
@@ -174,12 +172,9 @@ export class Scheduler {
     this.memory.disk = store;
   }
 
-  /** The disk store of a LoRA adapter's states, once open; undefined once the adapter is freed (its writes finish first). */
-  attachAdapterDisk(adapter: number, store: DiskPromptStore | undefined): void {
-    const old = this.memory.adapterDisks.get(adapter);
-    if (old && old !== store) void old.flush().then(() => old.close());
-    if (store) this.memory.adapterDisks.set(adapter, store);
-    else this.memory.adapterDisks.delete(adapter);
+  /** KV-cache events: after every step, each sequence's memory is reported (the events diff it by blocks). */
+  attachKvEvents(events: KvCacheNotifications): void {
+    this.kvEvents = events;
   }
 
   /** A host-cached state leaves memory: the disk tier keeps it. */
@@ -200,7 +195,7 @@ export class Scheduler {
     this.sampleRestoredPrompts();
     if (this.admitted.length === 0) return true;
     // the sequences of the adapter whose turn it is, with its adapter set applied (all of them without adapters)
-    const stepping = this.adapterSchedule?.slotsForStep(this.slots, this.admitted) ?? this.slots;
+    const stepping = this.adapters?.slotsForStep(this.slots) ?? this.slots;
     this.evaluateNextImage(stepping);
     // ggml's Intel AMX kernels (loaded only with LLAMUX_CPU_AMX=1) compute wrong results for hybrid
     // models when one micro-batch holds several sequences (ffi/cpu-backends.ts): those then decode one
@@ -209,13 +204,17 @@ export class Scheduler {
     for (const group of groups) {
       if (!this.decodeGroup(new Set(group))) break;
     }
-    this.freeUnusedAdapters();
+    this.adapters?.freeUnused();
+    this.reportCachedBlocks();
     return true;
   }
 
-  /** Unloaded LoRA adapters that no request uses any more are freed, and their disk stores closed. */
-  freeUnusedAdapters(): void {
-    for (const adapter of this.adapterSchedule?.freeUnused(this.queue, this.admitted) ?? []) this.attachAdapterDisk(adapter.id, undefined);
+  /** Each sequence's memory as it stands after the step, as one batch of KV-cache events. */
+  private reportCachedBlocks(): void {
+    const events = this.kvEvents;
+    if (!events) return;
+    for (const slot of this.slots) events.sequenceCached(slot.seq, slot.cached, slot.adapter);
+    events.flush();
   }
 
   /** Requests whose whole prompt came back from a checkpoint take their first token from its logits. */
@@ -245,7 +244,7 @@ export class Scheduler {
   private decodeGroup(group: Set<SequenceSlot>): boolean {
     const started = performance.now();
     this.batch.clear();
-    const drafts = this.planDrafts(group);
+    const drafts = this.speculation?.planFor(group, this.batch.capacity, this.limit);
     const cells = this.roomForStep(group, drafts);
     // Decode tokens go in sequence-id order: llama.cpp splits a batch whose sequences are out of order
     // into several micro-batches (measured on LFM2: 4
@@ -280,37 +279,24 @@ export class Scheduler {
       return false;
     }
     const inGroup = this.admitted.filter((slot) => group.has(slot));
-    for (const slot of inGroup) {
-      const active = slot.active!;
-      if (active.sharedPrefixEnd > 0 && active.nextPromptIndex === active.sharedPrefixEnd) {
-        this.memory.saveSharedPrefix(slot, active.sharedPrefixEnd);
-        active.sharedPrefixEnd = 0;
-      }
-      if (active.checkpointAfterPrompt && slot.outputIndex >= 0 && active.nextPromptIndex === active.prompt.length) {
-        this.memory.saveCheckpoint(slot, slot.outputIndex);
-        active.checkpointAfterPrompt = false;
-      }
-    }
+    for (const slot of inGroup) this.memory.saveAfterDecode(slot);
     const elapsed = performance.now() - started;
     for (const active of prefillingThisStep) active.promptMs += elapsed;
     for (const active of progressing) active.reportProgress();
     // what a step of generating sequences produced, drafting and verification included: whether drafting pays in fact
-    const speculation = prefillingThisStep.length === 0 ? this.speculation : undefined;
-    const yieldStep = speculation && {
-      generating: inGroup.filter((slot) => slot.outputIndex >= 0).length,
-      drafted: inGroup.some((slot) => slot.draft),
-      acceptedBefore: speculation.acceptedTokens,
-    };
+    const yieldMeasured = prefillingThisStep.length === 0 ? this.speculation?.measureYield(inGroup) : undefined;
+    const sampleStarted = performance.now();
     for (const slot of inGroup) {
       if (slot.draft) this.output.verifyDraft(slot, slot.draft);
       else if (slot.outputIndex >= 0) this.output.sample(slot);
     }
+    const ended = performance.now();
     // the whole step, sampling included, is what generating sequences wait for
-    this.stepCosts.record(decodeRows, this.batch.count - decodeRows, performance.now() - started);
-    if (speculation && yieldStep) {
-      const { generating, drafted, acceptedBefore } = yieldStep;
-      speculation.recordYield(generating, drafted, generating + speculation.acceptedTokens - acceptedBefore, performance.now() - started);
-    }
+    this.stepCosts.record(decodeRows, this.batch.count - decodeRows, ended - started);
+    this.stepTimes.decode += decodeMs;
+    this.stepTimes.sample += ended - sampleStarted;
+    this.stepTimes.total += ended - started;
+    yieldMeasured?.(performance.now() - started);
     return true;
   }
 
@@ -360,8 +346,7 @@ export class Scheduler {
 
   private admitWaiting(): void {
     while (this.queue.length > 0) {
-      const admissible = this.adapterSchedule && ((waiting: ActiveRequest) => this.adapterSchedule!.mayAdmit(waiting, this.admitted));
-      const next = nextAdmission(this.queue, this.admitted, this.memory, admissible);
+      const next = nextAdmission(this.queue, this.admitted, this.memory, this.adapters?.mayAdmit);
       if (!next) return;
       const { index, active, slot, source } = next;
       if (source.kind === "disk") {
@@ -456,14 +441,6 @@ export class Scheduler {
   }
 
   // ---- speculative decoding hooks (the work itself is in ./speculative/) ----
-
-  /** Draft tokens for the group's generating sequences, when the engine speculates. */
-  private planDrafts(group: Set<SequenceSlot>): Map<SequenceSlot, number[]> | undefined {
-    if (!this.speculation) return undefined;
-    // A scoring request's next tokens are known: nothing to draft.
-    const generating = [...group].filter((slot) => slot.active && !slot.active.prefilling && !slot.active.request.forcedTokens);
-    return this.speculation.plan(generating, this.batch.capacity, this.limit);
-  }
 
   /** Puts a draft after the slot's next token, every row with logits to verify it from. */
   private addDraft(slot: SequenceSlot, draft: number[]): void {

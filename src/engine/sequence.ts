@@ -175,8 +175,8 @@ export class SequenceSlot {
   lastUsed = 0;
   /** The session of the request that last used this memory (RequestSchedule.session), when it said. */
   session: string | undefined;
-  /** The LoRA adapter its memory was computed under: a state is wrong under any other (ActiveRequest.adapterId). */
-  adapterId = BASE_ADAPTER;
+  /** The LoRA adapter its memory was computed under (none: the base model); a state is wrong under any other. */
+  adapter: ServedAdapter | undefined;
   /** Batch index whose logits this slot samples from after the current decode, or -1. */
   outputIndex = -1;
   /** Draft tokens in the current decode after the slot's next token (speculative decoding), to verify. */
@@ -187,6 +187,11 @@ export class SequenceSlot {
    */
   readonly sharedWith = new Map<SequenceSlot, number>();
   constructor(readonly seq: number) {}
+
+  /** Its adapter's id (BASE_ADAPTER without one), which states are keyed by. */
+  get adapterId(): number {
+    return this.adapter?.id ?? BASE_ADAPTER;
+  }
 
   /** Forgets cached tokens from `length` on, and a checkpoint that covered any of them. */
   truncate(length: number): void {

@@ -5,7 +5,8 @@
 // Speeches run one at a time, queued, never batched with other work: the helper calls llama_decode on the
 // context itself, one sequence and one frame at a time, so a speech engine takes no text requests at all
 // (Engine.submit refuses them). Between frames the loop yields to the event loop, where cancellations
-// arrive; PCM goes to the caller as the helper decodes it (see STREAM_WINDOW_FRAMES).
+// arrive; PCM goes to the caller as the helper decodes it (see STREAM_WINDOW_FRAMES). Each frame takes
+// a position of the sequence: a prompt that leaves none is refused, and a speech ends at the context's end.
 import type { Pointer } from "bun:ffi";
 import type { LlamaContext } from "../../ffi/context.ts";
 import type { LlamaModel } from "../../ffi/model.ts";
@@ -23,7 +24,8 @@ const SPEECH_SEQ = 0;
  * attention window for Qwen3-TTS, 8 latents for Pocket TTS) and keeps the decoder's state between
  * them; reading the output at any other point makes it decode a short window early, which changes the
  * state (Qwen3-TTS pads a short window to 72 frames) and so the rest of the audio. Chunks taken at its
- * own window boundaries are exactly the samples one read at the end gives.
+ * own window boundaries are exactly the samples one read at the end gives. Pocket TTS starts its windows
+ * again at each text chunk: the helper decodes what it holds of a chunk when the chunk ends.
  */
 export const STREAM_WINDOW_FRAMES: Record<SpeechInfo["pipeline"], number> = { qwen3tts: 72, pockettts: 8 };
 
@@ -136,11 +138,7 @@ export class SpeechRunner {
       } catch (error) {
         throw new EngineError("invalid_request", (error as Error).message);
       }
-      while (this.generator.stepPrompt(this.batchSize) > 0) {
-        await this.yieldToEvents();
-        if (this.disposedReason !== undefined) throw new EngineError("engine_exited", this.disposedReason);
-      }
-      const promptTokens = this.context.lastPosition(SPEECH_SEQ) + 1;
+      const promptTokens = await this.decodePrompt();
       const usesToken = this.info.pipeline === "qwen3tts";
       // Pocket TTS's backbone gives no token: the helper reads only the hidden state
       const sample = () => (usesToken ? sampler.sample(this.context, -1) : -1);
@@ -148,6 +146,8 @@ export class SpeechRunner {
       let sampled = sample();
       let hidden: Pointer = this.context.embeddingsPointer(-1);
       let frames = 0;
+      // frames the helper holds since it last decoded its window (it does so by itself when it fills)
+      let windowFrames = 0;
       let sent = 0;
       let stop = false;
       let stoppedBy: SpeechResult["stoppedBy"] = "limit";
@@ -164,16 +164,33 @@ export class SpeechRunner {
           stoppedBy = "cancelled";
           break;
         }
+        // a frame takes the next position of the sequence: where there is none, the speech ends
+        if (this.context.lastPosition(SPEECH_SEQ) + 1 >= this.context.contextPerSequence) {
+          stoppedBy = "context";
+          break;
+        }
+        const reprompts = this.context.perf().promptTokens;
         const step = this.generator.stepFrame(sampled, hidden);
         stop = step.stop;
         if (!step.hidden) {
           stop = true;
           break;
         }
-        frames++;
         hidden = step.hidden;
         sampled = sample();
-        if (frames % window === 0) send();
+        if (this.context.perf().promptTokens !== reprompts) {
+          // Pocket TTS moved on to its next text chunk: the backbone took that chunk's text as a prompt
+          // (several positions in one decode, where a frame takes one), no frame was made, and the helper
+          // decoded what it held of the chunk before, starting a window of its own.
+          windowFrames = 0;
+          send();
+          continue;
+        }
+        frames++;
+        if (++windowFrames === window) {
+          windowFrames = 0;
+          send();
+        }
       }
       if (stop) stoppedBy = "end";
       if (stoppedBy !== "cancelled") send();
@@ -181,6 +198,33 @@ export class SpeechRunner {
     } finally {
       sampler.dispose();
       speaker?.dispose();
+    }
+  }
+
+  /**
+   * Decodes the speech's prompt (the pipeline's own, built from the text and the reference voice) and
+   * returns its length. A prompt that leaves the context no room for a frame is refused as soon as its
+   * length is known (after its first batch), before any audio.
+   */
+  private async decodePrompt(): Promise<number> {
+    const room = this.context.contextPerSequence;
+    const refuse = (positions: string) => new EngineError("context_overflow",
+      `Cannot speak the input: its prompt takes ${positions} positions and the model's context has ${room}, which leaves no room for audio (shorten the input, or load the model with a larger context)`);
+    for (;;) {
+      let left: number;
+      try {
+        left = this.generator.stepPrompt(this.batchSize);
+      } catch (error) {
+        // a batch that runs past the context fails in llama_decode
+        const decoded = this.context.lastPosition(SPEECH_SEQ) + 1;
+        if (decoded + this.batchSize > room) throw refuse(`more than ${room}`);
+        throw error;
+      }
+      const positions = this.context.lastPosition(SPEECH_SEQ) + 1 + left;
+      if (positions >= room) throw refuse(String(positions));
+      if (left === 0) return positions;
+      await this.yieldToEvents();
+      if (this.disposedReason !== undefined) throw new EngineError("engine_exited", this.disposedReason);
     }
   }
 

@@ -3,6 +3,7 @@
 import type { SpeculativeOptions } from "./speculative/options.ts";
 import type { PromptCacheStats } from "./prompt-cache/host-cache.ts";
 import type { DiskStoreStats } from "./prompt-cache/disk-store.ts";
+import type { KvEventsConfig } from "./kv-events/kv-events-config.ts";
 
 /**
  * One image of a request as the engine takes it: the bytes of a file libmtmd decodes itself (JPEG, PNG,
@@ -35,6 +36,9 @@ export interface RequestSchedule {
   /** Most sequences the owner's requests may hold at once (a key's --max-parallel). Default: no cap. */
   maxParallel?: number;
 }
+
+/** A request's prompt alone: its text or tokens, its media, and how the text is tokenized. */
+export type PromptInput = Pick<GenerateRequest, "prompt" | "images" | "addSpecial" | "parseSpecial">;
 
 export interface GenerateRequest {
   /** Unique per runner; the parent assigns it. */
@@ -198,6 +202,8 @@ export interface EngineOptions {
    * Unset (or 0 MiB, or no host cache): none. Servers turn it on by default (--cache-disk, --cache-disk-mib).
    */
   cacheDisk?: { dir: string; limitMiB: number };
+  /** Publish KV-cache events in vLLM's format (--kv-events-config); attention-only models. */
+  kvEvents?: KvEventsConfig;
 }
 
 /** A LoRA adapter GGUF requests name as GenerateRequest.adapter. */
@@ -242,6 +248,11 @@ export interface EngineStats {
   acceptedDraftTokens: number;
   /** Tokens per ms of recent steps with drafts over steps without, by number of generating sequences (those seen both ways). */
   draftStepYield?: Record<number, number>;
+  /**
+   * ms of decode steps since the engine started: in llama_decode, in sampling (each sequence's chain, stop
+   * strings, the token event), and in all (the batch, cache bookkeeping and drafts too).
+   */
+  stepMs?: { decode: number; sample: number; total: number };
   /** Prompt tokens taken from another sequence's cells (copied inside the KV cache) since the engine started. */
   copiedPrefixTokens: number;
   /** The host prompt cache (--cache-ram), when the engine has one. */
@@ -325,8 +336,11 @@ export interface SpeechRequest {
   maxFrames: number;
 }
 
-/** How a speech ended: the model ended it, maxFrames was reached, or the caller cancelled it. */
-export type SpeechStopReason = "end" | "limit" | "cancelled";
+/**
+ * How a speech ended: the model ended it, maxFrames was reached, the sequence reached the end of the
+ * model's context (no position left for a frame), or the caller cancelled it.
+ */
+export type SpeechStopReason = "end" | "limit" | "context" | "cancelled";
 
 export interface SpeechResult {
   frames: number;

@@ -5,7 +5,7 @@ import { checkedAudio } from "../audio/audio-source.ts";
 import { OptionError } from "../options/check-value.ts";
 import { engineSettings } from "../options/engine-settings.ts";
 import type { EngineHandle } from "../engine/engine-handle.ts";
-import type { SpeechRequest, SpeechResult } from "../engine/types.ts";
+import type { SpeechRequest, SpeechResult, SpeechStopReason } from "../engine/types.ts";
 import type { ModelHandle, RunOptions } from "./chat-spec.ts";
 import { MAX_SPEECH_FRAMES, NoSpeechOutputError, checkSpeechText, type SpeechSpec } from "./speech-spec.ts";
 
@@ -16,6 +16,14 @@ export interface RunningSpeech {
   /** Mono float PCM, in order, as the engine decodes frames. */
   chunks: AsyncIterable<Float32Array>;
   done: Promise<SpeechResult>;
+}
+
+/** How a speech ended, as the SDK's outputs and the speech route's `finish_reason` say it. */
+export type SpeechFinishReason = "stop" | "length" | "context" | "abort";
+
+export function speechFinishReason(stoppedBy: SpeechStopReason): SpeechFinishReason {
+  const reasons = { end: "stop", limit: "length", context: "context", cancelled: "abort" } as const;
+  return reasons[stoppedBy];
 }
 
 /** The request's text and frame limit, checked before any model is loaded. */

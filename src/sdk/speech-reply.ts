@@ -30,7 +30,9 @@ export async function* speechReply(engine: EngineHandle, messages: ChatMessage[]
   const result = await speech.done;
   const seconds = (performance.now() - started) / 1000;
   const message = new ChatMessage({ role: "assistant", content: [new AudioContent(await wav.end(), "audio/wav")] });
-  yield new Complete(message, result.stoppedBy === "limit" ? "length" : result.stoppedBy === "cancelled" ? "cancelled" : "stop", {
+  // as for text, "length" is a frame limit or the end of the context
+  const finishReason = result.stoppedBy === "limit" || result.stoppedBy === "context" ? "length" : result.stoppedBy === "cancelled" ? "cancelled" : "stop";
+  yield new Complete(message, finishReason, {
     promptTokens: result.promptTokens, completionTokens: result.frames, totalTokens: result.promptTokens + result.frames,
     tokensPerSecond: seconds > 0 ? result.frames / seconds : 0,
   });

@@ -18,6 +18,7 @@ import { logger } from "../log.ts";
 import { contextCeiling, grownContext, grownContextSize, type GrownContext } from "./context-growth.ts";
 import type { ContextCeiling } from "../generation/chat-spec.ts";
 import { checkModelAllowed } from "../keys/key-request.ts";
+import type { KvEventsConfig } from "../engine/kv-events/kv-events-config.ts";
 import type { LoraRegistry } from "./lora-registry.ts";
 import { ServedAdapters } from "./served-adapters.ts";
 
@@ -128,6 +129,8 @@ export interface ModelServiceOptions {
   kvCacheType?: EngineOptions["kvCacheType"];
   /** Host prompt cache per model in MiB (--cache-ram); 0: none. */
   cacheRamMiB?: number;
+  /** KV-cache events for prefix-aware routers (vLLM's --kv-events-config); unset: none. */
+  kvEvents?: KvEventsConfig;
   /** The prompt cache's disk tier, shared by every model (--cache-disk, --cache-disk-mib); unset: off. */
   cacheDisk?: { dir: string; limitMiB: number };
   /** The model store requests may name models from (none: served models and paths only). */
@@ -392,7 +395,7 @@ export class ModelService {
     if (!this.options.growContext) return false;
     const size = grownContextSize(neededTokens, this.facts(model).trainedContext);
     if (size === undefined) return false;
-    const sizes = grownContext(size, Math.max(0, ...loaded.map((l) => l.engine.info.sharedContext)));
+    const sizes = grownContext(size, Math.max(0, ...loaded.map((l) => l.engine.info.sharedContext)), this.options.parallel);
     log.info(`growing the context of "${model.id}" from ${current || "its default"} to ${size} tokens (${sizes.sharedContext} shared by its sequences) for a request of ${neededTokens} tokens: reloading it once its running requests end`);
     this.grown.set(model.path, sizes);
     await Promise.all(loaded.map((l) => this.manager.retire(l.engine)));
@@ -439,6 +442,7 @@ export class ModelService {
       ...(this.options.kvCacheType !== undefined ? { kvCacheType: this.options.kvCacheType } : {}),
       ...(this.options.cacheRamMiB !== undefined ? { cacheRamMiB: this.options.cacheRamMiB } : {}),
       ...(this.options.cacheDisk ? { cacheDisk: this.options.cacheDisk } : {}),
+      ...(this.options.kvEvents ? { kvEvents: this.options.kvEvents } : {}),
       // a store model's ADAPTER layers (another engine than the bare model's: the key includes them)
       ...(model.stored?.adapterPaths.length ? { loraAdapters: model.stored.adapterPaths } : {}),
       // a served model's per-request adapters (an adapter's model is its parent's, so runs on its engine)

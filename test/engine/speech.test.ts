@@ -5,14 +5,14 @@
 // cancelling frees the sequence for the next speech, maxFrames bounds the length, bad speaker audio is
 // a clear error, and a text model has no speech.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { mkdtempSync, readFileSync } from "node:fs";
+import { existsSync, mkdtempSync, readFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { ensureModel } from "../../scripts/gen-models.ts";
 import { Engine } from "../../src/engine/engine.ts";
 import { EngineProcess } from "../../src/engine/engine-process.ts";
 import { STREAM_WINDOW_FRAMES } from "../../src/engine/speech-runner.ts";
-import { EngineError, type SpeechRequest } from "../../src/engine/types.ts";
+import { EngineError, type SpeechRequest, type SpeechResult } from "../../src/engine/types.ts";
 import { AudioInputError } from "../../src/audio/audio-input-error.ts";
 import { runSpeech } from "../../src/generation/run-speech.ts";
 import { NoSpeechOutputError } from "../../src/generation/speech-spec.ts";
@@ -101,12 +101,85 @@ function maxDifference(a: Int16Array, b: Int16Array): number {
   return max;
 }
 
+/** How far below the signal `b` its difference from `a` is, in dB (RMS over RMS). */
+function differenceBelowSignal(a: Int16Array, b: Int16Array): number {
+  let signal = 0;
+  let difference = 0;
+  for (let i = 0; i < a.length; i++) {
+    signal += b[i]! ** 2;
+    difference += (a[i]! - b[i]!) ** 2;
+  }
+  return difference === 0 ? Infinity : 10 * Math.log10(signal / difference);
+}
+
+interface LibrarySet {
+  dir: string;
+  variant: string;
+  /** Most steps of 16-bit audio between llamux's samples and llama-tts's. */
+  steps: number;
+}
+
+/** The difference from llama-tts's samples stays this far below the signal (RMS, dB), whatever the libraries. */
+const BELOW_SIGNAL_DB = 60;
+
+/**
+ * A llama.cpp library set and how close llamux's speech on it is to llama-tts's (README, Speech).
+ * llama-tts (.native/tools) is built from the pinned source for this CPU: on libraries built the same
+ * way (`make llama-from-source`, VARIANT "<platform>-source-cpu") llamux's samples are its samples
+ * within 1 step. The CPU libraries llamux ships (prebuilt, portable) run other kernels for the same
+ * operations, and the same speech (same codes, same length) may differ by more steps as it goes on.
+ */
+function librarySet(dir: string): LibrarySet {
+  const variant = readFileSync(join(dir, "VARIANT"), "utf8").trim();
+  return { dir, variant, steps: variant.includes("-source-") ? 1 : 24 };
+}
+
+const NATIVE = join(import.meta.dir, "..", "..", ".native");
+/** The set the engines of this file load. */
+const ENGINE_LIBRARIES = librarySet(process.env.LLAMUX_LIB_DIR ?? join(NATIVE, "lib"));
+/** Every set found here: the engines' own, the prebuilt set a source build keeps aside, a portable build. */
+const LIBRARY_SETS = ["lib", "lib-prebuilt", "lib-portable"]
+  .map((name) => join(NATIVE, name))
+  .filter((dir) => existsSync(join(dir, "VARIANT")))
+  .map(librarySet);
+
+/** llamux's float samples against llama-tts's 16-bit ones: the same length, and as close as the library set allows. */
+function expectLlamaTtsSamples(mine: Float32Array, theirs: Int16Array, libraries: LibrarySet = ENGINE_LIBRARIES): void {
+  expect(mine.length).toBe(theirs.length);
+  const ours = toInt16(mine);
+  expect(maxDifference(ours, theirs)).toBeLessThanOrEqual(libraries.steps);
+  expect(differenceBelowSignal(ours, theirs)).toBeGreaterThanOrEqual(BELOW_SIGNAL_DB);
+}
+
+/** An engine of the Pocket TTS model on a library set (the child loads LLAMUX_LIB_DIR's libraries). */
+async function pocketOn(libraryDir: string): Promise<EngineProcess> {
+  const before = process.env.LLAMUX_LIB_DIR;
+  process.env.LLAMUX_LIB_DIR = libraryDir;
+  // the child's environment is copied when it is spawned, at once
+  const starting = EngineProcess.start({ modelPath: pocketBackbone, projectorPath: pocketProjector, contextPerSequence: CONTEXT, threads: 2, batchSize: 64 });
+  if (before === undefined) delete process.env.LLAMUX_LIB_DIR;
+  else process.env.LLAMUX_LIB_DIR = before;
+  return starting;
+}
+
 const base: SpeechRequest = { text: "Hello there, this is a test of speech.", seed: 42, topK: 20, topP: 0.9, temperature: 0.7, maxFrames: 80 };
 
 // llama-tts runs its projector on more threads than this machine may have free, so it makes a frame in
 // seconds, not milliseconds: the comparisons take a few frames. The decode windows (72 and 8 frames) are
 // checked without it, against one read at the end.
 const short: SpeechRequest = { ...base, maxFrames: 3 };
+
+/**
+ * A text Pocket TTS speaks in two chunks: past 50 tokens it splits where its reference does (after "?",
+ * "!..."; this vocabulary's "." and "," are not among them). The first chunk (3 tokens) ends at its
+ * budget of 38 frames at the latest; 14 frames of the second follow, a window and part of one.
+ */
+const twoChunks: SpeechRequest = {
+  ...base,
+  text: "Ready? This second sentence goes on and on for long enough that it cannot share one chunk of fifty tokens with the short " +
+    "question before it and so the speech model has to start a new chunk of its own right here in the middle of the text",
+  maxFrames: 52,
+};
 
 describe("Qwen3-TTS against llama-tts", () => {
   test("the model reports its pipeline and rate", () => {
@@ -118,16 +191,14 @@ describe("Qwen3-TTS against llama-tts", () => {
     const [mine, theirs] = await Promise.all([spoken(short), oracle(short)]);
     expect(mine.result.promptTokens).toBeGreaterThan(10);
     expect(mine.samples.length).toBe(mine.result.samples);
-    expect(mine.samples.length).toBe(theirs.length);
-    expect(maxDifference(toInt16(mine.samples), theirs)).toBeLessThanOrEqual(1);
+    expectLlamaTtsSamples(mine.samples, theirs);
   }, 900_000);
 
   test("a speaker reference (a WAV) conditions the voice as in llama-tts", async () => {
     const wav = speechWavPath("A reference voice for the speaker encoder.");
     const request = { ...short, maxFrames: 2, speaker: new Uint8Array(readFileSync(wav)) };
     const [mine, theirs] = await Promise.all([spoken(request), oracle(request, wav)]);
-    expect(mine.samples.length).toBe(theirs.length);
-    expect(maxDifference(toInt16(mine.samples), theirs)).toBeLessThanOrEqual(1);
+    expectLlamaTtsSamples(mine.samples, theirs);
     const plain = await spoken({ ...short, maxFrames: 2 });
     expect(maxDifference(toInt16(plain.samples), toInt16(mine.samples))).toBeGreaterThan(1);
   }, 900_000);
@@ -140,16 +211,31 @@ describe("Pocket TTS against llama-tts", () => {
 
   test("the same text and seed give llama-tts's samples", async () => {
     const [mine, theirs] = await Promise.all([spoken(short, pocket), oracle(short, undefined, [pocketBackbone, pocketProjector])]);
-    expect(mine.samples.length).toBe(theirs.length);
-    expect(maxDifference(toInt16(mine.samples), theirs)).toBeLessThanOrEqual(1);
+    expectLlamaTtsSamples(mine.samples, theirs);
   }, 900_000);
+
+  // The speech ends at the frames asked for, 14 frames into the second chunk: past the step that changes
+  // chunks (it makes no frame) and past a whole decode window after it.
+  test.each(LIBRARY_SETS)("a text of two chunks gives llama-tts's samples after the chunk change too (libraries: $variant)", async (libraries) => {
+    const engine = await pocketOn(libraries.dir);
+    try {
+      // llama-tts counts the step into the second chunk as a frame: it is asked for one more to make as many
+      const [mine, theirs] = await Promise.all([
+        spoken(twoChunks, engine), oracle({ ...twoChunks, maxFrames: twoChunks.maxFrames + 1 }, undefined, [pocketBackbone, pocketProjector]),
+      ]);
+      expect(mine.result.frames).toBe(twoChunks.maxFrames);
+      expect(mine.samples.length).toBe(mine.result.frames * SAMPLES_PER_FRAME);
+      expectLlamaTtsSamples(mine.samples, theirs, libraries);
+    } finally {
+      await engine.stop();
+    }
+  }, 1_800_000);
 
   test("a reference voice (a WAV) primes the backbone as in llama-tts", async () => {
     const wav = speechWavPath("A reference voice for the speaker encoder.");
     const withVoice = { ...short, maxFrames: 2, speaker: new Uint8Array(readFileSync(wav)) };
     const [mine, theirs] = await Promise.all([spoken(withVoice, pocket), oracle(withVoice, wav, [pocketBackbone, pocketProjector])]);
-    expect(mine.samples.length).toBe(theirs.length);
-    expect(maxDifference(toInt16(mine.samples), theirs)).toBeLessThanOrEqual(1);
+    expectLlamaTtsSamples(mine.samples, theirs);
     expect(mine.result.promptTokens).toBeGreaterThan((await spoken({ ...short, maxFrames: 1 }, pocket)).result.promptTokens);
   }, 900_000);
 });
@@ -161,19 +247,19 @@ describe("streaming", () => {
     const engine = Engine.load({ modelPath: await ensureModel(model), projectorPath: await ensureModel(`${model}-mmproj`), contextPerSequence: CONTEXT, threads: 2, batchSize: 64 });
     const pipeline = engine.info.speech!.pipeline;
     const window = STREAM_WINDOW_FRAMES[pipeline];
-    const run = (id: string) => new Promise<Float32Array[]>((resolve, reject) => {
+    const run = (id: string) => new Promise<{ chunks: Float32Array[]; result: SpeechResult }>((resolve, reject) => {
       const chunks: Float32Array[] = [];
       engine.speak(id, request, (event) => {
         if (event.type === "audio") chunks.push(event.samples);
-        else if (event.type === "end") resolve(chunks);
+        else if (event.type === "end") resolve({ chunks, result: event.result });
         else reject(new Error(event.message));
       });
     });
     try {
-      const windowed = await run("windowed");
+      const { chunks: windowed, result } = await run("windowed");
       STREAM_WINDOW_FRAMES[pipeline] = Number.MAX_SAFE_INTEGER;
-      const once = await run("once");
-      return { windowed, once, window };
+      const { chunks: once } = await run("once");
+      return { windowed, once, window, result };
     } finally {
       STREAM_WINDOW_FRAMES[pipeline] = window;
       engine.dispose();
@@ -191,6 +277,19 @@ describe("streaming", () => {
     const { windowed, once } = await windowedAndOnce("tiny-pockettts", { ...base, maxFrames: 20 });
     expect(windowed.map((c) => c.length)).toEqual([8 * SAMPLES_PER_FRAME, 8 * SAMPLES_PER_FRAME, 4 * SAMPLES_PER_FRAME]);
     expect(concat(windowed)).toEqual(once[0]!);
+  }, 900_000);
+
+  test("Pocket TTS, a text of two chunks: the windows start again at the chunk change, the audio is one read at the end's, and the frames reported are the audio's", async () => {
+    const { windowed, once, result } = await windowedAndOnce("tiny-pockettts", twoChunks);
+    // (read at the chunk change too, where the helper holds no frame: that read decodes nothing early)
+    expect(concat(windowed)).toEqual(concat(once));
+    expect(result.stoppedBy).toBe("limit");
+    expect(result.frames).toBe(twoChunks.maxFrames);
+    expect(result.samples).toBe(result.frames * SAMPLES_PER_FRAME);
+    // the first chunk's last window is short, then the second chunk's windows are whole again
+    const lengths = windowed.map((c) => c.length / SAMPLES_PER_FRAME);
+    expect(lengths.some((frames) => frames < 8)).toBe(true);
+    expect(lengths.slice(lengths.findIndex((frames) => frames < 8) + 1, -1).every((frames) => frames === 8)).toBe(true);
   }, 900_000);
 });
 
@@ -218,6 +317,34 @@ describe("bounds and cancellation", () => {
     expect(next.result.frames).toBeGreaterThan(0);
     expect(next.samples.length).toBe(next.result.frames * SAMPLES_PER_FRAME);
   }, 300_000);
+
+  test("a speech ends where the context does, its audio kept; a prompt that leaves no room is refused before any audio", async () => {
+    // 256 positions; one digit is one token of this vocabulary: 230 digits make a prompt of 240
+    const small = await EngineProcess.start({ modelPath: backbone, projectorPath: projector, contextPerSequence: 256, threads: 2, batchSize: 64 });
+    const digits = (count: number) => "0123456789".repeat(40).slice(0, count);
+    try {
+      const { result, samples, chunks } = await spoken({ ...base, text: digits(230), maxFrames: 4096 }, small);
+      expect(result.stoppedBy).toBe("context");
+      expect(result.promptTokens + result.frames).toBe(256);
+      expect(result.frames).toBeGreaterThan(0);
+      expect(samples.length).toBe(result.frames * SAMPLES_PER_FRAME);
+      expect(chunks.length).toBeGreaterThan(0);
+
+      const stream = small.speak({ ...base, text: digits(300), maxFrames: 4 });
+      const received: Float32Array[] = [];
+      const error = await (async () => {
+        for await (const chunk of stream.chunks) received.push(chunk);
+      })().catch((e: unknown) => e);
+      expect(received).toHaveLength(0);
+      expect(error).toBeInstanceOf(EngineError);
+      expect((error as EngineError).code).toBe("context_overflow");
+      expect((error as Error).message).toMatch(/its prompt takes 310 positions and the model's context has 256/);
+      // the next speech runs
+      expect((await spoken({ ...base, maxFrames: 2 }, small)).result.frames).toBe(2);
+    } finally {
+      await small.stop();
+    }
+  }, 600_000);
 
   test("speaker bytes that are not audio are refused before the engine, and by the engine", async () => {
     const notAudio = new TextEncoder().encode("this is not a WAV file at all");

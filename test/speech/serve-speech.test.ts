@@ -102,6 +102,7 @@ describe("POST /v1/audio/speech", () => {
     expect(events.at(-1).type).toBe("speech.audio.done");
     expect(events.at(-1).usage.output_tokens).toBe(SHORT.max_frames);
     expect(events.at(-1).usage.total_tokens).toBe(events.at(-1).usage.input_tokens + SHORT.max_frames);
+    expect(events.at(-1).finish_reason).toBe("length");
     const pcm = Buffer.concat(deltas.map((event) => Buffer.from(event.audio, "base64")));
     expect(pcm.equals(Buffer.from(expected.buffer))).toBe(true);
   }, 300_000);
@@ -165,6 +166,8 @@ describe("refused speech requests: a 400 in each profile's shape", () => {
     ["speed out of range", { speed: 5 }, /speed must be a number from 0.25 to 4/],
     ["instructions the pipeline cannot take", { instructions: "whisper" }, /takes no instructions/],
     ["a bad stream_format", { stream_format: "ndjson" }, /stream_format "ndjson" is not supported/],
+    // within the character limit, but one token a digit: more than the 2,048 positions of the context
+    ["input whose prompt leaves no room in the context", { input: "0123456789".repeat(300) }, /prompt takes \d+ positions and the model's context has 2048/],
   ];
   for (const profile of ["a", "b", "c"] as const) {
     test(`profile ${profile}`, async () => {
@@ -183,4 +186,13 @@ describe("refused speech requests: a 400 in each profile's shape", () => {
     const body = await response.json() as { error: { message: string; param: string | null } };
     expect(body.error.param).toBe("voice");
   });
+
+  test("an input that cannot fit the context is the `input` field's error, streamed or not", async () => {
+    for (const stream_format of [undefined, "audio", "sse"]) {
+      const response = await post("b", { model: SPEECH_MODEL, input: "0123456789".repeat(300), ...SHORT, ...(stream_format ? { stream_format } : {}) });
+      expect({ stream_format, status: response.status }).toEqual({ stream_format, status: 400 });
+      const body = await response.json() as { error: { message: string; param: string | null } };
+      expect(body.error.param).toBe("input");
+    }
+  }, 300_000);
 });

@@ -11,9 +11,9 @@ import { encodedSpeech, type SpeechOutput } from "../../audio/speech/encoded-spe
 import { SPEECH_FORMATS, SPEECH_MIME_TYPES, formatsAtRate, isSpeechFormat } from "../../audio/speech/speech-encoder.ts";
 import { MAX_SPEECH_SPEED, MIN_SPEECH_SPEED } from "../../audio/speech/time-stretch.ts";
 import { UnknownVoiceError, resolveVoice } from "../../audio/voices.ts";
-import { runSpeech, type RunningSpeech } from "../../generation/run-speech.ts";
+import { runSpeech, speechFinishReason, type RunningSpeech } from "../../generation/run-speech.ts";
 import { MAX_SPEECH_FRAMES, checkSpeechText, type SpeechSpec } from "../../generation/speech-spec.ts";
-import type { SpeechResult } from "../../engine/types.ts";
+import { EngineError, type SpeechResult } from "../../engine/types.ts";
 import { mergeOptionValues } from "../../options/values.ts";
 import { readWireOptions, wireOptionFields } from "../../options/wire-names.ts";
 import { badRequest } from "../api-error.ts";
@@ -109,6 +109,8 @@ export function speech(deps: ServerDeps) {
       return await speechAnswer(c, body, await runSpeech(servedModel(deps, model), spec, { signal: AbortSignal.any([c.req.raw.signal, stop.signal]) }));
     } catch (error) {
       stop.abort();
+      // a prompt that leaves no room for audio in the model's context, refused before any audio
+      if (error instanceof EngineError && error.code === "context_overflow") throw badRequest(error.message, "input");
       throw error;
     }
   };
@@ -131,7 +133,8 @@ async function speechAnswer(c: Context, body: SpeechBody, running: RunningSpeech
       }
       const result = await running.done;
       reportUsage(result);
-      await stream.writeSSE({ data: JSON.stringify({ type: "speech.audio.done", usage: speechUsage(result) }) });
+      // finish_reason is llamux's: "stop", "length" (max_frames) or "context" (the model's context was full)
+      await stream.writeSSE({ data: JSON.stringify({ type: "speech.audio.done", usage: speechUsage(result), finish_reason: speechFinishReason(result.stoppedBy) }) });
     });
   }
   const headers = { "content-type": SPEECH_MIME_TYPES[output.format] };

@@ -35,3 +35,16 @@ test("ResponseStore answers a response only to the owner that stored it", () => 
   expect(store.get("key-b", "r1")).toBeUndefined();
   expect(store.get("", "r1")).toBeUndefined();
 });
+
+test("ResponseStore counts audio clips as it counts images, each clip once however many responses refer to it", () => {
+  const store = new ResponseStore({ maxBytes: 100_000 });
+  const clip = new Uint8Array(60_000);
+  store.put("k", "r1", [{ role: "user", content: "listen", audio: [clip] }]);
+  store.put("k", "r2", [{ role: "user", content: "listen", audio: [clip] }, { role: "assistant", content: "heard" }]);
+  expect(store.get("k", "r1")).toBeDefined();
+  expect(store.get("k", "r2")).toBeDefined();
+  store.put("k", "r3", [{ role: "user", content: "another", audio: [new Uint8Array(60_000)] }]);
+  expect(store.get("k", "r1")).toBeUndefined();
+  expect(store.get("k", "r2")).toBeUndefined();
+  expect(store.heldBytes).toBeLessThanOrEqual(100_000);
+});
