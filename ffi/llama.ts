@@ -7,4 +7,4 @@ export { TokenBatch } from "./batch.ts";
 export { SamplerChain, defaultSamplerSettings, type SamplerSettings } from "./sampler.ts";
 export { quantizeModel, quantizationTypes, type QuantizationType } from "./quantize.ts";
 export { DisposedError } from "./disposable.ts";
-export { loadLoraAdapter, applyLoraAdapters, type LoraAdapter } from "./lora.ts";
+export { loadLoraAdapter, applyLoraAdapters, freeLoraAdapter, type LoraAdapter } from "./lora.ts";

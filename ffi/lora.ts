@@ -1,5 +1,5 @@
-// LoRA adapters (Modelfile ADAPTER): loaded against a model, which owns and frees them, and switched on
-// for a whole context with a scale each.
+// LoRA adapters (Modelfile ADAPTER, vLLM's per-request adapters): loaded against a model, which frees
+// those still loaded when it is freed, and switched on for a whole context with a scale each.
 import { ptr, type Pointer } from "bun:ffi";
 import { existsSync } from "node:fs";
 import { loadNative, withLlamaError } from "./native.ts";
@@ -31,4 +31,12 @@ export function applyLoraAdapters(context: LlamaContext, adapters: Array<{ adapt
     context.pointer, adapters.length > 0 ? ptr(pointers) : null, adapters.length, adapters.length > 0 ? ptr(scales) : null,
   );
   if (status !== 0) throw new Error(`Cannot apply ${adapters.length} LoRA adapter(s): llama_set_adapters_lora returned ${status}`);
+}
+
+/**
+ * Frees an adapter before its model is freed (an adapter unloaded at run time). No context may have it
+ * applied: apply another set first.
+ */
+export function freeLoraAdapter(adapter: LoraAdapter): void {
+  loadNative().llama.llama_adapter_lora_free(adapter.pointer);
 }

@@ -21,6 +21,7 @@ export const envVars: EnvVar[] = [
   { name: "LLAMUX_RPC_SERVERS", default: "", description: "host:port list of `llamux rpc-server`s that take part of each model's layers (--rpc wins; the way to set it for `ollama serve`)" },
   { name: "LLAMUX_PULL_TIMEOUT", default: "30", description: "seconds a pull or download waits to connect, for an answer's headers, and between two reads of its body (then it fails, or retries a blob)" },
   { name: "LLAMUX_JIT_AUTO_EVICT", default: "1", description: "profile c: a model loaded just in time unloads the one loaded just in time before it (LM Studio's Auto-Evict); 0 keeps both" },
+  { name: "VLLM_ALLOW_RUNTIME_LORA_UPDATING", default: "0", description: "profile b: 1 or true mounts POST /v1/load_lora_adapter and /v1/unload_lora_adapter (with --enable-lora)" },
   { name: "OLLAMA_HOST", default: "127.0.0.1:11434", description: "profile a: address to bind, [scheme://]host[:port]" },
   { name: "OLLAMA_MODELS", default: "~/.llamux/models", description: "profile a: the model store when LLAMUX_MODELS is unset; an Ollama models directory works as is" },
   { name: "OLLAMA_KEEP_ALIVE", default: "5m", description: "profile a: idle time before a model unloads (\"10m\", seconds, <0 forever)" },
@@ -164,6 +165,11 @@ export function rpcServerList(value: string, source: string): string[] {
 export function rpcServers(env: Env = process.env): string[] | undefined {
   const value = read(env, "LLAMUX_RPC_SERVERS");
   return value === undefined ? undefined : rpcServerList(value, "LLAMUX_RPC_SERVERS");
+}
+
+/** VLLM_ALLOW_RUNTIME_LORA_UPDATING as vLLM reads it: "1" or "true" in any case turns it on, anything else leaves it off. */
+export function runtimeLoraUpdating(env: Env = process.env): boolean {
+  return ["1", "true"].includes((env.VLLM_ALLOW_RUNTIME_LORA_UPDATING ?? "").trim().toLowerCase());
 }
 
 /** LLAMUX_VOICES: the folder of named speaker files (default ~/.llamux/voices). */

@@ -6,7 +6,7 @@ import { audioProjector, type AudioProjectorShape } from "./audio-projector.ts";
 import { type ModelContent } from "./common.ts";
 import { lfm2Model, type Lfm2Shape } from "./lfm2.ts";
 import { llamaModel, type LlamaShape } from "./llama.ts";
-import { llamaLora } from "./lora.ts";
+import { lfm2Lora, llamaLora } from "./lora.ts";
 import { pocketttsBackbone, pocketttsProjector, pocketttsTokenizer, type PocketttsProjectorShape, type PocketttsShape } from "./pockettts.ts";
 import { qwen3ttsBackbone, qwen3ttsProjector, qwen3ttsTokenizer, type Qwen3ttsProjectorShape, type Qwen3ttsShape } from "./qwen3tts.ts";
 import { CHATML_HERMES_TEMPLATE, CHATML_HERMES_THINK_TEMPLATE, LFM2_ORIGINAL_TEMPLATE, LFM2_TEMPLATE, LFM25_INSTRUCT_TEMPLATE, LLAMA3_TEMPLATE } from "./templates.ts";
@@ -17,6 +17,8 @@ const GENERATOR_VERSION = 1;
 
 export const TINY_MODEL_NAMES = [
   "tiny-llama", "tiny-lfm2", "tiny-lfm2moe", "tiny-bert", "tiny-lfm2-ollama", "tiny-mmproj", "tiny-llama-lora", "tiny-llama-think",
+  // per-request LoRA adapters: a second one for tiny-llama, and one made for another architecture
+  "tiny-llama-lora-b", "tiny-lfm2-lora",
   // speculative decoding: draft models with their target's tokenizer
   "tiny-llama-draft", "tiny-lfm2-draft",
   // LFM2 with the original templates published GGUFs carry
@@ -209,6 +211,8 @@ const tinyRecipes: GeneratedRecipe[] = [
   generated("tiny-bert-rerank", "Tiny random-weight BERT reranker (rank pooling over a classifier head)", tinyBertRerankShape, BERT_TOKENIZER, bertModel),
   tokenizerless("tiny-audio-mmproj", "Tiny random-weight Qwen2-Audio-type (Whisper encoder) audio projector for the 64-wide tiny text models", tinyAudioProjectorShape, audioProjector),
   tokenizerless("tiny-llama-lora", "Tiny random-weight LoRA adapter (rank 4) for tiny-llama's attention and FFN", { base: tinyLlamaShape, rank: 4, alpha: 8 }, llamaLora),
+  tokenizerless("tiny-llama-lora-b", "A second tiny random-weight LoRA adapter (rank 8) for tiny-llama's attention and FFN", { base: tinyLlamaShape, rank: 8, alpha: 16 }, llamaLora),
+  tokenizerless("tiny-lfm2-lora", "Tiny random-weight LoRA adapter (rank 4) for tiny-lfm2's FFN", { base: tinyLfm2Shape, rank: 4, alpha: 8 }, lfm2Lora),
   // A reasoning model for the Responses and Messages APIs: its template opens <think>, so random weights reason until cut off.
   generated(
     "tiny-llama-think",

@@ -24,11 +24,13 @@ import { listen, type ListenerSetup } from "../server/listener.ts";
 import { UsageError } from "../usage-error.ts";
 import { engineFlagOptions, engineFlagsHelp, toolCallParserFlag } from "./engine-flags.ts";
 import { speculativeFlags, speculativeFlagsHelp, speculativeFromFlags } from "./speculative-flags.ts";
+import { expandLoraModules, loraFlags, loraFlagsHelp, loraFromFlags } from "./lora-flags.ts";
+import { LoraRegistry } from "../server/lora-registry.ts";
 import { exposureWarnings, openNamedKeys, serverOptionFlags, serverOptionsFromFlags, serverOptionsHelp } from "./server-flags.ts";
 import { logger } from "../log.ts";
 import {
   envVarsHelp, ollamaContextLength, ollamaDebug, ollamaFlashAttention, ollamaHost, ollamaKeepAliveMs, ollamaKvCacheType,
-  ollamaMaxLoadedModels, ollamaMaxQueue, ollamaNumParallel, pullTimeoutMs, voicesDir,
+  ollamaMaxLoadedModels, ollamaMaxQueue, ollamaNumParallel, pullTimeoutMs, runtimeLoraUpdating, voicesDir,
 } from "../config.ts";
 
 const log = logger("serve");
@@ -101,6 +103,7 @@ Options:
                                 request names (off by default: a request could send models anywhere)
 ${engineFlagsHelp}
 ${speculativeFlagsHelp}
+${loraFlagsHelp}
 ${serverOptionsHelp}
   -h, --help                    show this help
 
@@ -204,7 +207,7 @@ function realtimeSettings(configFile: string | undefined, voiceModel: string | u
 
 export async function serveCommand(args: string[]): Promise<number | undefined> {
   const { values, positionals } = parseArgs({
-    args,
+    args: expandLoraModules(args),
     allowPositionals: true,
     options: {
       profile: { type: "string" }, host: { type: "string" }, port: { type: "string" }, model: { type: "string" },
@@ -220,6 +223,7 @@ export async function serveCommand(args: string[]): Promise<number | undefined> 
       "realtime-config": { type: "string" }, "realtime-voice-model": { type: "string" },
       ...serverOptionFlags,
       ...speculativeFlags,
+      ...loraFlags,
     },
   });
   if (values.help) {
@@ -249,6 +253,16 @@ export async function serveCommand(args: string[]): Promise<number | undefined> 
   const speculative = speculativeFromFlags(values);
   if (speculative && modelArg === undefined) throw new UsageError("--model-draft and --speculative-config need a MODEL to speculate for");
   const toolCallParser = toolCallParserFlag(values);
+  const loraSettings = loraFromFlags(values);
+  if (loraSettings && modelArg === undefined) throw new UsageError("--enable-lora needs a MODEL to serve the adapters on");
+  // as vLLM, an adapter of --lora-modules that is not there stops the start
+  for (const { name, path } of loraSettings?.modules ?? []) {
+    if (!existsSync(path)) throw new Error(`Loading lora ${name} failed: No adapter found for ${path}`);
+  }
+  // one registry for every listener: their engines are shared, and so are the adapters loaded into them
+  const lora = loraSettings ? new LoraRegistry(loraSettings) : undefined;
+  const loraUpdating = names.some((name) => profiles[name].runtimeLoraUpdating) && runtimeLoraUpdating();
+  if (loraUpdating) log.warn("LoRA dynamic loading & unloading is enabled in the API server. This should ONLY be used for local development!");
   const servesOllama = names.some((name) => profiles[name].ollamaEnvironment);
   if (servesOllama && ollamaDebug() && !process.env.LLAMUX_LOG_LEVEL) process.env.LLAMUX_LOG_LEVEL = "debug";
   const manager = new ModelManager(servesOllama ? ollamaMaxLoadedModels() : undefined);
@@ -298,6 +312,7 @@ export async function serveCommand(args: string[]): Promise<number | undefined> 
       store: ModelStore.open({ ollamaModels: ollama }),
       ...engineExtras,
       ...(speculative ? { speculative } : {}),
+      ...(lora ? { lora } : {}),
       ...profile.modelRules,
     };
     const service = profile.modelService(manager, served, serviceOptions);
@@ -315,6 +330,7 @@ export async function serveCommand(args: string[]): Promise<number | undefined> 
     const app = createApp({
       profile, models, imageFetch, mcp, allowPush: values["allow-push"] ?? false, voicesDir: voicesDir(), ...(realtime ? { realtime } : {}), ...(toolCallParser ? { toolCallParser } : {}), ...(readiness ? { readiness } : {}),
       ...profile.metrics?.(manager, models, namedKeys.usage),
+      ...(profile.runtimeLoraUpdating && loraUpdating ? { runtimeLoraUpdating: true } : {}),
     }, options);
     const listenPort = port ?? profile.defaultPort;
     shutdown.addListener(listenOn(app, profile, host, listenPort, options.idleTimeoutSeconds, tls));

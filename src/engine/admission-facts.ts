@@ -23,10 +23,12 @@ export function waitingViews(queue: readonly ActiveRequest[]): WaitingView[] {
 
 /**
  * The waiting request a free sequence goes to, with that sequence and where its prefix comes from.
- * Requests whose disk state is still being read are not weighed. Undefined when no sequence is free or
- * nothing may be admitted.
+ * Requests whose disk state is still being read are not weighed, nor those `admissible` refuses now (a
+ * LoRA adapter beyond --max-loras). Undefined when no sequence is free or nothing may be admitted.
  */
-export function nextAdmission(queue: readonly ActiveRequest[], running: readonly SequenceSlot[], memory: SequenceMemory): Admission | undefined {
+export function nextAdmission(
+  queue: readonly ActiveRequest[], running: readonly SequenceSlot[], memory: SequenceMemory, admissible?: (active: ActiveRequest) => boolean,
+): Admission | undefined {
   const waiting = waitingViews(queue);
   const shares = new Map<string, OwnerShare>();
   const shareOf = (owner: string) => shares.get(owner) ?? shares.set(owner, ownerShare(owner, queue, running)).get(owner)!;
@@ -35,7 +37,8 @@ export function nextAdmission(queue: readonly ActiveRequest[], running: readonly
   for (const index of admissionWindow(waiting, shareOf)) {
     const active = queue[index]!;
     if (active.awaitingDisk && memory.isLoading(active.awaitingDisk)) continue;
-    const slot = memory.pickSlot(active.prompt, active.request.schedule?.session);
+    if (admissible && !admissible(active)) continue;
+    const slot = memory.pickSlot(active.prompt, active.request.schedule?.session, active.adapterId);
     if (!slot) return undefined;
     const source = memory.prefixSource(slot, active);
     weighed.set(index, { slot, source });

@@ -24,8 +24,12 @@ export abstract class EngineClient implements EngineHandle {
   private openStreams = 0;
   private drainWaiters: Array<() => void> = [];
   info!: ModelInfo;
+  /** The LoRA adapters requests may name, by name, with their files: those loaded with the engine and since. */
+  readonly adapters: Map<string, string>;
 
-  protected constructor(readonly options: EngineOptions) {}
+  protected constructor(readonly options: EngineOptions) {
+    this.adapters = new Map((options.lora?.modules ?? []).map(({ name, path }) => [name, path]));
+  }
 
   /** Hands a message to the host; called only while it runs. */
   protected abstract send(message: ParentMessage): void;
@@ -183,6 +187,19 @@ export abstract class EngineClient implements EngineHandle {
   /** A reranker's score of each document against the query, batched across documents in the engine. */
   rank(query: string, documents: string[]): Promise<RankResult> {
     return this.call({ type: "rank", callId: 0, query, documents }) as Promise<RankResult>;
+  }
+
+  /** Loads a LoRA adapter requests may then name (EngineOptions.lora); rejects with the engine's reason. */
+  async loadAdapter(name: string, path: string): Promise<void> {
+    await this.call({ type: "load_adapter", callId: 0, name, path });
+    this.adapters.set(name, path);
+  }
+
+  /** Unloads a LoRA adapter; requests in flight on it finish first. False when the engine had none of that name. */
+  async unloadAdapter(name: string): Promise<boolean> {
+    const unloaded = await this.call({ type: "unload_adapter", callId: 0, name }) as boolean;
+    this.adapters.delete(name);
+    return unloaded;
   }
 
   private call(message: Extract<ParentMessage, { callId: number }>): Promise<unknown> {

@@ -89,6 +89,8 @@ export function engineMessageHandler(send: (message: ChildMessage) => void, exit
       case "embed":
       case "rank":
       case "stats":
+      case "load_adapter":
+      case "unload_adapter":
         try {
           if (!engine) throw new Error("no model is loaded");
           const result = message.type === "tokenize"
@@ -96,7 +98,9 @@ export function engineMessageHandler(send: (message: ChildMessage) => void, exit
             : message.type === "detokenize" ? engine.detokenize(message.tokens)
             : message.type === "countPrompt" ? engine.countPromptTokens(message.prompt)
             : message.type === "embed" ? engine.embed(message.text, message.truncate)
-            : message.type === "rank" ? engine.rank(message.query, message.documents) : engine.stats();
+            : message.type === "rank" ? engine.rank(message.query, message.documents)
+            : message.type === "load_adapter" ? engine.loadAdapter(message.name, message.path)
+            : message.type === "unload_adapter" ? engine.unloadAdapter(message.name) : engine.stats();
           send({ type: "reply", callId: message.callId, result });
         } catch (error) {
           send({ type: "reply", callId: message.callId, error: (error as Error).message, ...(error instanceof EngineError ? { code: error.code } : {}) });

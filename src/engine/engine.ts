@@ -27,6 +27,8 @@ import { openKvEventPublisher, type KvEventPublisher } from "./kv-events/publish
 import type { KvEventsConfig } from "./kv-events/kv-events-config.ts";
 import type { SpeechEvent } from "./protocol.ts";
 import { SpeechRunner } from "./speech-runner.ts";
+import { LoraAdapters } from "./lora-adapters.ts";
+import { EngineAdapters } from "./engine-adapters.ts";
 
 // llama.cpp's own log lines go through llamux's logger in every process that runs an engine.
 setNativeLog({ write: writeLog, debug: logEnabled("debug") });
@@ -123,10 +125,12 @@ export class Engine {
   private readonly scheduler: Scheduler;
   private looping = false;
   readonly info: ModelInfo;
-  /** Resolves once the disk tier of the prompt cache is open (at once when there is none). */
+  /** Resolves once the disk tier of the prompt cache is open, with the stores of the adapters loaded with the model (at once when there is none). */
   readonly diskCacheReady: Promise<void>;
   private diskCache: DiskPromptStore | undefined;
   private disposed = false;
+  /** LoRA adapters per request (--enable-lora). */
+  private readonly lora: EngineAdapters | undefined;
   private kvPublisher: KvEventPublisher | undefined;
   /** Resolves once the KV-cache event publisher is bound (at once without one). */
   readonly kvEventsReady: Promise<void> = Promise.resolve();
@@ -137,6 +141,7 @@ export class Engine {
     private readonly images?: ImageEncoder,
     private readonly speculation?: Speculation,
     private readonly speech?: SpeechRunner,
+    adapters?: LoraAdapters,
   ) {
     // threads the user did not choose follow what the machine has free (thread-governor.ts)
     const governed = options.threads === undefined && runsOnCpu(gpuLayers) && threads > 1;
@@ -148,14 +153,18 @@ export class Engine {
       ...(runsOnCpu(gpuLayers) ? { promptFlushTokens: CPU_PROMPT_FLUSH_TOKENS } : {}),
       ...(governed ? { threadGovernor: new ThreadGovernor({ maxThreads: threads, apply: (n) => context.setThreads(n) }) } : {}),
       ...(promptCache ? { promptCache } : {}),
+      ...(adapters ? { adapters } : {}),
     });
     if (options.kvEvents && !speech) this.kvEventsReady = this.openKvEvents(options.kvEvents, options.modelPath, canRollBack);
-    this.diskCacheReady = promptCache && !speech
+    const baseDiskReady = promptCache && !speech
       ? openDiskCache(options, canRollBack).then((store) => {
         this.diskCache = store;
         if (store) this.scheduler.attachDisk(store);
       }, (error: Error) => log.warn(`prompt cache on disk: cannot open it, going on without: ${error.message}`))
       : Promise.resolve();
+    const adapterDisk = (path: string) => openDiskCache(options, canRollBack, path);
+    this.lora = this.scheduler.adapters && new EngineAdapters(this.scheduler.adapters, baseDiskReady.then(() => this.diskCache !== undefined && !this.disposed), adapterDisk);
+    this.diskCacheReady = Promise.all([baseDiskReady, this.lora?.ready()]).then(() => {});
     const chatTemplate = options.chatTemplate ?? model.chatTemplate();
     this.info = {
       path: model.path,
@@ -198,6 +207,7 @@ export class Engine {
     let images: ImageEncoder | undefined;
     let speculation: Speculation | undefined;
     let speech: SpeechRunner | undefined;
+    let adapters: LoraAdapters | undefined;
     try {
       // A text-to-speech projector: one sequence, whose hidden states the pipeline reads (speech-runner.ts)
       const speaks = options.projectorPath !== undefined && projectorGeneratesAudio(options.projectorPath);
@@ -227,8 +237,12 @@ export class Engine {
         ...(options.speculative && model.isRecurrentOrHybrid ? { recurrentRollback: options.speculative.maxDraftTokens ?? DEFAULT_MAX_DRAFT_TOKENS } : {}),
       });
       try {
-        const adapters = (options.loraAdapters ?? []).map((path) => ({ adapter: loadLoraAdapter(model, path), scale: 1 }));
-        if (adapters.length > 0) applyLoraAdapters(context, adapters);
+        const fixed = (options.loraAdapters ?? []).map((path) => loadLoraAdapter(model, path));
+        if (fixed.length > 0) applyLoraAdapters(context, fixed.map((adapter) => ({ adapter, scale: 1 })));
+        if (options.lora && !options.embeddings) {
+          adapters = new LoraAdapters(model, context, fixed, options.lora.maxLoras, options.lora.maxRank);
+          for (const { name, path } of options.lora.modules ?? []) adapters.load(name, path);
+        }
         if (options.projectorPath) {
           // a speech projector keeps libmtmd's own marker: the pipeline writes it to encode a reference voice
           const projector = MtmdContext.load(options.projectorPath, model, { threads, gpu: gpuLayers !== 0, ...(speaks ? {} : { mediaMarker: randomMediaMarker() }) });
@@ -251,7 +265,7 @@ export class Engine {
         context.dispose();
         throw error;
       }
-      return new Engine(model, context, options, threads, gpuLayers, sizes.perSequence, images, speculation, speech);
+      return new Engine(model, context, options, threads, gpuLayers, sizes.perSequence, images, speculation, speech, adapters);
     } catch (error) {
       model.dispose();
       throw error;
@@ -260,6 +274,25 @@ export class Engine {
 
   stats(): EngineStats {
     return this.scheduler.stats();
+  }
+
+  /**
+   * Loads a LoRA adapter requests may then name (vLLM's /v1/load_lora_adapter); the same file under the
+   * same name again changes nothing, another file replaces it. EngineError when LoRA is off or the file
+   * cannot serve (lora-adapters.ts).
+   */
+  loadAdapter(name: string, path: string): void {
+    this.loraAdapters().load(name, path);
+  }
+
+  /** Unloads a LoRA adapter (its requests in flight finish on it); false when none has the name. */
+  unloadAdapter(name: string): boolean {
+    return this.loraAdapters().unload(name);
+  }
+
+  private loraAdapters(): EngineAdapters {
+    if (!this.lora) throw new EngineError("invalid_request", "LoRA is not enabled. Use --enable-lora to enable LoRA.");
+    return this.lora;
   }
 
   /** Queues a request and makes sure the step loop runs; throws EngineError when it cannot be queued. */
@@ -420,10 +453,10 @@ export class Engine {
    * shutdown). Returns the states it queued.
    */
   async flushDiskCache(): Promise<number> {
-    await this.diskCacheReady;
+    await Promise.all([this.diskCacheReady, this.lora?.ready()]);
     while (this.looping) await Bun.sleep(IDLE_POLL_MS);
     const queued = this.scheduler.persistIdle();
-    await this.diskCache?.flush();
+    await Promise.all([this.diskCache?.flush(), this.lora?.flush()]);
     return queued;
   }
 
@@ -444,6 +477,6 @@ export class Engine {
     this.model.dispose();
     // states queued for the disk go on being written (they are copies); nothing new is queued
     const disk = this.diskCache;
-    return disk ? disk.flush().then(() => disk.close()) : Promise.resolve();
+    return Promise.all([disk?.flush().then(() => disk.close()), this.lora?.close()]).then(() => {});
   }
 }

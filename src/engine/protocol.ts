@@ -19,6 +19,9 @@ export type ParentMessage =
   | { type: "embed"; callId: number; text: string; truncate?: boolean }
   | { type: "rank"; callId: number; query: string; documents: string[] }
   | { type: "stats"; callId: number }
+  /** LoRA adapters per request (EngineOptions.lora): load one under a name, or unload one. */
+  | { type: "load_adapter"; callId: number; name: string; path: string }
+  | { type: "unload_adapter"; callId: number; name: string }
   | { type: "shutdown" };
 
 export type ChildMessage =

@@ -10,6 +10,7 @@ import { StructuredOutputError } from "../chat/structured/errors.ts";
 import type { ImageEncoder } from "./image-encoder.ts";
 import { disposeImages, promptTokenCount, tokenizeWithImages, type ImageSpan } from "./image-prompt.ts";
 import type { TokenOutput } from "./token-output.ts";
+import type { LoraAdapters } from "./lora-adapters.ts";
 
 export interface IntakeContext {
   model: LlamaModel;
@@ -17,14 +18,18 @@ export interface IntakeContext {
   output: TokenOutput;
   /** Most tokens one sequence may hold. */
   limit: number;
+  /** The LoRA adapters requests may name; none: the engine serves the base model only. */
+  adapters: LoraAdapters | undefined;
 }
 
 /** The request, ready to wait for a sequence; throws EngineError for one that cannot run. */
-export function intakeRequest({ model, images: encoder, output, limit }: IntakeContext, request: GenerateRequest, emit: EventSink): ActiveRequest {
+export function intakeRequest({ model, images: encoder, output, limit, adapters }: IntakeContext, request: GenerateRequest, emit: EventSink): ActiveRequest {
   // Checked here as well as in the client: one request's bad id must not fail the whole batch.
   checkRequestTokenIds(request, model.vocab.size);
+  const adapter = request.adapter === undefined ? undefined : servedAdapter(adapters, model, request.adapter);
   const { tokens: prompt, images } = tokenizePrompt(model, encoder, request);
   const active = new ActiveRequest(request, prompt, emit, images);
+  active.adapter = adapter;
   try {
     if (prompt.length === 0) throw new EngineError("invalid_request", "Cannot generate from an empty prompt");
     if (request.forcedTokens?.length === 0) throw new EngineError("invalid_request", "Cannot score an empty list of forced tokens");
@@ -44,6 +49,12 @@ export function intakeRequest({ model, images: encoder, output, limit }: IntakeC
     throw error;
   }
   return active;
+}
+
+/** The loaded adapter a request names; EngineError when the engine serves none by that name. */
+function servedAdapter(adapters: LoraAdapters | undefined, model: LlamaModel, name: string) {
+  if (!adapters) throw new EngineError("invalid_request", `Cannot use LoRA adapter "${name}": model "${model.path}" was loaded without LoRA support (--enable-lora)`);
+  return adapters.resolve(name);
 }
 
 /**

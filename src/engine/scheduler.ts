@@ -13,6 +13,7 @@
 // Images: a prompt's image goes through the vision encoder and is decoded into its sequence in a step
 // of its own, at most one image per step, before that step's token batch; the other sequences keep
 // decoding in every step, so an image delays them by one encode at most.
+// LoRA adapters per request: llama.cpp applies one to the whole context, so adapters take turns (adapter-schedule.ts).
 import { DecodeStatus, LlamaContext, TokenBatch, amxKernelsLoaded, type LlamaModel } from "../../ffi/llama.ts";
 import { ActiveRequest, SequenceSlot, type EventSink } from "./sequence.ts";
 import type { ThreadGovernor } from "./thread-governor.ts";
@@ -28,6 +29,8 @@ import { CHECKPOINT_MIN_NEW_TOKENS, SequenceMemory, type PrefixSource } from "./
 import { TokenOutput } from "./token-output.ts";
 import { intakeRequest } from "./request-intake.ts";
 import type { KvCacheNotifications } from "./kv-events/kv-cache-events.ts";
+import { AdapterSchedule } from "./adapter-schedule.ts";
+import type { LoraAdapters } from "./lora-adapters.ts";
 
 export const DEFAULT_QUEUE_LIMIT = 512;
 
@@ -50,6 +53,8 @@ export interface SchedulerOptions {
   promptCache?: PromptCache;
   /** The disk tier (--cache-disk), beside the host cache. */
   diskCache?: DiskPromptStore;
+  /** LoRA adapters requests may name (--enable-lora); none: the base model only. */
+  adapters?: LoraAdapters;
 }
 
 export class Scheduler {
@@ -76,6 +81,8 @@ export class Scheduler {
   private kvEvents: KvCacheNotifications | undefined;
   /** Where decode steps spent their time, in ms since the engine started (EngineStats.stepMs). */
   private readonly stepTimes = { decode: 0, sample: 0, total: 0 };
+  /** LoRA adapters per request, their turns and disk stores (the engine loads and unloads through it). */
+  readonly adapters?: AdapterSchedule;
 
   constructor(private readonly model: LlamaModel, private readonly context: LlamaContext, options: SchedulerOptions = {}) {
     this.queueLimit = options.queueLimit ?? DEFAULT_QUEUE_LIMIT;
@@ -88,6 +95,7 @@ export class Scheduler {
     this.batch = new TokenBatch(context.batchSize);
     this.memory = new SequenceMemory(this.slots, context, !model.isRecurrentOrHybrid, context.unifiedKv, options.promptCache, options.diskCache);
     this.coBatch = !(model.isRecurrentOrHybrid && amxKernelsLoaded());
+    if (options.adapters) this.adapters = new AdapterSchedule(options.adapters, this.memory, this.queue, this.admitted);
     this.output = new TokenOutput(model, context, this.limit, {
       release: (slot, reason, stop, stopToken) => this.release(slot, reason, stop, stopToken),
       fail: (slot, code, message) => {
@@ -99,14 +107,6 @@ export class Scheduler {
 
   get hasWork(): boolean {
     return this.queue.length > 0 || this.admitted.length > 0;
-  }
-
-  get running(): number {
-    return this.admitted.length;
-  }
-
-  get waiting(): number {
-    return this.queue.length;
   }
 
   stats(): EngineStats {
@@ -127,6 +127,7 @@ export class Scheduler {
       stepMs: { ...this.stepTimes },
       ...(promptCache ? { promptCache: promptCache.stats() } : {}),
       ...(disk ? { diskCache: disk.stats() } : {}),
+      ...(this.adapters ? { loraAdapters: this.adapters.stats() } : {}),
     };
   }
 
@@ -136,7 +137,7 @@ export class Scheduler {
     if (this.queue.length >= this.queueLimit) {
       throw new EngineError("busy", `Cannot accept request: ${this.queue.length} requests are already waiting (limit ${this.queueLimit})`);
     }
-    const active = intakeRequest({ model: this.model, images: this.images, output: this.output, limit: this.limit }, request, emit);
+    const active = intakeRequest({ model: this.model, images: this.images, output: this.output, limit: this.limit, adapters: this.adapters?.adapters }, request, emit);
     const session = request.schedule?.session;
     if (session !== undefined) this.memory.promptCache?.touchSession(session);
     this.byId.set(request.id, active);
@@ -193,14 +194,17 @@ export class Scheduler {
     if (this.admitted.length === 0) return false;
     this.sampleRestoredPrompts();
     if (this.admitted.length === 0) return true;
-    this.evaluateNextImage();
+    // the sequences of the adapter whose turn it is, with its adapter set applied (all of them without adapters)
+    const stepping = this.adapters?.slotsForStep(this.slots) ?? this.slots;
+    this.evaluateNextImage(stepping);
     // ggml's Intel AMX kernels (loaded only with LLAMUX_CPU_AMX=1) compute wrong results for hybrid
     // models when one micro-batch holds several sequences (ffi/cpu-backends.ts): those then decode one
     // sequence per llama_decode call, still interleaved step by step.
-    const groups = this.coBatch ? [this.slots] : this.slots.map((slot) => [slot]);
+    const groups = this.coBatch ? [stepping] : stepping.map((slot) => [slot]);
     for (const group of groups) {
       if (!this.decodeGroup(new Set(group))) break;
     }
+    this.adapters?.freeUnused();
     this.reportCachedBlocks();
     return true;
   }
@@ -209,7 +213,7 @@ export class Scheduler {
   private reportCachedBlocks(): void {
     const events = this.kvEvents;
     if (!events) return;
-    for (const slot of this.slots) events.sequenceCached(slot.seq, slot.cached);
+    for (const slot of this.slots) events.sequenceCached(slot.seq, slot.cached, slot.adapter);
     events.flush();
   }
 
@@ -223,9 +227,9 @@ export class Scheduler {
     }
   }
 
-  /** The first waiting image (in admission order) goes through the encoder into its sequence: one a step. */
-  private evaluateNextImage(): void {
-    const slot = this.admitted.find((s) => s.active!.pendingImage !== undefined);
+  /** The first waiting image (in admission order) of the stepping slots goes through the encoder into its sequence: one a step. */
+  private evaluateNextImage(stepping: readonly SequenceSlot[]): void {
+    const slot = this.admitted.find((s) => s.active!.pendingImage !== undefined && stepping.includes(s));
     if (!slot || !this.images) return;
     const evaluated = this.memory.evaluateImage(slot, this.images);
     if (typeof evaluated === "string") {
@@ -342,13 +346,13 @@ export class Scheduler {
 
   private admitWaiting(): void {
     while (this.queue.length > 0) {
-      const next = nextAdmission(this.queue, this.admitted, this.memory);
+      const next = nextAdmission(this.queue, this.admitted, this.memory, this.adapters?.mayAdmit);
       if (!next) return;
       const { index, active, slot, source } = next;
       if (source.kind === "disk") {
         // read into host memory off the step loop; the request is weighed again once it is there
         active.awaitingDisk = source.match as DiskEntry;
-        void this.memory.loadFromDisk(active.awaitingDisk);
+        void this.memory.loadFromDisk(active.awaitingDisk, active.adapterId);
         continue;
       }
       if (!this.roomForPrompt(active, slot, source)) return;
@@ -356,7 +360,7 @@ export class Scheduler {
       this.queue.splice(index, 1);
       this.memory.apply(slot, active, source);
       if (active.awaitingDisk) {
-        if (source.kind === "cache") this.memory.countDiskHit();
+        if (source.kind === "cache") this.memory.countDiskHit(active.adapterId);
         active.awaitingDisk = undefined;
       }
       if (!this.memory.canRollBack && active.prompt.length - slot.cached.length >= CHECKPOINT_MIN_NEW_TOKENS) {

@@ -2,6 +2,10 @@
 // each source offers its prompt (planning/prefix-source.ts), and carrying out the choice: keeping, copying
 // or restoring a prefix, saving what a sequence is about to lose into the host cache
 // (planning/cache-tiers.ts), making room in a shared KV pool, and feeding the disk tier.
+//
+// A state computed under one LoRA adapter is wrong under any other: a prompt reuses only what was computed
+// under its own adapter (SequenceSlot.adapterId), in live sequences, the host cache (keyed by adapter) and
+// the disk tier (one store per adapter, its identity naming the adapter file).
 import type { LlamaContext } from "../../ffi/llama.ts";
 import type { ActiveRequest, SequenceSlot } from "./sequence.ts";
 import { commonPrefixLength, planReuse, type ReusePlan } from "./planning/prefix-reuse.ts";
@@ -11,6 +15,7 @@ import type { PromptCache, PromptCacheEntry } from "./prompt-cache/host-cache.ts
 import type { DiskEntry, DiskPromptStore } from "./prompt-cache/disk-store.ts";
 import { imageCutAt } from "./image-prompt.ts";
 import type { ImageEncoder } from "./image-encoder.ts";
+import { BASE_ADAPTER } from "./planning/adapter-turns.ts";
 
 /** Recurrent/hybrid models save a checkpoint only after processing at least this many new prompt tokens. */
 export const CHECKPOINT_MIN_NEW_TOKENS = 32;
@@ -39,15 +44,25 @@ export class SequenceMemory {
 
   /** The disk tier, once it is open (it reads its index after the engine loads); none without a host cache. */
   disk: DiskPromptStore | undefined;
+  /** The disk tier's stores of states computed under per-request LoRA adapters, by adapter id. */
+  readonly adapterDisks = new Map<number, DiskPromptStore>();
 
-  /** The idle slot that keeps the most cached tokens for this prompt; the session's own, then least recently used, on ties. */
-  pickSlot(prompt: Int32Array, session?: string): SequenceSlot | undefined {
+  /** The disk store of an adapter's states (the base model's: `disk`). */
+  diskFor(adapter: number): DiskPromptStore | undefined {
+    return adapter === BASE_ADAPTER ? this.disk : this.adapterDisks.get(adapter);
+  }
+
+  /**
+   * The idle slot that keeps the most cached tokens for this prompt (memory of its adapter only); the
+   * session's own, then least recently used, on ties.
+   */
+  pickSlot(prompt: Int32Array, session?: string, adapter = BASE_ADAPTER): SequenceSlot | undefined {
     let best: SequenceSlot | undefined;
     let bestKeep = -1;
     const rank = (slot: SequenceSlot) => (session !== undefined && slot.session === session ? Infinity : -slot.lastUsed);
     for (const slot of this.slots) {
       if (slot.active) continue;
-      const keep = planReuse(slot.cached, prompt, this.canRollBack, slot.checkpoint?.length).keep;
+      const keep = slot.adapterId === adapter ? planReuse(slot.cached, prompt, this.canRollBack, slot.checkpoint?.length).keep : 0;
       if (keep > bestKeep || (keep === bestKeep && rank(slot) > rank(best!))) {
         best = slot;
         bestKeep = keep;
@@ -61,18 +76,19 @@ export class SequenceMemory {
    * had a disk state read for it is not offered the disk again: what could be read is in the host cache.
    */
   prefixSource(slot: SequenceSlot, active: ActiveRequest): PrefixSource {
-    const { prompt, images } = active;
-    let own = planReuse(slot.cached, prompt, this.canRollBack, slot.checkpoint?.length);
+    const { prompt, images, adapterId } = active;
+    let own = slot.adapterId === adapterId ? planReuse(slot.cached, prompt, this.canRollBack, slot.checkpoint?.length) : { keep: 0, fromCheckpoint: false };
     // An image is kept whole or processed again whole.
     const cut = imageCutAt(images, own.keep);
     if (cut) own = this.canRollBack ? { keep: cut.start, fromCheckpoint: false } : { keep: 0, fromCheckpoint: false };
     if (images.length > 0) return { kind: "own", plan: own };
     // A recurrent state cannot be cut back to a prefix, so only attention-only models copy cells.
     const copies = this.canRollBack
-      ? this.slots.filter((other) => other !== slot).map((from) => ({ from, keep: Math.min(commonPrefixLength(from.cached, prompt), prompt.length - 1) }))
+      ? this.slots.filter((other) => other !== slot && other.adapterId === adapterId)
+        .map((from) => ({ from, keep: Math.min(commonPrefixLength(from.cached, prompt), prompt.length - 1) }))
       : [];
-    const cached = this.promptCache?.find(prompt);
-    const disk = active.awaitingDisk ? undefined : this.disk?.find(prompt);
+    const cached = this.promptCache?.find(prompt, adapterId);
+    const disk = active.awaitingDisk ? undefined : this.diskFor(adapterId)?.find(prompt);
     return choosePrefixSource<SequenceSlot, PromptCacheEntry | DiskEntry>({
       own, copies, sharedPool: this.sharedPool, hasImages: false,
       ...(cached ? { cache: { match: cached.entry, keep: cached.keep } } : {}),
@@ -87,14 +103,15 @@ export class SequenceMemory {
   }
 
   /**
-   * Reads a disk entry into the host cache off the step loop; the request that wanted it finds it there at
-   * a later admission. Resolves when done (a file that cannot be used is logged and removed by the tier).
+   * Reads a disk entry (of the adapter's store) into the host cache off the step loop; the request that
+   * wanted it finds it there at a later admission. Resolves when done (a file that cannot be used is logged
+   * and removed by the tier).
    */
-  loadFromDisk(entry: DiskEntry): Promise<void> {
+  loadFromDisk(entry: DiskEntry, adapter = BASE_ADAPTER): Promise<void> {
     let pending = this.loading.get(entry);
     if (!pending) {
-      pending = this.disk!.load(entry).then((saved) => {
-        if (saved) this.promptCache?.store(saved.tokens, saved.state, saved.logits, saved.session, true);
+      pending = this.diskFor(adapter)!.load(entry).then((saved) => {
+        if (saved) this.promptCache?.store(saved.tokens, saved.state, saved.logits, saved.session, true, adapter);
       }).finally(() => this.loading.delete(entry));
       this.loading.set(entry, pending);
     }
@@ -114,14 +131,15 @@ export class SequenceMemory {
     else if (source.kind === "cache") this.restoreFromHost(slot, active, source.match as PromptCacheEntry, source.keep);
     ram?.countLookup(source.kind === "cache");
     // the disk tier was looked at when the host cache had nothing worth taking
-    if (source.kind !== "cache" && source.kind !== "copy") this.disk?.countLookup(false);
+    if (source.kind !== "cache" && source.kind !== "copy") this.diskFor(active.adapterId)?.countLookup(false);
     slot.lastUsed = ++this.clock;
     slot.session = active.request.schedule?.session;
+    slot.adapter = active.adapter;
   }
 
-  /** Counts a prompt served by a state the disk tier gave (it was read into the host cache for it). */
-  countDiskHit(): void {
-    this.disk?.countLookup(true);
+  /** Counts a prompt served by a state the adapter's disk store gave (it was read into the host cache for it). */
+  countDiskHit(adapter = BASE_ADAPTER): void {
+    this.diskFor(adapter)?.countLookup(true);
   }
 
   /**
@@ -133,18 +151,18 @@ export class SequenceMemory {
    */
   sharedPrefixEnd(slot: SequenceSlot, active: ActiveRequest, waiting: readonly ActiveRequest[]): number {
     if (this.canRollBack || !this.promptCache || active.images.length > 0) return 0;
-    const { prompt } = active;
-    let shared = this.promptCache.longestSharedPrefix(prompt);
+    const { prompt, adapterId } = active;
+    let shared = this.promptCache.longestSharedPrefix(prompt, adapterId);
     for (const other of this.slots) {
       if (other === slot) continue;
-      shared = Math.max(shared, commonPrefixLength(other.cached, prompt));
+      if (other.adapterId === adapterId) shared = Math.max(shared, commonPrefixLength(other.cached, prompt));
       // a prompt still being processed counts with what it will hold
-      if (other.active) shared = Math.max(shared, commonPrefixLength(other.active.prompt, prompt));
+      if (other.active?.adapterId === adapterId) shared = Math.max(shared, commonPrefixLength(other.active.prompt, prompt));
     }
-    for (const request of waiting) if (request !== active) shared = Math.max(shared, commonPrefixLength(request.prompt, prompt));
+    for (const request of waiting) if (request !== active && request.adapterId === adapterId) shared = Math.max(shared, commonPrefixLength(request.prompt, prompt));
     const worthSaving = shared >= PROMPT_CACHE_MIN_TOKENS && shared >= active.nextPromptIndex + CHECKPOINT_MIN_NEW_TOKENS
       && shared <= prompt.length - CHECKPOINT_MIN_NEW_TOKENS;
-    return worthSaving && !this.promptCache.covers(prompt.subarray(0, shared)) ? shared : 0;
+    return worthSaving && !this.promptCache.covers(prompt.subarray(0, shared), adapterId) ? shared : 0;
   }
 
   /**
@@ -155,7 +173,7 @@ export class SequenceMemory {
   saveAfterDecode(slot: SequenceSlot): void {
     const active = slot.active!;
     if (active.sharedPrefixEnd > 0 && active.nextPromptIndex === active.sharedPrefixEnd) {
-      this.promptCache!.store(slot.cached.slice(0, active.sharedPrefixEnd), this.context.saveSequence(slot.seq));
+      this.promptCache!.store(slot.cached.slice(0, active.sharedPrefixEnd), this.context.saveSequence(slot.seq), undefined, undefined, false, slot.adapterId);
       active.sharedPrefixEnd = 0;
     }
     if (active.checkpointAfterPrompt && slot.outputIndex >= 0 && active.nextPromptIndex === active.prompt.length) {
@@ -169,11 +187,11 @@ export class SequenceMemory {
    * do): what a session leaves behind survives a restart. Returns the states queued.
    */
   persistIdle(): number {
-    const disk = this.disk;
-    if (!disk) return 0;
+    if (!this.disk) return 0;
     let queued = 0;
     for (const slot of this.slots) {
-      if (slot.active) continue;
+      const disk = this.diskFor(slot.adapterId);
+      if (slot.active || !disk) continue;
       // a recurrent checkpoint serves a next turn whose reply was rendered otherwise than it was generated
       const checkpoint = slot.checkpoint;
       if (checkpoint && checkpoint.length < slot.cached.length && disk.wants(slot.cached.slice(0, checkpoint.length))) {
@@ -186,6 +204,8 @@ export class SequenceMemory {
       if (disk.enqueue({ tokens: Int32Array.from(slot.cached), state, logits: whole?.logits, session: slot.session })) queued++;
     }
     for (const entry of this.promptCache?.notOnDisk() ?? []) {
+      const disk = this.diskFor(entry.adapter);
+      if (!disk) continue;
       entry.onDisk = true;
       if (disk.enqueue({ tokens: entry.tokens, state: entry.state, logits: entry.logits, session: entry.session })) queued++;
     }
@@ -194,9 +214,10 @@ export class SequenceMemory {
 
   /** A host-cached state leaves memory: the disk tier writes it when it lacks it. */
   spill(entry: PromptCacheEntry): void {
-    if (entry.onDisk || !this.disk) return;
+    const disk = this.diskFor(entry.adapter);
+    if (entry.onDisk || !disk) return;
     entry.onDisk = true;
-    this.disk.enqueue({ tokens: entry.tokens, state: entry.state, logits: entry.logits, session: entry.session });
+    disk.enqueue({ tokens: entry.tokens, state: entry.state, logits: entry.logits, session: entry.session });
   }
 
   /**
@@ -210,11 +231,11 @@ export class SequenceMemory {
     const checkpoint = slot.checkpoint;
     const leaving = {
       cachedLength: slot.cached.length, keep, checkpointLength: checkpoint?.length ?? 0,
-      covered: cache.covers(slot.cached), heldElsewhere: this.heldElsewhere(slot),
+      covered: cache.covers(slot.cached, slot.adapterId), heldElsewhere: this.heldElsewhere(slot),
     };
     const keepStates = statesToKeep(leaving);
-    if (keepStates.checkpoint) cache.store(slot.cached.slice(0, checkpoint!.length), checkpoint!.state, checkpoint!.logits, slot.session);
-    if (keepStates.whole) cache.store(slot.cached, this.context.saveSequence(slot.seq), undefined, slot.session);
+    if (keepStates.checkpoint) cache.store(slot.cached.slice(0, checkpoint!.length), checkpoint!.state, checkpoint!.logits, slot.session, false, slot.adapterId);
+    if (keepStates.whole) cache.store(slot.cached, this.context.saveSequence(slot.seq), undefined, slot.session, false, slot.adapterId);
   }
 
   /** The slot's memory goes to the host cache (when worth keeping there) and leaves the KV cache. */
@@ -327,7 +348,7 @@ export class SequenceMemory {
   /** Whether another sequence holds every cached token of this slot (as a prefix that can be copied). */
   private heldElsewhere(slot: SequenceSlot): boolean {
     if (!this.canRollBack) return false;
-    return this.slots.some((other) => other !== slot && other.cached.length >= slot.cached.length
+    return this.slots.some((other) => other !== slot && other.adapterId === slot.adapterId && other.cached.length >= slot.cached.length
       && commonPrefixLength(other.cached, slot.cached) === slot.cached.length);
   }
 

@@ -5,6 +5,8 @@ import { Utf8PieceDecoder } from "./utf8-stream.ts";
 import type { EngineEvent, FinishReason, GenerateRequest, RequestUsage } from "./types.ts";
 import { disposeImages, type ImageSpan } from "./image-prompt.ts";
 import type { DiskEntry } from "./prompt-cache/disk-store.ts";
+import type { ServedAdapter } from "./lora-adapters.ts";
+import { BASE_ADAPTER } from "./planning/adapter-turns.ts";
 
 export type EventSink = (event: EngineEvent) => void;
 
@@ -30,6 +32,8 @@ export class ActiveRequest {
   /** A restored checkpoint's logits: the first token is sampled from them, with no decode. */
   restoredLogits: Float32Array | undefined;
   cancelled = false;
+  /** The LoRA adapter it runs with (GenerateRequest.adapter); none: the base model. */
+  adapter: ServedAdapter | undefined;
   /** Times a later request was admitted before this one while it waited (bounded by MAX_OVERTAKEN). */
   overtaken = 0;
   /** Steps since its prompt last took tokens in which other prompts did (see Scheduler.prefillOrder). */
@@ -69,6 +73,11 @@ export class ActiveRequest {
 
   get id(): string {
     return this.request.id;
+  }
+
+  /** Its adapter's id, which KV states are keyed by (BASE_ADAPTER without one). */
+  get adapterId(): number {
+    return this.adapter?.id ?? BASE_ADAPTER;
   }
 
   get prefilling(): boolean {
@@ -166,6 +175,8 @@ export class SequenceSlot {
   lastUsed = 0;
   /** The session of the request that last used this memory (RequestSchedule.session), when it said. */
   session: string | undefined;
+  /** The LoRA adapter its memory was computed under (none: the base model); a state is wrong under any other. */
+  adapter: ServedAdapter | undefined;
   /** Batch index whose logits this slot samples from after the current decode, or -1. */
   outputIndex = -1;
   /** Draft tokens in the current decode after the slot's next token (speculative decoding), to verify. */
@@ -176,6 +187,11 @@ export class SequenceSlot {
    */
   readonly sharedWith = new Map<SequenceSlot, number>();
   constructor(readonly seq: number) {}
+
+  /** Its adapter's id (BASE_ADAPTER without one), which states are keyed by. */
+  get adapterId(): number {
+    return this.adapter?.id ?? BASE_ADAPTER;
+  }
 
   /** Forgets cached tokens from `length` on, and a checkpoint that covered any of them. */
   truncate(length: number): void {

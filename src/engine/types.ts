@@ -45,6 +45,11 @@ export interface GenerateRequest {
   id: string;
   /** Session, owner and priority, for admission and the prompt cache. */
   schedule?: RequestSchedule;
+  /**
+   * The LoRA adapter to run with, by the name it was loaded under (EngineOptions.lora, Engine.loadAdapter);
+   * unset: the base model (with the Modelfile's adapters, which apply to every request).
+   */
+  adapter?: string;
   /** Text (tokenized by the engine) or token ids. */
   prompt: string | number[];
   /**
@@ -177,6 +182,12 @@ export interface EngineOptions {
   rank?: boolean;
   /** LoRA adapter GGUFs applied at full scale to every request (Modelfile ADAPTER). */
   loraAdapters?: string[];
+  /**
+   * LoRA adapters per request (vLLM's --enable-lora): those loaded with the model (--lora-modules; more
+   * come and go with Engine.loadAdapter and unloadAdapter), how many adapters may hold sequences at once
+   * (--max-loras, default 1) and the largest rank loaded (--max-lora-rank, default 16).
+   */
+  lora?: { modules?: LoraModule[]; maxLoras?: number; maxRank?: number };
   /** Speculative decoding: a draft model or n-gram lookup proposes tokens the model verifies in one step. */
   speculative?: SpeculativeOptions;
   /**
@@ -193,6 +204,12 @@ export interface EngineOptions {
   cacheDisk?: { dir: string; limitMiB: number };
   /** Publish KV-cache events in vLLM's format (--kv-events-config); attention-only models. */
   kvEvents?: KvEventsConfig;
+}
+
+/** A LoRA adapter GGUF requests name as GenerateRequest.adapter. */
+export interface LoraModule {
+  name: string;
+  path: string;
 }
 
 /** A pooled embedding: L2-normalised, with its input's token count and its length before normalising. */

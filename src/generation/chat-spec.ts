@@ -116,6 +116,8 @@ export interface ContextCeiling {
 export interface ModelHandle {
   /** The engine, loaded (or reloaded) with at least these load options. */
   engine(load: Partial<EngineOptions>): Promise<EngineHandle>;
+  /** The LoRA adapter the model's requests run with, by its name in the engine (GenerateRequest.adapter). */
+  adapter?: string;
   /**
    * Makes the model's context hold `neededTokens` (reloading it with more, within its trained context and
    * memory); false where it cannot. A host without it never grows a model.

@@ -109,6 +109,7 @@ export async function runChat(model: ModelHandle, spec: ChatSpec, run: RunOption
   if (maxTokens !== undefined) request.maxTokens = maxTokens;
   if (spec.logprobs !== undefined) request.logprobs = spec.logprobs;
   if (spec.promptProgress) request.promptProgress = true;
+  if (model.adapter !== undefined) request.adapter = model.adapter;
   // The host's facts about the caller win over what the request itself says (it cannot name another owner).
   const schedule = { ...spec.schedule, ...settings.schedule, ...run.schedule };
   if (Object.keys(schedule).length) request.schedule = schedule;

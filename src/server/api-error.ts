@@ -18,13 +18,19 @@ export class ApiError extends Error {
   readonly code: string | null;
   /** Headers the answer carries whatever its shape (a 429's Retry-After). */
   readonly headers: Record<string, string>;
-  constructor(status: number, message: string, options: { param?: string | null; code?: string | null; cause?: unknown; headers?: Record<string, string> } = {}) {
+  /** The error's type where the anchor names it otherwise than by its status (vLLM's InvalidUserInput). */
+  readonly type: string | undefined;
+  constructor(
+    status: number, message: string,
+    options: { param?: string | null; code?: string | null; cause?: unknown; headers?: Record<string, string>; type?: string } = {},
+  ) {
     super(message, { cause: options.cause });
     this.name = "ApiError";
     this.status = status;
     this.param = options.param ?? null;
     this.code = options.code ?? null;
     this.headers = options.headers ?? {};
+    this.type = options.type;
   }
 }
 

@@ -26,6 +26,7 @@ export function servedModel(deps: ServerDeps, model: ServedModel, load: ServedMo
     engine: (options) => deps.models.engine(model, { ...options, ...load.extra }, load.keepAlive),
     grow: (neededTokens) => deps.models.growContext(model, neededTokens),
     ceiling: () => deps.models.contextCeiling(model),
+    ...(model.adapter ? { adapter: model.adapter.name } : {}),
   };
 }
 

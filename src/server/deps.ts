@@ -48,4 +48,6 @@ export interface ServerDeps {
   realtime?: RealtimeSettings;
   /** The loads of the models named on the command line (profile b's /health waits for them). */
   readiness?: StartupReadiness;
+  /** Profile b: POST /v1/load_lora_adapter and /v1/unload_lora_adapter exist (VLLM_ALLOW_RUNTIME_LORA_UPDATING). */
+  runtimeLoraUpdating?: boolean;
 }

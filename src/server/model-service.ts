@@ -1,6 +1,7 @@
 // The models a server offers and how a request's `model` field finds one: a model named on `llamux serve`
-// (by its served name or file path), a GGUF path the request names directly, or a name in the model
-// store (`[host/][namespace/]model[:tag]`, any case), which brings its Modelfile layers along.
+// (by its served name or file path), a LoRA adapter served on it (--enable-lora), a GGUF path the request
+// names directly, or a name in the model store (`[host/][namespace/]model[:tag]`, any case), which brings
+// its Modelfile layers along.
 import { existsSync, statSync } from "node:fs";
 import { freemem } from "node:os";
 import { basename } from "node:path";
@@ -18,6 +19,8 @@ import { contextCeiling, grownContext, grownContextSize, type GrownContext } fro
 import type { ContextCeiling } from "../generation/chat-spec.ts";
 import { checkModelAllowed } from "../keys/key-request.ts";
 import type { KvEventsConfig } from "../engine/kv-events/kv-events-config.ts";
+import type { LoraRegistry } from "./lora-registry.ts";
+import { ServedAdapters } from "./served-adapters.ts";
 
 const log = logger("models");
 
@@ -80,6 +83,11 @@ export interface ServedModel {
   stored?: ResolvedModel;
   /** The vision projector loaded with the model (a sibling mmproj-*.gguf, or the store's projector layer). */
   projectorPath?: string;
+  /**
+   * Set for a LoRA adapter served per request (--lora-modules, /v1/load_lora_adapter): the rest of the
+   * model is its parent's, whose engine runs its requests with the adapter.
+   */
+  adapter?: { name: string; path: string; parent: string };
 }
 
 /** How long a model a request loads or uses may stay idle, and how that combines with its current keep-alive. */
@@ -136,6 +144,8 @@ export interface ModelServiceOptions {
   instances?: InstancePolicy;
   /** The message of a 404 for a model name that finds nothing. Default: vLLM's words. */
   modelNotFound?: (name: string) => string;
+  /** LoRA adapters per request on the served models (--enable-lora): one registry for every listener. */
+  lora?: LoraRegistry;
 }
 
 /** vLLM's words for a model it does not serve. */
@@ -157,6 +167,8 @@ function speculativeOf(model: ServedModel, served: EngineOptions["speculative"])
 
 export class ModelService {
   private readonly served: ServedModel[];
+  /** The served models' LoRA adapters, when --enable-lora is on. */
+  readonly adapters: ServedAdapters | undefined;
 
   constructor(
     protected readonly manager: ModelManager, served: Array<{ path: string; name?: string; projectorPath?: string }>, private readonly options: ModelServiceOptions,
@@ -168,10 +180,35 @@ export class ModelService {
       pinned: true,
       ...(projectorPath ? { projectorPath } : {}),
     }));
+    this.adapters = options.lora ? new ServedAdapters(options.lora, () => this.served) : undefined;
   }
 
   list(): ServedModel[] {
     return this.served;
+  }
+
+  /** The LoRA adapters requests may name, each as a model whose `parent` is a served one (vLLM's /v1/models). */
+  listAdapters(): ServedModel[] {
+    return this.adapters?.models() ?? [];
+  }
+
+  /** vLLM's /v1/load_lora_adapter on this service's served models. */
+  loadAdapter(request: Parameters<ServedAdapters["load"]>[1]): Promise<string> {
+    return this.loraAdapters().load(this.adapterHost(), request);
+  }
+
+  /** vLLM's /v1/unload_lora_adapter. */
+  unloadAdapter(request: Parameters<ServedAdapters["unload"]>[1]): Promise<string> {
+    return this.loraAdapters().unload(this.adapterHost(), request);
+  }
+
+  private loraAdapters(): ServedAdapters {
+    if (!this.adapters) throw badRequest("LoRA is not enabled. Use --enable-lora to enable LoRA.");
+    return this.adapters;
+  }
+
+  private adapterHost() {
+    return { engine: (model: ServedModel) => this.engine(model), loadedEngines: (model: ServedModel) => this.loadedOf(model).map((l) => l.engine) };
   }
 
   /** The model a request names; an empty name means the first served model. */
@@ -200,6 +237,8 @@ export class ModelService {
   protected findNamed(name: string, param: string): ServedModel | undefined {
     const served = this.served.find((m) => m.id === name || m.path === name || basename(m.path) === name);
     if (served) return served;
+    const adapter = this.adapters?.find(name);
+    if (adapter) return adapter;
     if (name.endsWith(".gguf")) {
       const byPath = this.modelAtPath(name, param);
       if (byPath) return byPath;
@@ -406,6 +445,8 @@ export class ModelService {
       ...(this.options.kvEvents ? { kvEvents: this.options.kvEvents } : {}),
       // a store model's ADAPTER layers (another engine than the bare model's: the key includes them)
       ...(model.stored?.adapterPaths.length ? { loraAdapters: model.stored.adapterPaths } : {}),
+      // a served model's per-request adapters (an adapter's model is its parent's, so runs on its engine)
+      ...(model.pinned && this.adapters ? this.adapters.engineOptions(this.parentOf(model)) : {}),
       ...speculativeOf(model, this.options.speculative),
       ...overrides,
     };
@@ -436,8 +477,15 @@ export class ModelService {
     const engine = await this.manager.engine(
       this.engineOptions(model, overrides), keepAlive?.ms ?? this.defaultKeepAliveMs(model), keepAlive?.policy ?? "longest", this.options.instances,
     );
-    modelOfEngine.set(engine, model);
+    const parent = this.parentOf(model);
+    modelOfEngine.set(engine, parent);
+    if (model.pinned && this.adapters) await this.adapters.sync(engine, parent, model);
     return engine;
+  }
+
+  /** The served model a LoRA adapter's model runs on; any other model is its own. */
+  private parentOf(model: ServedModel): ServedModel {
+    return model.adapter ? this.served.find((m) => m.id === model.adapter!.parent) ?? model : model;
   }
 
   /** Every loaded engine, with the model it serves (engines loaded by path alone get a model for their path). */

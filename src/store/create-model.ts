@@ -6,6 +6,7 @@ import { rm } from "node:fs/promises";
 import type { QuantizationType } from "../../ffi/quantize.ts";
 import { tempPathIn } from "./atomic-file.ts";
 import { type GgufHeader, GgufReadError, ggufNumber, ggufString, readGgufHeaderSync } from "./gguf.ts";
+import { LoraAdapterFileError, readLoraAdapter } from "./lora-adapter-file.ts";
 import { CONFIG_MEDIA_TYPE, MANIFEST_MEDIA_TYPE, layerMediaType, type Manifest, type ManifestLayer } from "./manifest.ts";
 import { fileTypeName, modelConfigFromHeader } from "./model-config.ts";
 import { checkModelLayer, discardBlob } from "./model-layer.ts";
@@ -104,18 +105,11 @@ export function checkGgufFile(path: string): GgufHeader {
 
 /** An ADAPTER blob: a GGUF LoRA adapter for the model's architecture, or CreateModelError. */
 function checkAdapter(path: string, file: string, modelArchitecture: string | undefined): void {
-  let header: GgufHeader;
   try {
-    header = readGgufHeaderSync(path, { maxArrayLength: 0 });
+    readLoraAdapter(path, modelArchitecture);
   } catch (error) {
-    throw new CreateModelError(`adapter "${file}" is not a GGUF file: ${error instanceof GgufReadError ? error.reason : "cannot read it"}`);
-  }
-  if (ggufString(header, "general.type") !== "adapter" || ggufString(header, "adapter.type") !== "lora") {
-    throw new CreateModelError(`adapter "${file}" is not a LoRA adapter: its GGUF metadata needs general.type "adapter" and adapter.type "lora"`);
-  }
-  const architecture = ggufString(header, "general.architecture");
-  if (modelArchitecture && architecture !== modelArchitecture) {
-    throw new CreateModelError(`adapter "${file}" is for architecture "${architecture ?? "unknown"}", but the model is "${modelArchitecture}"`);
+    if (error instanceof LoraAdapterFileError) throw new CreateModelError(`adapter "${file}" ${error.reason}`);
+    throw error;
   }
 }
 

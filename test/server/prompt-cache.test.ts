@@ -70,7 +70,7 @@ describe("--cache-disk", () => {
     try {
       const before = await startServer(args);
       const client = new Anthropic({ baseURL: before.baseUrl, apiKey: "placeholder", maxRetries: 0 });
-      const first = await client.messages.create({ model: MODEL, system: longSystem, messages: turn1, max_tokens: 4, temperature: 0 });
+      const first = await client.messages.create({ model: MODEL, system: longSystem, messages: turn1, max_tokens: 4, ...({ temperature: 0 } as object) });
       expect(first.usage.input_tokens).toBeGreaterThan(600);
       // the state is written when the engine is idle; a clean stop waits for what is on its way
       for (let i = 0; i < 200 && files().length === 0; i++) await Bun.sleep(50);
@@ -82,7 +82,7 @@ describe("--cache-disk", () => {
         const again = new Anthropic({ baseURL: after.baseUrl, apiKey: "placeholder", maxRetries: 0 });
         const reply = first.content.map((block) => (block.type === "text" ? block.text : "")).join("");
         const turn2: Anthropic.MessageParam[] = [...turn1, { role: "assistant", content: reply || "..." }, { role: "user", content: "And the slowest one?" }];
-        const second = await again.messages.create({ model: MODEL, system: longSystem, messages: turn2, max_tokens: 4, temperature: 0 });
+        const second = await again.messages.create({ model: MODEL, system: longSystem, messages: turn2, max_tokens: 4, ...({ temperature: 0 } as object) });
         const cached = second.usage.cache_read_input_tokens ?? 0;
         const total = second.usage.input_tokens + cached + (second.usage.cache_creation_input_tokens ?? 0);
         // everything up to the first turn's question comes back from disk

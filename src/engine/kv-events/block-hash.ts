@@ -12,26 +12,38 @@ export const DEFAULT_HASH_SEED = "vllm-none-hash";
 /** NONE_HASH for `seed`: the parent of every chain's first block. */
 export function noneHash(seed: string): Uint8Array {
   const writer = new ByteWriter();
-  const text = new TextEncoder().encode(seed);
-  cborHead(writer, 3, text.length);
-  writer.raw(text);
+  cborText(writer, seed);
   return sha256(writer.bytes());
 }
 
-/** The hash of one full block after `parent` (extra keys: none; llamux hashes no images, adapters or salts in). */
-export function blockHash(parent: Uint8Array, tokens: ArrayLike<number>): Uint8Array {
-  return sha256(blockHashInput(parent, tokens));
+function cborText(writer: ByteWriter, value: string): void {
+  const text = new TextEncoder().encode(value);
+  cborHead(writer, 3, text.length);
+  writer.raw(text);
 }
 
-/** cbor2.dumps((parent, tuple(tokens), None), canonical=True) */
-export function blockHashInput(parent: Uint8Array, tokens: ArrayLike<number>): Uint8Array {
+/**
+ * The hash of one full block after `parent`. Extra keys: a per-request LoRA adapter's name, as vLLM adds
+ * it (llamux hashes no images or salts in); none for the base model.
+ */
+export function blockHash(parent: Uint8Array, tokens: ArrayLike<number>, extraKeys?: readonly string[]): Uint8Array {
+  return sha256(blockHashInput(parent, tokens, extraKeys));
+}
+
+/** cbor2.dumps((parent, tuple(tokens), extra_keys), canonical=True): extra_keys a tuple of strings, or None. */
+export function blockHashInput(parent: Uint8Array, tokens: ArrayLike<number>, extraKeys?: readonly string[]): Uint8Array {
   const writer = new ByteWriter();
   cborHead(writer, 4, 3);
   cborHead(writer, 2, parent.length);
   writer.raw(parent);
   cborHead(writer, 4, tokens.length);
   for (let i = 0; i < tokens.length; i++) cborHead(writer, 0, tokens[i]!);
-  writer.u8(0xf6);
+  if (!extraKeys?.length) {
+    writer.u8(0xf6);
+    return writer.bytes();
+  }
+  cborHead(writer, 4, extraKeys.length);
+  for (const key of extraKeys) cborText(writer, key);
   return writer.bytes();
 }
 

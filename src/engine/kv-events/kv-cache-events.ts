@@ -5,15 +5,20 @@
 //
 // Blocks are keyed by their chained hash (content and everything before it), so a prefix two sequences
 // hold is stored once and removed when neither holds it, as vLLM's shared prefix blocks are. Events of
-// one engine step go out together as one batch on the next flush.
+// one engine step go out together as one batch on the next flush. Blocks computed under a per-request
+// LoRA adapter hash its name in and name it (lora_id, lora_name), as vLLM's do: they serve only that
+// adapter's prompts.
 import { KV_BLOCK_TOKENS } from "../kv-blocks.ts";
 import { blockHash, externalBlockHash, noneHash } from "./block-hash.ts";
 import { encodeMsgpack, type MsgpackValue } from "./msgpack.ts";
 
 /** The scheduler's side: what it reports, when. */
 export interface KvCacheNotifications {
-  /** Sequence `seq` now holds `tokens` in its memory (all of them, from position 0; only full blocks count). */
-  sequenceCached(seq: number, tokens: ArrayLike<number>): void;
+  /**
+   * Sequence `seq` now holds `tokens` in its memory (all of them, from position 0; only full blocks count),
+   * computed under `lora` (none: the base model).
+   */
+  sequenceCached(seq: number, tokens: ArrayLike<number>, lora?: KvLora): void;
   /** Sequence `seq` dropped its memory from position `from` on (0: all of it). */
   sequenceDropped(seq: number, from: number): void;
   /** Every sequence's memory was cleared at once. */
@@ -25,9 +30,16 @@ export interface KvCacheNotifications {
 /** Sends one encoded batch; the ZeroMQ publisher frames it with the topic and a sequence number. */
 export type BatchSink = (payload: Uint8Array) => void;
 
+/** A per-request LoRA adapter: its id within the engine (one per load) and its name. */
+export interface KvLora {
+  readonly id: number;
+  readonly name: string;
+}
+
 interface HeldBlock {
   digest: Uint8Array;
   tokens: number[];
+  lora: KvLora | undefined;
 }
 
 /** vLLM names the engine's own KV cache "GPU" whatever the device; llamux's cells are that tier. */
@@ -46,17 +58,20 @@ export class KvCacheEvents implements KvCacheNotifications {
     this.root = noneHash(seed);
   }
 
-  sequenceCached(seq: number, tokens: ArrayLike<number>): void {
+  sequenceCached(seq: number, tokens: ArrayLike<number>, lora?: KvLora): void {
     const chain = this.chains.get(seq) ?? [];
     const full = Math.floor(tokens.length / KV_BLOCK_TOKENS);
     let same = 0;
-    while (same < Math.min(chain.length, full) && sameTokens(chain[same]!.tokens, tokens, same * KV_BLOCK_TOKENS)) same++;
+    // a chain is computed under one adapter: under another, none of its blocks holds
+    if (chain[0]?.lora?.id === lora?.id) {
+      while (same < Math.min(chain.length, full) && sameTokens(chain[same]!.tokens, tokens, same * KV_BLOCK_TOKENS)) same++;
+    }
     this.release(chain.splice(same));
     const stored: HeldBlock[] = [];
     for (let i = same; i < full; i++) {
       const blockTokens = Array.from({ length: KV_BLOCK_TOKENS }, (_, j) => tokens[i * KV_BLOCK_TOKENS + j]!);
       const parent = chain.at(-1)?.digest ?? this.root;
-      const block = { digest: blockHash(parent, blockTokens), tokens: blockTokens };
+      const block = { digest: blockHash(parent, blockTokens, lora && [lora.name]), tokens: blockTokens, lora };
       chain.push(block);
       if (this.hold(block)) stored.push(block);
     }
@@ -119,16 +134,17 @@ export class KvCacheEvents implements KvCacheNotifications {
     const emit = () => {
       if (run.length === 0) return;
       const parentIndex = chain.indexOf(run[0]!) - 1;
+      const lora = run[0]!.lora;
       this.events.push({
         type: "BlockStored",
         block_hashes: run.map((block) => externalBlockHash(block.digest)),
         parent_block_hash: parentIndex >= 0 ? externalBlockHash(chain[parentIndex]!.digest) : null,
         token_ids: run.flatMap((block) => block.tokens),
         block_size: KV_BLOCK_TOKENS,
-        lora_id: null,
+        lora_id: lora?.id ?? null,
         medium: MEDIUM,
-        lora_name: null,
-        extra_keys: run.map(() => null),
+        lora_name: lora?.name ?? null,
+        extra_keys: run.map(() => (lora ? [lora.name] : null)),
         group_idx: 0,
         kv_cache_spec_kind: "full_attention",
       });

@@ -8,10 +8,12 @@
 // token when they were kept (a recurrent checkpoint), so that the same prompt again needs no decode.
 // Attention-only models can restore an entry and drop its cells past the common prefix, so an entry
 // serves any prompt sharing a prefix with it; a recurrent state cannot be rolled back, so there an
-// entry serves only prompts that start with all of its tokens.
+// entry serves only prompts that start with all of its tokens. A state serves only prompts of the LoRA
+// adapter it was computed under (its id, BASE_ADAPTER for the base model).
 import { commonPrefixLength } from "../planning/prefix-reuse.ts";
 import { evictionOrder } from "../planning/cache-tiers.ts";
 import { entryServes, usableLength } from "./prefix-match.ts";
+import { BASE_ADAPTER } from "../planning/adapter-turns.ts";
 
 export interface PromptCacheEntry {
   readonly tokens: Int32Array;
@@ -20,6 +22,8 @@ export interface PromptCacheEntry {
   readonly bytes: number;
   /** The session whose request left this state, when it said (RequestSchedule.session). */
   readonly session: string | undefined;
+  /** The LoRA adapter the state was computed under. */
+  readonly adapter: number;
   lastUsed: number;
   /** The disk tier holds this state already. */
   onDisk: boolean;
@@ -78,9 +82,9 @@ export class PromptCache {
     };
   }
 
-  /** Whether an entry already holds every token of `tokens` as a prefix this cache could serve. */
-  covers(tokens: ArrayLike<number>): boolean {
-    return this.entries.some((entry) => entryServes(entry.tokens, tokens, this.canRollBack));
+  /** Whether an entry of the adapter already holds every token of `tokens` as a prefix this cache could serve. */
+  covers(tokens: ArrayLike<number>, adapter = BASE_ADAPTER): boolean {
+    return this.entries.some((entry) => entry.adapter === adapter && entryServes(entry.tokens, tokens, this.canRollBack));
   }
 
   /**
@@ -88,12 +92,15 @@ export class PromptCache {
    * that can roll back) are dropped; least recently used entries go until it fits. Returns the entry, or
    * undefined when it was not kept: larger than the whole cache, or already covered by an entry.
    */
-  store(tokens: ArrayLike<number>, state: Uint8Array, logits?: Float32Array, session?: string, onDisk = false): PromptCacheEntry | undefined {
+  store(
+    tokens: ArrayLike<number>, state: Uint8Array, logits?: Float32Array, session?: string, onDisk = false, adapter = BASE_ADAPTER,
+  ): PromptCacheEntry | undefined {
     const bytes = state.byteLength + (logits?.byteLength ?? 0) + tokens.length * 4;
     if (bytes > this.limitBytes || tokens.length === 0) return undefined;
-    if (this.covers(tokens)) return undefined;
+    if (this.covers(tokens, adapter)) return undefined;
     for (let i = this.entries.length - 1; i >= 0; i--) {
-      if (entryServes(tokens, this.entries[i]!.tokens, this.canRollBack)) this.drop(i, false);
+      const entry = this.entries[i]!;
+      if (entry.adapter === adapter && entryServes(tokens, entry.tokens, this.canRollBack)) this.drop(i, false);
     }
     const evicted = evictionOrder(this.entries, bytes, this.bytes, this.limitBytes).map((i) => this.entries[i]!);
     for (const entry of evicted) {
@@ -101,7 +108,7 @@ export class PromptCache {
       this.evicted++;
       this.log(`prompt cache: evicted ${entry.tokens.length} tokens (${size(entry.bytes)}), least recently used, to keep ${tokens.length} tokens (${size(bytes)}) within ${size(this.limitBytes)}`);
     }
-    const entry: PromptCacheEntry = { tokens: Int32Array.from(tokens), state, logits, bytes, session, lastUsed: ++this.clock, onDisk };
+    const entry: PromptCacheEntry = { tokens: Int32Array.from(tokens), state, logits, bytes, session, adapter, lastUsed: ++this.clock, onDisk };
     this.entries.push(entry);
     this.bytes += bytes;
     this.stored++;
@@ -109,19 +116,20 @@ export class PromptCache {
     return entry;
   }
 
-  /** The entry that gives `prompt` the most tokens, and how many: at most `prompt.length - 1` unless the entry carries logits. */
-  find(prompt: ArrayLike<number>): PromptCacheMatch | undefined {
+  /** The adapter's entry that gives `prompt` the most tokens, and how many: at most `prompt.length - 1` unless the entry carries logits. */
+  find(prompt: ArrayLike<number>, adapter = BASE_ADAPTER): PromptCacheMatch | undefined {
     let best: PromptCacheMatch | undefined;
     for (const entry of this.entries) {
+      if (entry.adapter !== adapter) continue;
       const keep = usableLength(entry.tokens, entry.logits !== undefined, prompt, this.canRollBack);
       if (keep > 0 && keep > (best?.keep ?? 0)) best = { entry, keep };
     }
     return best;
   }
 
-  /** The most tokens `prompt` shares from its start with any entry's tokens, whether or not the entry could serve it. */
-  longestSharedPrefix(prompt: ArrayLike<number>): number {
-    return this.entries.reduce((longest, entry) => Math.max(longest, commonPrefixLength(entry.tokens, prompt)), 0);
+  /** The most tokens `prompt` shares from its start with any of the adapter's entries, whether or not the entry could serve it. */
+  longestSharedPrefix(prompt: ArrayLike<number>, adapter = BASE_ADAPTER): number {
+    return this.entries.reduce((longest, entry) => (entry.adapter === adapter ? Math.max(longest, commonPrefixLength(entry.tokens, prompt)) : longest), 0);
   }
 
   /** Marks the entry used by a restore (most recently used now). */

@@ -25,13 +25,18 @@ export function promptCacheFor(options: EngineOptions, canRollBack: boolean, onE
   return new PromptCache(mib * 1048576, canRollBack, { log: (message) => log.info(message), onEvict });
 }
 
-/** Opens the disk tier of an engine's prompt cache (it lives beside a host cache only). */
-export async function openDiskCache(options: EngineOptions, canRollBack: boolean): Promise<DiskPromptStore | undefined> {
+/**
+ * Opens the disk tier of an engine's prompt cache (it lives beside a host cache only): the store of the base
+ * model's states, or with `adapterPath` the store of the states computed under that per-request LoRA
+ * adapter (its identity names the adapter file, so no other adapter or the base model reads them).
+ */
+export async function openDiskCache(options: EngineOptions, canRollBack: boolean, adapterPath?: string): Promise<DiskPromptStore | undefined> {
   const disk = options.cacheDisk;
   if (!disk || disk.limitMiB <= 0) return undefined;
+  const adapters = [...(options.loraAdapters ?? []), ...(adapterPath !== undefined ? [adapterPath] : [])];
   const key = await stateKey({
     modelPath: options.modelPath, ...(options.projectorPath ? { projectorPath: options.projectorPath } : {}),
-    ...(options.loraAdapters ? { loraAdapters: options.loraAdapters } : {}),
+    ...(adapters.length ? { loraAdapters: adapters } : {}),
     ...(options.kvCacheType ? { kvCacheType: options.kvCacheType } : {}), ...(options.flashAttention ? { flashAttention: options.flashAttention } : {}),
   });
   const store = await DiskPromptStore.open({

@@ -15,6 +15,7 @@ export function ollamaContextErrors(error: unknown): never {
 /** The model handle, telling `loaded` when its engine is ready (Ollama's load_duration). */
 export function timedLoad(model: ModelHandle, loaded: (at: number) => void): ModelHandle {
   return {
+    ...(model.adapter !== undefined ? { adapter: model.adapter } : {}),
     engine: async (options) => {
       const engine = await model.engine(options);
       loaded(performance.now());

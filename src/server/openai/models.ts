@@ -1,6 +1,7 @@
 // GET /v1/models and GET /v1/models/{id}. Where the profile lists the store (Ollama's), they list what
 // /api/tags lists, in the shape Ollama's OpenAI layer gives (`owned_by` is the name's namespace: "library"
-// for library models); elsewhere the served models with the profile's `owned_by`.
+// for library models); elsewhere the served models with the profile's `owned_by`, and the LoRA adapters
+// served on them (--enable-lora), each with its served model as `parent`, as vLLM lists them.
 import type { Context } from "hono";
 import type { ServerDeps } from "../deps.ts";
 import type { ServedModel } from "../model-service.ts";
@@ -9,7 +10,11 @@ import { notFound } from "../api-error.ts";
 import { DEFAULT_NAMESPACE, tryParseModelName } from "../../store/model-name.ts";
 
 function modelCard(deps: ServerDeps, model: ServedModel) {
-  return { id: model.id, object: "model", created: model.created, owned_by: deps.profile.ownedBy, root: model.path, parent: null };
+  const { adapter } = model;
+  return {
+    id: model.id, object: "model", created: model.created, owned_by: deps.profile.ownedBy,
+    root: adapter ? adapter.path : model.path, parent: adapter ? adapter.parent : null,
+  };
 }
 
 /** Ollama's card: `{id, object, created, owned_by}`, the owner being the name's namespace. */
@@ -21,7 +26,7 @@ function ollamaCard(model: ServedModel, modifiedAt: Date) {
 export function listModels(deps: ServerDeps) {
   return function listModelsHandler(c: Context) {
     if (deps.profile.modelList === "store") return c.json({ object: "list", data: listedModels(deps).map((m) => ollamaCard(m.model, m.modifiedAt)) });
-    return c.json({ object: "list", data: deps.models.list().map((m) => modelCard(deps, m)) });
+    return c.json({ object: "list", data: [...deps.models.list(), ...deps.models.listAdapters()].map((m) => modelCard(deps, m)) });
   };
 }
 

@@ -54,5 +54,6 @@ export const profileA: Profile = {
   modelService: (manager, served, options) => ({ models: new ModelService(manager, served, options) }),
   loadsBeforeReady: false,
   lmStudioMcpConfig: false,
+  runtimeLoraUpdating: false,
   sdkDiscovery: false,
 };

@@ -41,5 +41,6 @@ export const profileB: Profile = {
   loadsBeforeReady: true,
   lmStudioMcpConfig: false,
   metrics: createVllmMetrics,
+  runtimeLoraUpdating: true,
   sdkDiscovery: false,
 };

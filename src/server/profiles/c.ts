@@ -45,5 +45,6 @@ export const profileC: Profile = {
   },
   loadsBeforeReady: false,
   lmStudioMcpConfig: true,
+  runtimeLoraUpdating: false,
   sdkDiscovery: true,
 };

@@ -23,7 +23,7 @@ export function ollamaOpenAiError(error: ApiError) {
 
 /** vLLM's: the exception class's name as `type`, the status as `code` (a key's refusal: its own code). */
 export function vllmOpenAiError(error: ApiError) {
-  const type = vllmTypes[error.status] ?? (error.status >= 500 ? "InternalServerError" : "BadRequestError");
+  const type = error.type ?? vllmTypes[error.status] ?? (error.status >= 500 ? "InternalServerError" : "BadRequestError");
   const code = keyRefusalTypes[error.status] && error.code ? error.code : error.status;
   return { error: { message: error.message, type, param: error.param, code } };
 }

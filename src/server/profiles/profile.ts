@@ -101,6 +101,11 @@ export interface Profile {
   lmStudioMcpConfig: boolean;
   /** The profile's metrics (vLLM's /metrics), spread into the listener's deps. */
   metrics?(manager: ModelManager, models: ModelService, keyUsage: UsageBook): Pick<ServerDeps, "observer" | "metrics">;
+  /**
+   * VLLM_ALLOW_RUNTIME_LORA_UPDATING opens the listener's /v1/load_lora_adapter and /v1/unload_lora_adapter
+   * (with --enable-lora), as vLLM.
+   */
+  runtimeLoraUpdating: boolean;
   /** LM Studio's SDK sockets answer on the discovery port too (--sdk-port), where LMStudioClient() looks. */
   sdkDiscovery: boolean;
 }

@@ -8,6 +8,7 @@ import { metricsRoute } from "./metrics-route.ts";
 import { tokenize } from "./tokenize.ts";
 import { rerank, score } from "../rerank/rerank-routes.ts";
 import { version } from "./version.ts";
+import { loadLoraAdapter, unloadLoraAdapter } from "./lora-adapter-routes.ts";
 
 function routeTable(deps: ServerDeps): Route[] {
   return [
@@ -26,6 +27,13 @@ function routeTable(deps: ServerDeps): Route[] {
     // Prometheus; vLLM mounts it as a prefix, so /metrics/ answers too. Per-key counters name every key:
     // admin only (or anyone with --public-metrics, which makes the path public).
     ...(deps.metrics ? [{ methods: ["GET"], path: "/metrics/*", needs: "admin", handler: metricsRoute(deps.metrics) } satisfies Route] : []),
+    // LoRA adapters loaded and unloaded at run time: only with VLLM_ALLOW_RUNTIME_LORA_UPDATING, as vLLM
+    ...(deps.runtimeLoraUpdating
+      ? [
+        { methods: ["POST"], path: "/v1/load_lora_adapter", needs: "admin", handler: loadLoraAdapter(deps) },
+        { methods: ["POST"], path: "/v1/unload_lora_adapter", needs: "admin", handler: unloadLoraAdapter(deps) },
+      ] satisfies Route[]
+      : []),
   ];
 }
 

@@ -7,6 +7,7 @@ import { afterEach, describe, expect, test } from "bun:test";
 import { decode } from "@msgpack/msgpack";
 import { join } from "node:path";
 import { blockHash, blockHashInput, externalBlockHash, noneHash } from "../../../src/engine/kv-events/block-hash.ts";
+import { KvCacheEvents } from "../../../src/engine/kv-events/kv-cache-events.ts";
 import { parseKvEventsConfig } from "../../../src/engine/kv-events/kv-events-config.ts";
 import { encodeMsgpack } from "../../../src/engine/kv-events/msgpack.ts";
 import { type KvEventPublisher, openKvEventPublisher } from "../../../src/engine/kv-events/publisher.ts";
@@ -287,4 +288,27 @@ describe("KV-cache events to a ZeroMQ subscriber", () => {
       other.close();
     }
   }, 60_000);
+});
+
+describe("blocks computed under a per-request LoRA adapter", () => {
+  test("hash the adapter's name in and name the adapter, as vLLM's do; the same tokens of the base model are other blocks", () => {
+    const batches: unknown[][] = [];
+    const events = new KvCacheEvents((payload) => batches.push((decode(payload, { useBigInt64: true }) as unknown[])[1] as unknown[]), "0", () => 0);
+    const tokens = range(100, 16);
+    const sql = { id: 3, name: "sql" };
+    events.sequenceCached(0, tokens);
+    events.sequenceCached(1, tokens, sql);
+    events.flush();
+    const root = noneHash("0");
+    // the extra keys (lora_name,) close the CBOR triple instead of None
+    expect(toHex(blockHashInput(root, tokens, ["sql"])).endsWith("816373716c")).toBe(true);
+    expect(batches).toEqual([[
+      expect.objectContaining({ block_hashes: [externalBlockHash(blockHash(root, tokens))], lora_id: null, lora_name: null, extra_keys: [null] }),
+      expect.objectContaining({ block_hashes: [externalBlockHash(blockHash(root, tokens, ["sql"]))], lora_id: 3, lora_name: "sql", extra_keys: [["sql"]] }),
+    ]]);
+    // the adapter's sequence is handed to the base model with the same tokens: its adapter's block goes, the base model's is held already
+    events.sequenceCached(1, tokens);
+    events.flush();
+    expect(batches[1]).toEqual([{ type: "BlockRemoved", block_hashes: [externalBlockHash(blockHash(root, tokens, ["sql"]))], medium: "GPU", group_idx: 0 }]);
+  });
 });

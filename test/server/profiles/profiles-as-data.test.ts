@@ -49,4 +49,5 @@ test("serve's start-up rules are the profiles' fields: Ollama's environment on a
   expect([a.metrics, c.metrics]).toEqual([undefined, undefined]);
   expect(typeof b.metrics).toBe("function");
   expect([a.sdkDiscovery, b.sdkDiscovery, c.sdkDiscovery]).toEqual([false, false, true]);
+  expect([a.runtimeLoraUpdating, b.runtimeLoraUpdating, c.runtimeLoraUpdating]).toEqual([false, true, false]);
 });
