@@ -9,7 +9,7 @@ import { libraryDir } from "../../ffi/library-dir.ts";
 import { physicalCoreCount } from "../../ffi/hardware.ts";
 import { profiles } from "../server/profiles/index.ts";
 import { ModelStore, storeRoot } from "../store/model-store.ts";
-import { llamaCppRelease, llamuxVersion } from "./version.ts";
+import { llamaCppCommit, llamaCppRelease, llamuxVersion } from "./version.ts";
 import { UsageError } from "../usage-error.ts";
 import { voicesDir } from "../config.ts";
 import { listVoices } from "../audio/voices.ts";
@@ -107,7 +107,7 @@ export async function doctorCommand(args: string[]): Promise<number> {
   if (positionals.length > 0) throw new UsageError(`unexpected argument "${positionals[0]}"`);
   const cpu = cpus()[0]?.model ?? "unknown CPU";
   const findings: Finding[] = [
-    { label: "llamux", value: `${llamuxVersion} (llama.cpp ${llamaCppRelease})` },
+    { label: "llamux", value: `${llamuxVersion} (llama.cpp ${llamaCppRelease}, commit ${llamaCppCommit.slice(0, 7)})` },
     ...libraryFindings(),
     { label: "CPU", value: `${cpu}, ${physicalCoreCount()} physical cores (decode threads: up to that many, fewer while other work holds cores)` },
     ...(await engineFindings()),
