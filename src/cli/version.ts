@@ -3,20 +3,22 @@
 // and where it will compute.
 import { parseArgs } from "node:util";
 import { llamaCppCommit, llamaCppRelease, llamuxVersion } from "../version.ts";
+import { helpFlag, renderHelp, type HelpPage } from "./help-layout.ts";
 
 export { llamaCppCommit, llamaCppRelease, llamuxVersion };
 
-export const versionHelp = `Usage: llamux version
-
-Prints the versions of llamux and llama.cpp (the release and the commit of its pinned source), the ggml
+export const versionPage: HelpPage = {
+  usage: ["llamux version"],
+  description: `Prints the versions of llamux and llama.cpp (the release and the commit of its pinned source), the ggml
 version and commit the loaded libraries were built from, llama.cpp's report of this machine (CPU features,
-back ends) and whether a GPU back end is available. "llamux --version" does the same.
+back ends) and whether a GPU back end is available. "llamux --version" does the same.`,
+  flags: helpFlag,
+};
 
-Options:
-  -h, --help   show this help`;
+export const versionHelp = renderHelp(versionPage);
 
 export async function versionCommand(args: string[]): Promise<number> {
-  const { values } = parseArgs({ args, options: { help: { type: "boolean", short: "h" } } });
+  const { values } = parseArgs({ args, options: helpFlag });
   if (values.help) {
     console.log(versionHelp);
     return 0;
