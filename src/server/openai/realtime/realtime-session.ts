@@ -15,7 +15,7 @@ import { InputAudioBuffer, MIN_COMMIT_MS, wavOf } from "./input-buffer.ts";
 import { transcribe } from "./input-transcription.ts";
 import { RealtimeReply, type SpokenItem } from "./reply-run.ts";
 import { initialSession, updatedSession, type SessionConfig } from "./session-config.ts";
-import type { RealtimeSettings } from "./realtime-presets.ts";
+import type { RealtimeSettings } from "../../realtime-config.ts";
 import { sessionWire } from "./session-wire.ts";
 
 const log = logger("realtime");
