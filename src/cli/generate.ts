@@ -1,5 +1,5 @@
-// `llamux generate kube`: Kubernetes manifests for a pool of profile-b replicas (see README, "When one
-// machine is not enough"), to standard output or one file per document in a folder.
+// `llamux generate kube`: Kubernetes manifests for a pool of profile-b replicas (see docs/deployment.md,
+// "When one machine is not enough"), to standard output or one file per document in a folder.
 import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { parseArgs } from "node:util";

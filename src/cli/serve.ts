@@ -62,7 +62,7 @@ export const serveFlags = {
   "allow-request-mcp": { type: "boolean", help: `let requests name MCP servers by URL (Responses "mcp" tools with a server_url, LM Studio's ephemeral_mcp; refused by default)` },
   "allow-private-mcp-urls": { type: "boolean", help: "let those URLs reach loopback, private and link-local addresses (refused by default: a request could probe the local network)" },
   "mcp-call-timeout": { type: "string", value: "SECONDS", help: `longest one MCP tool call may take (default ${DEFAULT_MCP_LIMITS.callTimeoutMs / 1000}); a server that takes longer gets an error result and is restarted` },
-  "realtime-config": { type: "string", value: "FILE", help: "pipelines for /v1/realtime, so that a client that names only a model gets a chat model, a transcription model and a voice (README \"Realtime API\")" },
+  "realtime-config": { type: "string", value: "FILE", help: "pipelines for /v1/realtime, so that a client that names only a model gets a chat model, a transcription model and a voice (docs/images-audio-speech.md, \"Realtime API\")" },
   "realtime-voice-model": { type: "string", value: "MODEL", help: "the speech model that speaks /v1/realtime replies when no preset names one" },
   "ssl-certfile": { type: "string", value: "FILE", help: "serve HTTPS (and wss:, which OpenAI's Realtime clients require) with this PEM certificate (and --ssl-keyfile)" },
   "ssl-keyfile": { type: "string", value: "FILE", help: "the PEM key of --ssl-certfile" },
