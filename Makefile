@@ -8,7 +8,7 @@ LIB        := $(NATIVE)/lib
 LLAMA_SRC  := $(NATIVE)/llama.cpp
 CC         ?= cc
 
-.PHONY: all setup native companions run test test-requirements test-unit test-e2e binary release bench gpu-pack gpu-check models clean llama-from-source llama-portable typecheck image
+.PHONY: all setup native companions run test test-requirements test-unit test-e2e binary release package bench gpu-pack gpu-check models clean llama-from-source llama-portable typecheck image
 
 all: setup
 
@@ -103,6 +103,11 @@ RELEASE_VARIANTS ?= cpu
 RELEASE_LIBS ?= portable
 release: setup
 	RELEASE_VARIANTS="$(RELEASE_VARIANTS)" RELEASE_LIBS="$(RELEASE_LIBS)" $(BUN) scripts/release.ts
+
+# The SDK as an npm package, dist/npm/llamux-<version>.tgz: JavaScript and .d.ts types, "llamux" (in process,
+# Bun) and "llamux/remote" (Node 20+, browsers); llama.cpp's libraries come from its @node-llama-cpp dependency.
+package: setup
+	$(BUN) scripts/package.ts
 
 # An OCI image of profile b with vLLM's container interface (LLAMUX_GPU=cuda: of the CUDA executable),
 # built offline from the executable and Debian's packages: container/Containerfile.

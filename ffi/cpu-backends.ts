@@ -13,11 +13,12 @@
 // llamux therefore loads the back ends from a directory without the AMX variant on such processors
 // (ggml then picks the best AVX-512 one, whose weight repacking is correct and fast) unless
 // LLAMUX_CPU_AMX=1 asks for AMX; the scheduler then keeps hybrid sequences out of shared micro-batches.
-import { existsSync, mkdirSync, readdirSync, renameSync, rmSync, symlinkSync } from "node:fs";
+import { existsSync, readdirSync } from "node:fs";
 import { createHash } from "node:crypto";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { cpuFlags } from "./hardware.ts";
+import { linkedDirectory } from "./linked-dir.ts";
 
 export const AMX_CPU_VARIANT = "libggml-cpu-sapphirerapids.so";
 const NO_AMX_DIR = "backends-no-amx";
@@ -76,34 +77,10 @@ function linkDirWithout(libDir: string, excluded: string): string {
     join(libDir, NO_AMX_DIR),
     join(tmpdir(), `llamux-${NO_AMX_DIR}-${createHash("sha256").update(libDir).digest("hex").slice(0, 12)}`),
   ];
-  const wanted = readdirSync(libDir).filter((name) => name.startsWith("libggml") && name !== excluded).sort();
-  for (const dir of candidates) {
-    if (isComplete(dir, wanted)) return dir;
-    const staging = `${dir}.${process.pid}.tmp`;
-    try {
-      rmSync(staging, { recursive: true, force: true });
-      mkdirSync(staging, { recursive: true });
-      // Inside the library directory the links are relative, so the directory can move (an image's root
-      // filesystem is assembled in one place and used in another).
-      const inside = dir === candidates[0];
-      for (const name of wanted) symlinkSync(inside ? join("..", name) : join(libDir, name), join(staging, name));
-      rmSync(dir, { recursive: true, force: true });
-      renameSync(staging, dir);
-      return dir;
-    } catch {
-      rmSync(staging, { recursive: true, force: true });
-      if (isComplete(dir, wanted)) return dir; // another process made it meanwhile
-    }
-  }
+  const wanted = readdirSync(libDir).filter((name) => name.startsWith("libggml") && name !== excluded);
+  // Inside the library directory the links are relative, so the directory can move (an image's root
+  // filesystem is assembled in one place and used in another).
+  const dir = linkedDirectory(candidates, wanted, (name, dir) => (dir === candidates[0] ? join("..", name) : join(libDir, name)));
+  if (dir) return dir;
   throw new Error(`Cannot prepare the CPU back ends without AMX in ${candidates.join(" or ")}: set LLAMUX_CPU_AMX=1 to load them as they are`);
-}
-
-function isComplete(dir: string, wanted: string[]): boolean {
-  try {
-    const present = readdirSync(dir).sort();
-    // existsSync follows each link: one into a library directory that has moved away counts as missing.
-    return present.length === wanted.length && present.every((name, i) => name === wanted[i] && existsSync(join(dir, name)));
-  } catch {
-    return false;
-  }
 }

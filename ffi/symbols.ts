@@ -7,6 +7,9 @@ import { join } from "node:path";
 const ptr = "ptr", i32 = "i32", u32 = "u32", u64 = "u64", f32 = "f32", bool = "bool", none = "void", cstring = "cstring", usize = "usize";
 
 const ggmlSymbols = {
+  // in libggml-base, found through libggml's dependencies: what the loaded libraries were built from
+  ggml_version: { args: [], returns: cstring },
+  ggml_commit: { args: [], returns: cstring },
   ggml_backend_load_all_from_path: { args: [ptr], returns: none },
   ggml_backend_dev_count: { args: [], returns: usize },
   ggml_backend_dev_get: { args: [usize], returns: ptr },

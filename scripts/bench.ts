@@ -132,7 +132,7 @@ const help = `Usage: bun scripts/bench.ts [options]     (make bench; make bench 
                                     server's defaults on two templates (issue 42's goals)
                           prefill   a 20-token request sent 1 s into a 30k-token prefill: its time to first
                                     token, and alone, llamux and llama-server (tiny-llama-agent, 32k context)
-                          affinity  the agents shape over 2 llamux replicas behind README's HAProxy recipe,
+                          affinity  the agents shape over 2 llamux replicas behind the manual's HAProxy recipe,
                                     session affinity against round-robin (issue 43; needs haproxy)
   --spec-tiny           speculative decoding on the tiny test models instead (a quick check that it runs)
   --spec-cases LIST     speculative cases to run, comma-separated (default all: plain, draft, self-draft,

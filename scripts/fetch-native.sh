@@ -64,6 +64,12 @@ if [ ! -f "$native/llama.cpp/include/llama.h" ]; then
   tmp=$(mktemp -d); tar xzf "$tgz" -C "$tmp" package/llama/gitRelease.bundle
   rm -rf "$native/llama.cpp"
   git clone --quiet "$tmp/package/llama/gitRelease.bundle" "$native/llama.cpp" 2>/dev/null
+  # llamux --version names the pinned commit: a bundle of another commit means the pin is out of date.
+  commit=$(git -C "$native/llama.cpp" rev-parse HEAD)
+  if [ "$commit" != "$(pin llamaCppCommit)" ]; then
+    echo "the source bundle is at commit $commit, scripts/native-packages.json pins $(pin llamaCppCommit): update llamaCppCommit" >&2
+    rm -rf "$native/llama.cpp" "$tmp"; exit 1
+  fi
   mkdir -p "$native/llama.cpp/llamux-patches"
   tar xzf "$tgz" -C "$tmp" package/llama/patches && cp "$tmp"/package/llama/patches/* "$native/llama.cpp/llamux-patches/" 2>/dev/null || true
   rm -rf "$tmp"

@@ -1,60 +1,52 @@
-// Writes README.md's configuration table (between the config:start and config:end markers) from the
-// sources that define the settings: `llamux serve --help` for the flags and src/config.ts for the
-// environment variables, plus the few variables read outside the server. `--check` exits 1 when the
-// README is out of date instead of writing it (test/docs/readme.test.ts runs that).
-import { serveHelp } from "../src/cli/serve.ts";
-import { envVars } from "../src/config.ts";
-import { cell, readmeWithSection, writeReadmeSection, type ReadmeSection } from "./readme-section.ts";
+// Writes the configuration reference from the command line's own definitions, so the two cannot differ:
+// docs/configuration.md (every command's flags, from the tables its parseArgs reads and its --help shows,
+// and every environment variable, from src/config.ts's tables), between its markers. `--check` exits 1
+// where the page is out of date instead of writing it (test/docs/configuration.test.ts runs the same check).
+import { envVars, otherEnvVars } from "../src/config.ts";
+import { commands } from "../src/cli/commands.ts";
+import { topLevelFlags } from "../src/cli/help.ts";
+import { flagEntries, flagTerm, type Flags } from "../src/cli/help-layout.ts";
+import { cell, writeReadmeSection, type ReadmeSection } from "./readme-section.ts";
 
-/** Variables read outside `llamux serve`'s table, with where they matter. */
-const otherVars = [
-  { name: "LLAMUX_MODELS", default: "~/.llamux/models", description: "the model store, for every command and profile" },
-  { name: "LLAMUX_LIB_DIR", default: "", description: "load llama.cpp's libraries from this directory instead of the built-in ones" },
-  { name: "LLAMUX_CPU_AMX", default: "0", description: "1 loads llama.cpp's Intel AMX kernels, left out by default because they crash or compute wrong results on some shapes" },
-  { name: "LLAMUX_CACHE_DIR", default: "~/.cache/llamux", description: "where the executable extracts its libraries ($XDG_CACHE_HOME/llamux when set)" },
-  { name: "LLAMUX_STATE_DIR", default: "~/.local/state/llamux", description: "where `lms server start` records its background server ($XDG_STATE_HOME/llamux when set)" },
-  { name: "LLAMUX_PERSONA", default: "", description: "ollama, vllm or lms: behave as that tool without renaming the executable; llamux: never" },
-  { name: "XDG_CONFIG_HOME", default: "~/.config", description: "`llamux serve` and `llamux keys` keep the named keys in $XDG_CONFIG_HOME/llamux/keys.json (--keys-file wins)" },
-  { name: "VLLM_API_KEY", default: "", description: "profile b: require this API key (LLAMUX_API_KEY applies to every profile)" },
-  { name: "OLLAMA_REGISTRY", default: "https://registry.ollama.ai", description: "the Ollama registry for pulls and pushes of names without a host" },
-  { name: "LLAMUX_REGISTRY_KEY", default: "~/.ollama/id_ed25519", description: "the ed25519 key (OpenSSH format, Ollama's) that signs registry token requests; a push creates it when missing" },
-  { name: "LLAMUX_MODELS_CACHE", default: ".models", description: "building from source: where tests, make run and make bench keep the models they generate" },
-  { name: "LMS_SERVER_HOST", default: "127.0.0.1", description: "`lms server start`: address to bind (--bind wins)" },
-];
+/** Every variable llamux reads: serve's table, then the others. */
+export const allEnvVars = [...envVars, ...otherEnvVars];
 
-function flagRows(): string[][] {
-  const lines = serveHelp.split("\n");
-  const rows: string[][] = [];
-  let inOptions = false;
-  for (const line of lines) {
-    if (line.startsWith("Options:")) inOptions = true;
-    else if (line.startsWith("Environment:")) break;
-    else if (!inOptions) continue;
-    const flag = /^\s{2,8}(-\S.*?)(?:\s{2,}(.*))?$/.exec(line);
-    if (flag) rows.push([flag[1]!, flag[2] ?? ""]);
-    else if (/^\s{20,}\S/.test(line) && rows.length > 0) rows.at(-1)![1] += ` ${line.trim()}`;
+const flagRows = (flags: Flags) => flagEntries(flags).map(([name, flag]) => [`\`${cell(flagTerm(name, flag).trim())}\``, cell(flag.help)]);
+
+const envRows = () => allEnvVars.map((v) => [`\`${v.name}\``, cell(`${v.description}${v.default ? ` (default ${v.default})` : ""}`)]);
+
+const table = (header: string[], rows: string[][]) =>
+  [`| ${header.join(" | ")} |`, `|${header.map(() => "---").join("|")}|`, ...rows.map((row) => `| ${row.join(" | ")} |`)].join("\n");
+
+/** The commands whose flags the page lists: `llamux` itself, then each command with a help page of its own, in the table's order. */
+export async function commandPages(): Promise<Array<{ command: string; flags: Flags; hidden: boolean }>> {
+  const pages: Array<{ command: string; flags: Flags; hidden: boolean }> = [{ command: "llamux", flags: topLevelFlags, hidden: false }];
+  for (const [name, entry] of Object.entries(commands)) {
+    const { page } = await entry.load();
+    // An alias (ls) shows the page of the command it stands for.
+    if (page?.usage[0]?.startsWith(`llamux ${name}`)) pages.push({ command: `llamux ${name}`, flags: page.flags, hidden: entry.hidden ?? false });
   }
-  // A flag described twice (a general line and a more specific one) keeps its later description.
-  const byFlag = new Map(rows.filter(([flag]) => !flag!.includes("--help")).map(([flag, meaning]) => [flag!, meaning!]));
-  return [...byFlag].map(([flag, meaning]) => [`\`${cell(flag)}\``, cell(meaning)]);
+  return pages;
 }
 
-function envRows(): string[][] {
-  const others = otherVars.filter((v) => !envVars.some((known) => known.name === v.name));
-  return [...envVars, ...others].map((v) => [`\`${v.name}\``, cell(`${v.description}${v.default ? ` (default ${v.default})` : ""}`)]);
+/** The anchor GitHub gives a heading of the page ("llamux rpc-server" becomes "llamux-rpc-server"). */
+export const anchorOf = (heading: string) => heading.toLowerCase().replace(/[^a-z0-9 -]/g, "").replaceAll(" ", "-");
+
+export async function configurationSection(): Promise<ReadmeSection> {
+  const pages = await commandPages();
+  const body = [
+    `Commands: ${pages.map(({ command }) => `[${command}](#${anchorOf(command)})`).join(", ")}; [environment variables](#environment-variables).`,
+    ...pages.map(({ command, flags, hidden }) => `### ${command}\n\n${hidden ? "An internal command, listed for completeness.\n\n" : ""}${table(["flag", "meaning"], flagRows(flags))}`),
+    `### Environment variables\n\n${table(["variable", "meaning"], envRows())}`,
+  ].join("\n\n");
+  return {
+    file: "docs/configuration.md",
+    start: "<!-- configuration:start (generated by scripts/gen-readme-config.ts) -->",
+    end: "<!-- configuration:end -->",
+    render: () => body,
+  };
 }
 
-export const configSection: ReadmeSection = {
-  start: "<!-- config:start (generated by scripts/gen-readme-config.ts) -->",
-  end: "<!-- config:end -->",
-  render() {
-    const rows = [...flagRows(), ...envRows()];
-    return ["| setting | meaning |", "|---|---|", ...rows.map(([setting, meaning]) => `| ${setting} | ${meaning} |`)].join("\n");
-  },
-};
-
-export function readmeWithConfig(readme: string): string {
-  return readmeWithSection(readme, configSection);
+if (import.meta.main) {
+  writeReadmeSection(await configurationSection(), "configuration reference", "scripts/gen-readme-config.ts");
 }
-
-if (import.meta.main) writeReadmeSection(configSection, "configuration table", "scripts/gen-readme-config.ts");

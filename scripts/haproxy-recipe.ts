@@ -1,20 +1,20 @@
-// README's HAProxy recipe ("When one machine is not enough"), run as written: the configuration is read
-// out of README.md and only the replicas' and the listener's addresses change. test/server/haproxy.test.ts
-// and the benchmark of session affinity (scripts/bench/session-affinity.ts) both start it from here.
+// The manual's HAProxy recipe (docs/deployment.md, "Replicas behind HAProxy"), run as written: the
+// configuration is read out of that page and only the replicas' and the listener's addresses change.
+// test/server/haproxy.test.ts and the benchmark of session affinity (scripts/bench/session-affinity.ts) both start it from here.
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 
 /** Debian's haproxy package. */
 export const HAPROXY = "/usr/sbin/haproxy";
-const README = join(import.meta.dir, "..", "README.md");
+const PAGE = join(import.meta.dir, "..", "docs", "deployment.md");
 
 export const haproxyInstalled = () => existsSync(HAPROXY);
 
-/** The first ```haproxy block of README.md. */
+/** The first ```haproxy block of docs/deployment.md. */
 export function readmeHaproxyConfig(): string {
-  const match = /```haproxy\n([\s\S]*?)```/.exec(readFileSync(README, "utf8"));
-  if (!match) throw new Error("README.md has no ```haproxy block");
+  const match = /```haproxy\n([\s\S]*?)```/.exec(readFileSync(PAGE, "utf8"));
+  if (!match) throw new Error("docs/deployment.md has no ```haproxy block");
   return match[1]!;
 }
 

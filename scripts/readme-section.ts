@@ -1,36 +1,44 @@
-// A generated section of README.md: the text between a start and an end marker, replaced by what the
-// code says. `--check` (as test/docs/readme.test.ts runs it) exits 1 where the README is out of date.
+// A generated section of a page of the manual (README.md or a page of docs/): the text between a start and
+// an end marker, replaced by what the code says. `--check` (as the doc tests run it) exits 1 where the
+// page is out of date.
 import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 
-export const README = join(import.meta.dir, "..", "README.md");
+export const ROOT = join(import.meta.dir, "..");
+export const README = join(ROOT, "README.md");
 
 export interface ReadmeSection {
+  /** The page, relative to the repository's root (default README.md). */
+  file?: string;
   start: string;
   end: string;
   /** The section's content, without the markers. */
   render(): string;
 }
 
+export const sectionFile = (section: ReadmeSection) => join(ROOT, section.file ?? "README.md");
+
 export function readmeWithSection(readme: string, section: ReadmeSection): string {
   const start = readme.indexOf(section.start);
   const end = readme.indexOf(section.end);
-  if (start < 0 || end < start) throw new Error(`README.md has no "${section.start}" ... "${section.end}" markers`);
+  if (start < 0 || end < start) throw new Error(`${section.file ?? "README.md"} has no "${section.start}" ... "${section.end}" markers`);
   return `${readme.slice(0, start)}${section.start}\n${section.render()}\n${section.end}${readme.slice(end + section.end.length)}`;
 }
 
-/** Writes the section into README.md, or with --check says whether it is current. */
+/** Writes the section into its page, or with --check says whether it is current. */
 export function writeReadmeSection(section: ReadmeSection, what: string, script: string): void {
-  const current = readFileSync(README, "utf8");
+  const path = sectionFile(section);
+  const name = section.file ?? "README.md";
+  const current = readFileSync(path, "utf8");
   const updated = readmeWithSection(current, section);
   if (process.argv.includes("--check")) {
     if (updated !== current) {
-      console.error(`README.md's ${what} is out of date: run bun ${script}`);
+      console.error(`${name}'s ${what} is out of date: run bun ${script}`);
       process.exit(1);
     }
   } else {
-    writeFileSync(README, updated);
-    console.log(`README.md: ${what} written`);
+    writeFileSync(path, updated);
+    console.log(`${name}: ${what} written`);
   }
 }
 

@@ -35,11 +35,34 @@ export const envVars: EnvVar[] = [
   { name: "OLLAMA_DEBUG", default: "0", description: "profile a: 1 logs at debug level (LLAMUX_LOG_LEVEL=debug)" },
 ];
 
-/** The table as help text: name, default and meaning, one line per variable. */
-export function envVarsHelp(): string {
-  const nameWidth = Math.max(...envVars.map((v) => v.name.length));
-  const defaultWidth = Math.max(...envVars.map((v) => (v.default || "-").length));
-  return envVars.map((v) => `  ${v.name.padEnd(nameWidth)}  ${(v.default || "-").padEnd(defaultWidth)}  ${v.description}`).join("\n");
+/** Variables read outside `llamux serve`'s own table, named in the help of the commands that read them. */
+export const otherEnvVars: EnvVar[] = [
+  { name: "LLAMUX_LIB_DIR", default: "", description: "load llama.cpp's libraries from this directory instead of the built-in ones" },
+  { name: "LLAMUX_CPU_AMX", default: "0", description: "1 loads llama.cpp's Intel AMX kernels, left out by default because they crash or compute wrong results on some shapes" },
+  { name: "LLAMUX_CACHE_DIR", default: "~/.cache/llamux", description: "where the executable extracts its libraries ($XDG_CACHE_HOME/llamux when set)" },
+  { name: "LLAMUX_CACHE_DISK", default: "<cache>/prompts", description: "where servers keep prompt states on disk (--cache-disk wins); <cache> is LLAMUX_CACHE_DIR's directory" },
+  { name: "XDG_CACHE_HOME", default: "~/.cache", description: "the cache directory's parent when LLAMUX_CACHE_DIR is unset" },
+  { name: "LLAMUX_STATE_DIR", default: "~/.local/state/llamux", description: "where `lms server start` records its background server ($XDG_STATE_HOME/llamux when set)" },
+  { name: "XDG_STATE_HOME", default: "~/.local/state", description: "the state directory's parent when LLAMUX_STATE_DIR is unset" },
+  { name: "LLAMUX_PERSONA", default: "", description: "ollama, vllm or lms: behave as that tool without renaming the executable; llamux: never" },
+  { name: "XDG_CONFIG_HOME", default: "~/.config", description: "`llamux serve` and `llamux keys` keep the named keys in $XDG_CONFIG_HOME/llamux/keys.json (--keys-file wins)" },
+  { name: "VLLM_API_KEY", default: "", description: "profile b: require this API key (LLAMUX_API_KEY applies to every profile)" },
+  { name: "HF_ENDPOINT", default: "https://huggingface.co", description: "the Hugging Face hub's address, for pulls, downloads and the web UI's search" },
+  { name: "HF_TOKEN", default: "", description: "a token for gated or private repositories of the Hugging Face hub" },
+  { name: "HUGGING_FACE_HUB_TOKEN", default: "", description: "the older name of HF_TOKEN, read when HF_TOKEN is unset" },
+  { name: "OLLAMA_REGISTRY", default: "https://registry.ollama.ai", description: "the Ollama registry for pulls and pushes of names without a host" },
+  { name: "LLAMUX_REGISTRY_KEY", default: "~/.ollama/id_ed25519", description: "the ed25519 key (OpenSSH format, Ollama's) that signs registry token requests; a push creates it when missing" },
+  { name: "LLAMUX_CONTAINER_USER", default: "1000:1000", description: "the container image: the user the entry point switches to when the model cache lets it write" },
+  { name: "PYTHONHASHSEED", default: "", description: "the seed of the KV-cache events' first block hash, as vLLM reads it (--kv-events-config)" },
+  { name: "LLAMUX_MODELS_CACHE", default: ".models", description: "building from source: where tests, make run and make bench keep the models they generate" },
+  { name: "LMS_SERVER_HOST", default: "127.0.0.1", description: "`lms server start`: address to bind (--bind wins)" },
+];
+
+/** A variable of either table by name (for a command's help); throws for one in neither. */
+export function envVar(name: string): EnvVar {
+  const found = envVars.find((variable) => variable.name === name) ?? otherEnvVars.find((variable) => variable.name === name);
+  if (!found) throw new Error(`${name} is in neither table of src/config.ts`);
+  return found;
 }
 
 /** The value with surrounding spaces and quotes removed, as Ollama reads its variables; undefined if unset or empty. */

@@ -1,11 +1,12 @@
 #!/usr/bin/env bun
 // llamux's command line: picks the sub-command and runs it. Exit codes: 0 ok, 1 runtime error, 2 usage error.
 import { findCommand, type Command } from "./cli/commands.ts";
-import { topLevelHelp } from "./cli/help.ts";
+import { topLevelFlags, topLevelHelp } from "./cli/help.ts";
 import { isUsageError } from "./usage-error.ts";
 import { personaOf, runPersona } from "./persona/persona.ts";
 
-const topLevelFlags = new Set(["-h", "--help", "-v", "--version"]);
+// -h, --help, -v, --version: the flags of the top-level help, so the two cannot differ.
+const leadingFlags = new Set(Object.entries(topLevelFlags).flatMap(([name, flag]) => [`--${name}`, `-${flag.short}`]));
 
 /** Runs llamux with its arguments (without the program name). Returns the exit code, or undefined when the
  * command keeps running on its own. Started as `ollama`, `vllm` or `lms`, it speaks that tool's command line
@@ -20,7 +21,7 @@ async function llamuxMain(argv: string[]): Promise<number | undefined> {
   // Flags before the command belong to llamux itself; everything from the command on belongs to it.
   const commandIndex = argv.findIndex((arg) => !arg.startsWith("-"));
   const leading = commandIndex < 0 ? argv : argv.slice(0, commandIndex);
-  const unknownFlag = leading.find((arg) => !topLevelFlags.has(arg));
+  const unknownFlag = leading.find((arg) => !leadingFlags.has(arg));
   if (unknownFlag !== undefined) return usageError(`unknown option "${unknownFlag}"`, topLevelHelp());
   if (leading.includes("-h") || leading.includes("--help")) {
     console.log(topLevelHelp());

@@ -1,4 +1,4 @@
-// `make bench` part "affinity" (issue 43): the agents shape over 2 llamux replicas behind HAProxy, README's
+// `make bench` part "affinity" (issue 43): the agents shape over 2 llamux replicas behind HAProxy, the manual's
 // recipe (scripts/haproxy-recipe.ts) with its session affinity against the same recipe with round-robin.
 // The machine is split in two: each replica gets half the threads and half the sequences. Every session
 // names itself with `x-session-id` (the recipe hashes on it, as on Claude Code's and Codex's headers), and
@@ -72,7 +72,7 @@ export async function runSessionAffinity(model: string, o: AffinityOptions): Pro
     const f = figures(mode);
     return `| ${mode} | ${(f.share * 100).toFixed(1)}% | ${f.p50Ms.toFixed(0)} | ${f.p90Ms.toFixed(0)} | ${percentile(runs.get(mode)!.turns.filter((t) => t.turn > 1).map((t) => t.ttftMs), 100).toFixed(0)} | ${f.throughput.toFixed(2)} | ${f.turnsPerMinute.toFixed(1)} | ${(f.wallMs / 1000).toFixed(0)} s |`;
   };
-  const commands = [showCommand("llamux", spec), "haproxy -db -f haproxy.cfg   (README's recipe, replicas on loopback; round-robin: its balance lines set to roundrobin)"];
+  const commands = [showCommand("llamux", spec), "haproxy -db -f haproxy.cfg   (docs/deployment.md's recipe, replicas on loopback; round-robin: its balance lines set to roundrobin)"];
   const markdown = [
     `### ${shape} behind HAProxy: session affinity against round-robin (${o.prefixTokens}-token shared prefix, +${o.turnTokens} tokens a turn, ${o.outputTokens} tokens out; each replica ${perReplica.parallel} sequence(s), ${perReplica.threads} thread(s), --cache-ram ${o.cacheRamMiB}); llamux ${o.build}`,
     "",

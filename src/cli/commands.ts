@@ -1,10 +1,13 @@
 // The table of sub-commands. Each lives in its own module, loaded only when it runs, so `--help` or
 // `--version` does not pay for the engine or the server.
+import type { HelpPage } from "./help-layout.ts";
 
 /** What a command module provides. A command returns its exit code, or undefined when it keeps the
  * process alive on its own (the engine child serves its parent until told to stop). */
 export interface Command {
   help: string;
+  /** What the help shows, as data: docs/configuration.md lists its flags and environment. */
+  page?: HelpPage;
   run(args: string[]): Promise<number | undefined>;
 }
 
@@ -23,36 +26,36 @@ export const commands: Record<string, CommandEntry> = {
   run: {
     summary: "Chat with a model, or answer one prompt (GGUF path, stored model, or a name to pull)",
     load: async () => {
-      const { runHelp, runCommand } = await import("./run.ts");
-      return { help: runHelp, run: runCommand };
+      const { runHelp, runPage, runCommand } = await import("./run.ts");
+      return { help: runHelp, page: runPage, run: runCommand };
     },
   },
   create: {
     summary: "Create a model from a Modelfile",
     load: async () => {
-      const { createHelp, createCommand } = await import("./create.ts");
-      return { help: createHelp, run: createCommand };
+      const { createHelp, createPage, createCommand } = await import("./create.ts");
+      return { help: createHelp, page: createPage, run: createCommand };
     },
   },
   pull: {
     summary: "Download a model from the Hugging Face hub (hf.co/...) or an Ollama registry",
     load: async () => {
-      const { pullHelp, pullCommand } = await import("./pull.ts");
-      return { help: pullHelp, run: pullCommand };
+      const { pullHelp, pullPage, pullCommand } = await import("./pull.ts");
+      return { help: pullHelp, page: pullPage, run: pullCommand };
     },
   },
   push: {
     summary: "Upload a model from the store to an Ollama registry",
     load: async () => {
-      const { pushHelp, pushCommand } = await import("./push.ts");
-      return { help: pushHelp, run: pushCommand };
+      const { pushHelp, pushPage, pushCommand } = await import("./push.ts");
+      return { help: pushHelp, page: pushPage, run: pushCommand };
     },
   },
   list: {
     summary: "List the models in the store (alias: ls)",
     load: async () => {
-      const { listHelp, listCommand } = await import("./list.ts");
-      return { help: listHelp, run: listCommand };
+      const { listHelp, listPage, listCommand } = await import("./list.ts");
+      return { help: listHelp, page: listPage, run: listCommand };
     },
   },
   ls: {
@@ -63,128 +66,128 @@ export const commands: Record<string, CommandEntry> = {
   show: {
     summary: "Show a model's details, Modelfile, parameters, template, system prompt or license",
     load: async () => {
-      const { showHelp, showCommand } = await import("./show.ts");
-      return { help: showHelp, run: showCommand };
+      const { showHelp, showPage, showCommand } = await import("./show.ts");
+      return { help: showHelp, page: showPage, run: showCommand };
     },
   },
   launch: {
     summary: "Run a coding agent (claude, codex, opencode, qwen, cn) against the running server",
     load: async () => {
-      const { launchHelp, launchCommand } = await import("./launch.ts");
-      return { help: launchHelp, run: launchCommand };
+      const { launchHelp, launchPage, launchCommand } = await import("./launch.ts");
+      return { help: launchHelp, page: launchPage, run: launchCommand };
     },
   },
   ps: {
     summary: "List the models a running server has loaded",
     load: async () => {
-      const { psHelp, psCommand } = await import("./ps.ts");
-      return { help: psHelp, run: psCommand };
+      const { psHelp, psPage, psCommand } = await import("./ps.ts");
+      return { help: psHelp, page: psPage, run: psCommand };
     },
   },
   stop: {
     summary: "Unload a model from a running server",
     load: async () => {
-      const { stopHelp, stopCommand } = await import("./stop.ts");
-      return { help: stopHelp, run: stopCommand };
+      const { stopHelp, stopPage, stopCommand } = await import("./stop.ts");
+      return { help: stopHelp, page: stopPage, run: stopCommand };
     },
   },
   cp: {
     summary: "Copy a model to a new name",
     load: async () => {
-      const { cpHelp, cpCommand } = await import("./cp.ts");
-      return { help: cpHelp, run: cpCommand };
+      const { cpHelp, cpPage, cpCommand } = await import("./cp.ts");
+      return { help: cpHelp, page: cpPage, run: cpCommand };
     },
   },
   rm: {
     summary: "Remove models and the blobs no other model uses",
     load: async () => {
-      const { rmHelp, rmCommand } = await import("./rm.ts");
-      return { help: rmHelp, run: rmCommand };
+      const { rmHelp, rmPage, rmCommand } = await import("./rm.ts");
+      return { help: rmHelp, page: rmPage, run: rmCommand };
     },
   },
   serve: {
     summary: "Serve models over HTTP as Ollama (a), vLLM (b) or LM Studio (c) do",
     load: async () => {
-      const { serveHelp, serveCommand } = await import("./serve.ts");
-      return { help: serveHelp, run: serveCommand };
+      const { serveHelp, servePage, serveCommand } = await import("./serve.ts");
+      return { help: serveHelp, page: servePage, run: serveCommand };
     },
   },
   keys: {
     summary: "Create, list and revoke the server's named API keys (scopes, limits) and show their usage",
     load: async () => {
-      const { keysHelp, keysCommand } = await import("./keys.ts");
-      return { help: keysHelp, run: keysCommand };
+      const { keysHelp, keysPage, keysCommand } = await import("./keys.ts");
+      return { help: keysHelp, page: keysPage, run: keysCommand };
     },
   },
   mcp: {
     summary: "List the MCP servers in mcp.json and the tools each one offers",
     load: async () => {
-      const { mcpHelp, mcpCommand } = await import("./mcp.ts");
-      return { help: mcpHelp, run: mcpCommand };
+      const { mcpHelp, mcpPage, mcpCommand } = await import("./mcp.ts");
+      return { help: mcpHelp, page: mcpPage, run: mcpCommand };
     },
   },
   version: {
     summary: "Print the versions of llamux and llama.cpp",
     load: async () => {
-      const { versionHelp, versionCommand } = await import("./version.ts");
-      return { help: versionHelp, run: versionCommand };
+      const { versionHelp, versionPage, versionCommand } = await import("./version.ts");
+      return { help: versionHelp, page: versionPage, run: versionCommand };
     },
   },
   "rpc-server": {
     summary: "Serve this machine's devices to other llamux servers over llama.cpp's RPC protocol",
     load: async () => {
-      const { rpcServerHelp, rpcServerCommand } = await import("./rpc-server.ts");
-      return { help: rpcServerHelp, run: rpcServerCommand };
+      const { rpcServerHelp, rpcServerPage, rpcServerCommand } = await import("./rpc-server.ts");
+      return { help: rpcServerHelp, page: rpcServerPage, run: rpcServerCommand };
     },
   },
   generate: {
     summary: "Write Kubernetes manifests for a pool of profile-b replicas (llamux generate kube)",
     load: async () => {
-      const { generateHelp, generateCommand } = await import("./generate.ts");
-      return { help: generateHelp, run: generateCommand };
+      const { generateHelp, generatePage, generateCommand } = await import("./generate.ts");
+      return { help: generateHelp, page: generatePage, run: generateCommand };
     },
   },
   health: {
     summary: "Exit 0 when a running server answers its readiness probe (for container health checks)",
     load: async () => {
-      const { healthHelp, healthCommand } = await import("./health.ts");
-      return { help: healthHelp, run: healthCommand };
+      const { healthHelp, healthPage, healthCommand } = await import("./health.ts");
+      return { help: healthHelp, page: healthPage, run: healthCommand };
     },
   },
   doctor: {
     summary: "Report the libraries, CPU, GPUs, model store and ports llamux finds here",
     load: async () => {
-      const { doctorHelp, doctorCommand } = await import("./doctor.ts");
-      return { help: doctorHelp, run: doctorCommand };
+      const { doctorHelp, doctorPage, doctorCommand } = await import("./doctor.ts");
+      return { help: doctorHelp, page: doctorPage, run: doctorCommand };
     },
   },
   "install-service": {
     summary: "Install llamux as a hardened systemd service (root)",
     load: async () => {
-      const { installServiceHelp, installServiceCommand } = await import("./install-service.ts");
-      return { help: installServiceHelp, run: installServiceCommand };
+      const { installServiceHelp, installServicePage, installServiceCommand } = await import("./install-service.ts");
+      return { help: installServiceHelp, page: installServicePage, run: installServiceCommand };
     },
   },
   "uninstall-service": {
     summary: "Stop and remove the llamux systemd service (root)",
     load: async () => {
-      const { uninstallServiceHelp, uninstallServiceCommand } = await import("./uninstall-service.ts");
-      return { help: uninstallServiceHelp, run: uninstallServiceCommand };
+      const { uninstallServiceHelp, uninstallServicePage, uninstallServiceCommand } = await import("./uninstall-service.ts");
+      return { help: uninstallServiceHelp, page: uninstallServicePage, run: uninstallServiceCommand };
     },
   },
   help: {
     summary: "Show the help of llamux or of a command",
     load: async () => {
-      const { helpHelp, helpCommand } = await import("./help.ts");
-      return { help: helpHelp, run: helpCommand };
+      const { helpHelp, helpPage, helpCommand } = await import("./help.ts");
+      return { help: helpHelp, page: helpPage, run: helpCommand };
     },
   },
   "serve-container": {
     summary: "The container image's entry point: vLLM's container interface on 0.0.0.0:8000",
     hidden: true,
     load: async () => {
-      const { serveContainerHelp, serveContainerCommand } = await import("./serve-container.ts");
-      return { help: serveContainerHelp, run: serveContainerCommand };
+      const { serveContainerHelp, serveContainerPage, serveContainerCommand } = await import("./serve-container.ts");
+      return { help: serveContainerHelp, page: serveContainerPage, run: serveContainerCommand };
     },
   },
   __quantize: {

@@ -4,18 +4,20 @@ import { parseModelName, formatModelName } from "../store/model-name.ts";
 import { openStore } from "./model-store-access.ts";
 import { ServerClient } from "./server-client.ts";
 import { UsageError } from "../usage-error.ts";
+import { helpFlag, renderHelp, type HelpPage } from "./help-layout.ts";
 
-export const cpHelp = `Usage: llamux cp SOURCE DESTINATION
-
-Copies the stored model SOURCE to the name DESTINATION. Both names share their blobs, so the copy
+export const cpPage: HelpPage = {
+  usage: ["llamux cp SOURCE DESTINATION"],
+  description: `Copies the stored model SOURCE to the name DESTINATION. Both names share their blobs, so the copy
 takes no space; it gets the same ID. When a server answers at LLAMUX_HOST (or OLLAMA_HOST), the copy
-is made in its store.
+is made in its store.`,
+  flags: helpFlag,
+};
 
-Options:
-  -h, --help   show this help`;
+export const cpHelp = renderHelp(cpPage);
 
 export async function cpCommand(args: string[]): Promise<number> {
-  const { values, positionals } = parseArgs({ args, allowPositionals: true, options: { help: { type: "boolean", short: "h" } } });
+  const { values, positionals } = parseArgs({ args, allowPositionals: true, options: helpFlag });
   if (values.help) {
     console.log(cpHelp);
     return 0;

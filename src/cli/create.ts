@@ -12,30 +12,41 @@ import { formatModelName, parseModelName } from "../store/model-name.ts";
 import { openStore } from "./model-store-access.ts";
 import { terminalProgress } from "./terminal/progress-bar.ts";
 import { UsageError } from "../usage-error.ts";
+import { helpFlag, renderHelp, type Flags, type HelpPage } from "./help-layout.ts";
 
-export const createHelp = `Usage: llamux create NAME [-f Modelfile] [-q TYPE]
+export const createFlags = {
+  file: { type: "string", short: "f", value: "PATH", help: "the Modelfile (default ./Modelfile)" },
+  quantize: { type: "string", short: "q", value: "TYPE", help: "quantize the weights with llama.cpp (Q4_0, Q4_K_M, Q5_K_M, Q6_K, Q8_0; from an F16 or F32 model)" },
+  ...helpFlag,
+} as const satisfies Flags;
 
-Creates the model NAME from a Modelfile: in the store of the server at LLAMUX_HOST (or OLLAMA_HOST) when
-one answers, uploading the files the Modelfile names, else directly in the local store.
-  FROM ./model.gguf | MODEL     the weights: a GGUF file (relative to the Modelfile) or a stored model
-  FROM ./mmproj.gguf            a second FROM naming a vision projector
-  ADAPTER ./lora.gguf           a LoRA adapter applied on top
-  TEMPLATE """..."""            the prompt template (Go text/template, as Ollama's)
-  SYSTEM """..."""              the default system prompt
-  PARAMETER NAME VALUE          a default option (temperature, top_k, stop, num_ctx, ...)
-  MESSAGE user|assistant TEXT   a seed conversation
-  LICENSE """..."""             the license text
+export const createPage: HelpPage = {
+  usage: ["llamux create NAME [-f Modelfile] [-q TYPE]"],
+  description: `Creates the model NAME from a Modelfile: in the store of the server at LLAMUX_HOST (or OLLAMA_HOST) when
+one answers, uploading the files the Modelfile names, else directly in the local store.`,
+  sections: [{
+    title: "Modelfile",
+    items: [
+      ["FROM ./model.gguf | MODEL", "the weights: a GGUF file (relative to the Modelfile) or a stored model"],
+      ["FROM ./mmproj.gguf", "a second FROM naming a vision projector"],
+      ["ADAPTER ./lora.gguf", "a LoRA adapter applied on top"],
+      ['TEMPLATE """..."""', "the prompt template (Go text/template, as Ollama's)"],
+      ['SYSTEM """..."""', "the default system prompt"],
+      ["PARAMETER NAME VALUE", "a default option (temperature, top_k, stop, num_ctx, ...)"],
+      ["MESSAGE user|assistant TEXT", "a seed conversation"],
+      ['LICENSE """..."""', "the license text"],
+    ],
+  }],
+  flags: createFlags,
+};
 
-Options:
-  -f, --file PATH        the Modelfile (default ./Modelfile)
-  -q, --quantize TYPE    quantize the weights with llama.cpp (Q4_0, Q4_K_M, Q5_K_M, Q6_K, Q8_0; from an F16 or F32 model)
-  -h, --help             show this help`;
+export const createHelp = renderHelp(createPage);
 
 export async function createCommand(args: string[]): Promise<number> {
   const { values, positionals } = parseArgs({
     args,
     allowPositionals: true,
-    options: { file: { type: "string", short: "f" }, quantize: { type: "string", short: "q" }, help: { type: "boolean", short: "h" } },
+    options: createFlags,
   });
   if (values.help) {
     console.log(createHelp);

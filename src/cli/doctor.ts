@@ -9,21 +9,23 @@ import { libraryDir } from "../../ffi/library-dir.ts";
 import { physicalCoreCount } from "../../ffi/hardware.ts";
 import { profiles } from "../server/profiles/index.ts";
 import { ModelStore, storeRoot } from "../store/model-store.ts";
-import { llamaCppRelease, llamuxVersion } from "./version.ts";
+import { llamaCppCommit, llamaCppRelease, llamuxVersion } from "./version.ts";
 import { UsageError } from "../usage-error.ts";
 import { voicesDir } from "../config.ts";
 import { listVoices } from "../audio/voices.ts";
 import { SPEECH_FORMATS } from "../audio/speech/speech-encoder.ts";
+import { helpFlag, renderHelp, type HelpPage } from "./help-layout.ts";
 
-export const doctorHelp = `Usage: llamux doctor
-
-Reports what llamux finds on this machine: its version and native library variant, the CPU and its
+export const doctorPage: HelpPage = {
+  usage: ["llamux doctor"],
+  description: `Reports what llamux finds on this machine: its version and native library variant, the CPU and its
 features, GPUs llama.cpp can use, memory, the model store with its free space, speech output (its formats
-and the voices in LLAMUX_VOICES), and whether the ports of
-the three profiles (11434, 8000, 1234) are free. Exits 1 when something would stop llamux from working.
+and the voices in LLAMUX_VOICES), and whether the ports of the three profiles (11434, 8000, 1234) are
+free. Exits 1 when something would stop llamux from working.`,
+  flags: helpFlag,
+};
 
-Options:
-  -h, --help   show this help`;
+export const doctorHelp = renderHelp(doctorPage);
 
 const gib = (bytes: number) => `${(bytes / 1024 ** 3).toFixed(1)} GiB`;
 
@@ -99,7 +101,7 @@ async function portFindings(): Promise<Finding[]> {
 }
 
 export async function doctorCommand(args: string[]): Promise<number> {
-  const { values, positionals } = parseArgs({ args, allowPositionals: true, options: { help: { type: "boolean", short: "h" } } });
+  const { values, positionals } = parseArgs({ args, allowPositionals: true, options: helpFlag });
   if (values.help) {
     console.log(doctorHelp);
     return 0;
@@ -107,7 +109,7 @@ export async function doctorCommand(args: string[]): Promise<number> {
   if (positionals.length > 0) throw new UsageError(`unexpected argument "${positionals[0]}"`);
   const cpu = cpus()[0]?.model ?? "unknown CPU";
   const findings: Finding[] = [
-    { label: "llamux", value: `${llamuxVersion} (llama.cpp ${llamaCppRelease})` },
+    { label: "llamux", value: `${llamuxVersion} (llama.cpp ${llamaCppRelease}, commit ${llamaCppCommit.slice(0, 7)})` },
     ...libraryFindings(),
     { label: "CPU", value: `${cpu}, ${physicalCoreCount()} physical cores (decode threads: up to that many, fewer while other work holds cores)` },
     ...(await engineFindings()),

@@ -7,24 +7,20 @@ import { logger } from "../log.ts";
 import { rpcServerList, rpcServers } from "../config.ts";
 import { TOOL_CALL_PARSER_NAMES, type ToolCallParserName } from "../generation/chat-output.ts";
 import { parseKvEventsConfig } from "../engine/kv-events/kv-events-config.ts";
+import type { Flags } from "./help-layout.ts";
 
 const log = logger("serve");
 
-export const engineFlagsHelp = `      --chat-template T         a Jinja chat template, or a file holding one, used instead of the model's
-      --gpu-memory-utilization F  share (0-1] of free GPU memory the model's layers may fill; without a GPU
-                                the model runs on the CPU
-      --rpc HOST:PORT[,...]     run part of each model's layers on these \`llamux rpc-server\`s (llama.cpp's
-                                RPC back end; trusted networks only) (env LLAMUX_RPC_SERVERS)
-      --tool-call-parser NAME   how replies write tool calls: lfm2 (<|tool_call_start|>[f(a=1)]<|tool_call_end|>),
-                                pythonic (a bare [f(a=1)] list), hermes (<tool_call>{json}</tool_call>), or none
-                                (read no calls); default: the syntax the chat template shows, else hermes
-      --kv-events-config JSON   publish KV-cache events in vLLM's format over ZeroMQ for prefix-aware
-                                routers (llm-d, Dynamo): '{"enable_kv_cache_events": true, "publisher":
-                                "zmq", "endpoint": "tcp://*:5557", "topic": "kv@pod"}'; attention-only
-                                models; one model per server (each binds the endpoint)
-      --enable-auto-tool-choice, --reasoning-parser NAME
-                                accepted for vLLM compatibility: tool_choice "auto" is always on, and
-                                <think>…</think> reasoning is always split off`;
+/** The flags, as parseArgs reads them and --help shows them. */
+export const engineFlags = {
+  "chat-template": { type: "string", value: "T", help: "a Jinja chat template, or a file holding one, used instead of the model's" },
+  "gpu-memory-utilization": { type: "string", value: "F", help: "share (0-1] of free GPU memory the model's layers may fill; without a GPU the model runs on the CPU" },
+  rpc: { type: "string", value: "HOST:PORT[,...]", help: "run part of each model's layers on these `llamux rpc-server`s (llama.cpp's RPC back end; trusted networks only) (env LLAMUX_RPC_SERVERS)" },
+  "tool-call-parser": { type: "string", value: "NAME", help: "how replies write tool calls: lfm2 (<|tool_call_start|>[f(a=1)]<|tool_call_end|>), pythonic (a bare [f(a=1)] list), hermes (<tool_call>{json}</tool_call>), or none (read no calls); default: the syntax the chat template shows, else hermes" },
+  "kv-events-config": { type: "string", value: "JSON", help: `publish KV-cache events in vLLM's format over ZeroMQ for prefix-aware routers (llm-d, Dynamo): '{"enable_kv_cache_events": true, "publisher": "zmq", "endpoint": "tcp://*:5557", "topic": "kv@pod"}'; attention-only models; one model per server (each binds the endpoint)` },
+  "enable-auto-tool-choice": { type: "boolean", help: `accepted for vLLM compatibility: tool_choice "auto" is always on` },
+  "reasoning-parser": { type: "string", value: "NAME", help: "accepted for vLLM compatibility: <think>…</think> reasoning is always split off" },
+} as const satisfies Flags;
 
 interface EngineFlagValues {
   "chat-template"?: string;

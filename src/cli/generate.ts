@@ -1,5 +1,5 @@
-// `llamux generate kube`: Kubernetes manifests for a pool of profile-b replicas (see README, "When one
-// machine is not enough"), to standard output or one file per document in a folder.
+// `llamux generate kube`: Kubernetes manifests for a pool of profile-b replicas (see docs/deployment.md,
+// "When one machine is not enough"), to standard output or one file per document in a folder.
 import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
@@ -7,26 +7,30 @@ import { isModelPath, type KubeDocument, kubeManifests } from "../container/kube
 import { isHubId } from "../store/pull.ts";
 import { UsageError, wholeNumberOption } from "../usage-error.ts";
 import { llamuxVersion } from "../version.ts";
+import { helpFlag, renderHelp, type Flags, type HelpPage } from "./help-layout.ts";
 
-export const generateHelp = `Usage: llamux generate kube --model MODEL [options]
+export const generateFlags = {
+  model: { type: "string", value: "MODEL", help: "a Hugging Face id (ORG/NAME, pulled into each pod by an init container; the secret hf-token, key token, gives HF_TOKEN) or an absolute GGUF path on the volume claim NAME-models, mounted read-only at the file's folder (required)" },
+  replicas: { type: "string", value: "N", help: "replicas, and KEDA's minimum (default 1; KEDA scales up to 4 times as many)" },
+  image: { type: "string", value: "IMAGE", help: `the image (default llamux:${llamuxVersion}, llamux:${llamuxVersion}-cuda with --gpu nvidia: make image)` },
+  gpu: { type: "string", value: "nvidia", help: "one NVIDIA GPU per replica (nvidia.com/gpu) and the CUDA image" },
+  name: { type: "string", value: "NAME", help: "object names and the app label (default llamux)" },
+  "no-gateway": { type: "boolean", help: "leave out the InferencePool, InferenceObjective and HTTPRoute" },
+  "no-autoscale": { type: "boolean", help: "leave out the ScaledObject" },
+  output: { type: "string", short: "o", value: "DIR", help: "write one file per document (deployment.yaml, ...) instead of standard output" },
+  ...helpFlag,
+} as const satisfies Flags;
 
-Writes Kubernetes manifests for replicas of llamux's profile-b container image (vLLM's interface):
+export const generatePage: HelpPage = {
+  usage: ["llamux generate kube --model MODEL [options]"],
+  description: `Writes Kubernetes manifests for replicas of llamux's profile-b container image (vLLM's interface):
 a Deployment (readiness on /health, which answers 503 until the model has loaded; liveness; resources),
 a Service, a PodMonitor, a KEDA ScaledObject on vllm:num_requests_waiting, and the Gateway API Inference
-Extension's InferencePool with an InferenceObjective and an HTTPRoute.
+Extension's InferencePool with an InferenceObjective and an HTTPRoute.`,
+  flags: generateFlags,
+};
 
-Options:
-      --model MODEL      a Hugging Face id (ORG/NAME, pulled into each pod by an init container; the
-                         secret hf-token, key token, gives HF_TOKEN) or an absolute GGUF path on the
-                         volume claim NAME-models, mounted read-only at the file's folder (required)
-      --replicas N       replicas, and KEDA's minimum (default 1; KEDA scales up to 4 times as many)
-      --image IMAGE      the image (default llamux:${llamuxVersion}, llamux:${llamuxVersion}-cuda with --gpu nvidia: make image)
-      --gpu nvidia       one NVIDIA GPU per replica (nvidia.com/gpu) and the CUDA image
-      --name NAME        object names and the app label (default llamux)
-      --no-gateway       leave out the InferencePool, InferenceObjective and HTTPRoute
-      --no-autoscale     leave out the ScaledObject
-  -o, --output DIR       write one file per document (deployment.yaml, ...) instead of standard output
-  -h, --help             show this help`;
+export const generateHelp = renderHelp(generatePage);
 
 /** Renders documents as one YAML stream. */
 export function toYamlStream(documents: KubeDocument[]): string {
@@ -37,10 +41,7 @@ export function toYamlStream(documents: KubeDocument[]): string {
 export async function generateCommand(args: string[]): Promise<number> {
   const { values, positionals } = parseArgs({
     args, allowPositionals: true, strict: true,
-    options: {
-      model: { type: "string" }, replicas: { type: "string" }, image: { type: "string" }, gpu: { type: "string" }, name: { type: "string" },
-      "no-gateway": { type: "boolean" }, "no-autoscale": { type: "boolean" }, output: { type: "string", short: "o" }, help: { type: "boolean", short: "h" },
-    },
+    options: generateFlags,
   });
   if (values.help) {
     console.log(generateHelp);

@@ -1,18 +1,28 @@
 // `llamux health`: asks a running server whether it is ready, for container HEALTHCHECKs and scripts
 // on machines without curl.
 import { parseArgs } from "node:util";
+import { helpFlag, renderHelp, type Flags, type HelpPage } from "./help-layout.ts";
 
-export const healthHelp = `Usage: llamux health [--url URL] [--timeout SECONDS]
+export const healthFlags = {
+  url: { type: "string", value: "URL", help: "what to ask (default http://127.0.0.1:8000/health, profile b's readiness probe)" },
+  timeout: { type: "string", value: "SECONDS", help: "give up after this long (default 5)" },
+  ...helpFlag,
+} as const satisfies Flags;
 
-Exits 0 when the server at URL answers 200 (ready), 1 otherwise (not up, loading, or failing).
+export const healthPage: HelpPage = {
+  usage: ["llamux health [--url URL] [--timeout SECONDS]"],
+  description: "Exits 0 when the server at URL answers 200 (ready), 1 otherwise (not up, loading, or failing).",
+  flags: healthFlags,
+};
 
-Options:
-      --url URL          what to ask (default http://127.0.0.1:8000/health, profile b's readiness probe)
-      --timeout SECONDS  give up after this long (default 5)
-  -h, --help             show this help`;
+export const healthHelp = renderHelp(healthPage);
 
 export async function healthCommand(args: string[]): Promise<number> {
-  const { values } = parseArgs({ args, options: { url: { type: "string" }, timeout: { type: "string" } }, strict: true });
+  const { values } = parseArgs({ args, options: healthFlags, strict: true });
+  if (values.help) {
+    console.log(healthHelp);
+    return 0;
+  }
   const url = values.url ?? "http://127.0.0.1:8000/health";
   const seconds = Number(values.timeout ?? 5);
   try {

@@ -1,44 +1,44 @@
 // `llamux --help` and `llamux help [COMMAND]`.
 import { parseArgs } from "node:util";
+import { envVar } from "../config.ts";
 import { commands, findCommand } from "./commands.ts";
+import { helpFlag, renderHelp, type Flags, type HelpPage } from "./help-layout.ts";
 import { UsageError } from "../usage-error.ts";
 
-export const helpHelp = `Usage: llamux help [COMMAND]
+/** The flags llamux takes before a command. */
+export const topLevelFlags = {
+  ...helpFlag,
+  version: { type: "boolean", short: "v", help: "print the versions of llamux and llama.cpp" },
+} as const satisfies Flags;
 
-Shows the help of llamux, or of COMMAND.
+export const helpFlags = { ...helpFlag } as const satisfies Flags;
 
-Options:
-  -h, --help   show this help`;
+export const helpPage: HelpPage = {
+  usage: ["llamux help [COMMAND]"],
+  description: "Shows the help of llamux, or of COMMAND.",
+  flags: helpFlags,
+};
 
-/** The top-level help: usage, the visible commands and the environment variables llamux reads. */
+export const helpHelp = renderHelp(helpPage);
+
+/** The top-level help: usage, the visible commands and the environment variables every command reads. */
 export function topLevelHelp(): string {
   const visible = Object.entries(commands).filter(([, entry]) => !entry.hidden);
-  const width = Math.max(...visible.map(([name]) => name.length));
-  const list = visible.map(([name, entry]) => `  ${name.padEnd(width)}   ${entry.summary}`).join("\n");
-  return `llamux: serves local language models through llama.cpp
-
-Usage: llamux [-h | --help] [-v | --version] COMMAND [ARGS...]
-
-Commands:
-${list}
-
-Options:
-  -h, --help      show this help
-  -v, --version   print the versions of llamux and llama.cpp
-
-Environment:
-  LLAMUX_LOG_LEVEL   error, warn, info or debug (default info); debug includes llama.cpp's own log
-  LLAMUX_LIB_DIR     load llama.cpp's libraries from this directory instead of the built-in ones
-  LLAMUX_CACHE_DIR   where the executable extracts its libraries (default $XDG_CACHE_HOME/llamux or ~/.cache/llamux)
+  return renderHelp({
+    usage: ["llamux [-h | --help] [-v | --version] COMMAND [ARGS...]"],
+    description: `llamux serves local language models through llama.cpp, as Ollama, vLLM and LM Studio do.
 
 Started under the name ollama, vllm or lms (a symbolic link or a copy), llamux speaks that tool's command
-line: "ollama serve", "vllm serve org/model", "lms server start" (LLAMUX_PERSONA does the same).
-
-Run "llamux COMMAND --help" for the options of a command.`;
+line: "ollama serve", "vllm serve org/model", "lms server start" (LLAMUX_PERSONA does the same).`,
+    sections: [{ title: "Commands", items: visible.map(([name, entry]) => [name, entry.summary]) }],
+    flags: topLevelFlags,
+    environment: ["LLAMUX_LOG_LEVEL", "LLAMUX_LIB_DIR", "LLAMUX_CACHE_DIR", "LLAMUX_PERSONA"].map(envVar),
+    notes: 'Run "llamux COMMAND --help" for the options of a command.',
+  });
 }
 
 export async function helpCommand(args: string[]): Promise<number> {
-  const { values, positionals } = parseArgs({ args, allowPositionals: true, options: { help: { type: "boolean", short: "h" } } });
+  const { values, positionals } = parseArgs({ args, allowPositionals: true, options: helpFlags });
   if (values.help) {
     console.log(helpHelp);
     return 0;

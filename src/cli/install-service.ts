@@ -7,25 +7,30 @@ import { isCompiledExecutable } from "../binary/self.ts";
 import { SERVICE_NAME, defaultServiceSettings, environmentFile, systemdUnit, type ServiceSettings } from "../service/systemd-unit.ts";
 import { run, systemdIsRunning, userExists } from "../service/system.ts";
 import { UsageError } from "../usage-error.ts";
+import { helpFlag, renderHelp, type Flags, type HelpPage } from "./help-layout.ts";
 
 /** Where the executable is installed for the service: outside any home, which the unit hides. */
 const INSTALLED_EXECUTABLE = "/usr/local/bin/llamux";
 
-export const installServiceHelp = `Usage: llamux install-service [options]
+export const installServiceFlags = {
+  profile: { type: "string", value: "a|b|c|all", help: "which API to serve (default a: Ollama-compatible on port 11434)" },
+  host: { type: "string", value: "HOST", help: "address to bind (default 127.0.0.1; set LLAMUX_API_KEY in the settings file before exposing it)" },
+  models: { type: "string", value: "DIR", help: `the model store (default ${defaultServiceSettings.modelsDir})` },
+  binary: { type: "string", value: "PATH", help: "the llamux executable to install (default: this one)" },
+  "dry-run": { type: "boolean", help: "print the unit, the settings file and the steps; change nothing" },
+  ...helpFlag,
+} as const satisfies Flags;
 
-Installs llamux as a systemd service (run as root): copies this executable to ${INSTALLED_EXECUTABLE},
+export const installServicePage: HelpPage = {
+  usage: ["llamux install-service [options]"],
+  description: `Installs llamux as a systemd service (run as root): copies this executable to ${INSTALLED_EXECUTABLE},
 creates the system user "${defaultServiceSettings.user}", writes ${defaultServiceSettings.unitPath} (restart on failure,
 hardened: no new privileges, read-only system, no access to home directories, private /tmp, writable only
-where models and caches live) and the settings file ${defaultServiceSettings.environmentPath}, then enables and starts it.
+where models and caches live) and the settings file ${defaultServiceSettings.environmentPath}, then enables and starts it.`,
+  flags: installServiceFlags,
+};
 
-Options:
-      --profile a|b|c|all   which API to serve (default a: Ollama-compatible on port 11434)
-      --host HOST           address to bind (default 127.0.0.1; set LLAMUX_API_KEY in the settings file
-                            before exposing it)
-      --models DIR          the model store (default ${defaultServiceSettings.modelsDir})
-      --binary PATH         the llamux executable to install (default: this one)
-      --dry-run             print the unit, the settings file and the steps; change nothing
-  -h, --help                show this help`;
+export const installServiceHelp = renderHelp(installServicePage);
 
 function settingsFrom(values: Record<string, string | boolean | undefined>): ServiceSettings {
   const profile = (values.profile as string | undefined) ?? defaultServiceSettings.profile;
@@ -99,10 +104,7 @@ function enableService(): void {
 export async function installServiceCommand(args: string[]): Promise<number> {
   const { values, positionals } = parseArgs({
     args,
-    options: {
-      profile: { type: "string" }, host: { type: "string" }, models: { type: "string" }, binary: { type: "string" },
-      "dry-run": { type: "boolean" }, help: { type: "boolean", short: "h" },
-    },
+    options: installServiceFlags,
     allowPositionals: true,
   });
   if (values.help) {

@@ -9,45 +9,55 @@ import { hashSecret, newKeySecret } from "../keys/key-secret.ts";
 import { readUsageFile } from "../keys/usage-book.ts";
 import { UsageError, wholeNumberOption } from "../usage-error.ts";
 import { formatTable } from "./terminal/table.ts";
-
-export const keysHelp = `Usage: llamux keys create NAME [options]
-       llamux keys list [--json]
-       llamux keys revoke NAME
-       llamux keys usage [NAME] [--json]
-
-Named API keys for "llamux serve", kept in $XDG_CONFIG_HOME/llamux/keys.json (else
-~/.config/llamux/keys.json; --keys-file FILE for another). A running server reads the file again within
-a second of a change: a new key works at once, a revoked one stops at once.
-
-create prints the new key's secret once (llx-...); the file keeps only an argon2id hash of it.
-  --scope SCOPE          what the key may do; repeat or comma-separate (default: chat, embeddings, audio):
-                           chat        generate (chat, completions, responses, messages, tokenize)
-                           embeddings  embeddings, reranking, scoring
-                           audio       transcription and speech
-                           admin       pull, create, copy, delete, push, load, unload, downloads; read
-                                       every key's usage and /metrics
-                           mcp         let requests use the server's MCP servers (tools it runs)
-  --models LIST          models the key may run, comma-separated ("llama3.2", "hf.co/org/*"); default all
-  --rpm N                requests per minute
-  --tpm N                prompt plus completion tokens per minute
-  --tokens-per-day N     prompt plus completion tokens per day (UTC)
-  --max-parallel N       sequences the key's requests may hold at once
-  --weight N             the key's share of sequences against other keys' when several wait (default 1)
-  --expires WHEN         30d, 12h, 90m, 2w, or an ISO date: the key is refused from then on
-list     the keys: name, id, scopes, models, limits, expiry (never a secret)
-revoke   removes the key: its requests are refused from the server's next read of the file
-usage    requests, tokens and refusals per key, as the server last wrote them (keys.usage.json)
-
-Options:
-      --keys-file FILE   the keys file
-      --json             list and usage: print JSON
-  -h, --help             show this help`;
+import { helpFlag, renderHelp, type Flags, type HelpPage } from "./help-layout.ts";
 
 const options = {
-  help: { type: "boolean", short: "h" }, json: { type: "boolean" }, "keys-file": { type: "string" },
-  scope: { type: "string", multiple: true }, models: { type: "string" }, rpm: { type: "string" }, tpm: { type: "string" },
-  "tokens-per-day": { type: "string" }, "max-parallel": { type: "string" }, weight: { type: "string" }, expires: { type: "string" },
-} as const;
+  scope: { type: "string", multiple: true, value: "SCOPE", help: "create: what the key may do, of the scopes above; repeat or comma-separate (default: chat, embeddings, audio)" },
+  models: { type: "string", value: "LIST", help: `create: models the key may run, comma-separated ("llama3.2", "hf.co/org/*"); default all` },
+  rpm: { type: "string", value: "N", help: "create: requests per minute" },
+  tpm: { type: "string", value: "N", help: "create: prompt plus completion tokens per minute" },
+  "tokens-per-day": { type: "string", value: "N", help: "create: prompt plus completion tokens per day (UTC)" },
+  "max-parallel": { type: "string", value: "N", help: "create: sequences the key's requests may hold at once" },
+  weight: { type: "string", value: "N", help: "create: the key's share of sequences against other keys' when several wait (default 1)" },
+  expires: { type: "string", value: "WHEN", help: "create: 30d, 12h, 90m, 2w, or an ISO date: the key is refused from then on" },
+  "keys-file": { type: "string", value: "FILE", help: "the keys file" },
+  json: { type: "boolean", help: "list and usage: print JSON" },
+  ...helpFlag,
+} as const satisfies Flags;
+
+export const keysFlags = options;
+
+export const keysPage: HelpPage = {
+  usage: ["llamux keys create NAME [options]", "llamux keys list [--json]", "llamux keys revoke NAME", "llamux keys usage [NAME] [--json]"],
+  description: `Named API keys for "llamux serve", kept in $XDG_CONFIG_HOME/llamux/keys.json (else
+~/.config/llamux/keys.json; --keys-file FILE for another). A running server reads the file again within
+a second of a change: a new key works at once, a revoked one stops at once.`,
+  sections: [
+    {
+      title: "Commands",
+      items: [
+        ["create NAME", "prints the new key's secret once (llx-...); the file keeps only an argon2id hash of it"],
+        ["list", "the keys: name, id, scopes, models, limits, expiry (never a secret)"],
+        ["revoke NAME", "removes the key: its requests are refused from the server's next read of the file"],
+        ["usage [NAME]", "requests, tokens and refusals per key, as the server last wrote them (keys.usage.json)"],
+      ],
+    },
+    {
+      title: "Scopes",
+      items: [
+        ["chat", "generate (chat, completions, responses, messages, tokenize)"],
+        ["embeddings", "embeddings, reranking, scoring"],
+        ["audio", "transcription and speech"],
+        ["admin", "pull, create, copy, delete, push, load, unload, downloads; read every key's usage and /metrics"],
+        ["mcp", "let requests use the server's MCP servers (tools it runs)"],
+      ],
+    },
+  ],
+  flags: options,
+};
+
+export const keysHelp = renderHelp(keysPage);
+
 
 type Values = ReturnType<typeof parseArgs<{ args: string[]; allowPositionals: true; options: typeof options }>>["values"];
 

@@ -8,24 +8,27 @@ import { parseArgs } from "node:util";
 import { AGENT_NAMES, AGENTS, resolveFiles, type AgentPlan, type AgentSpec } from "./launch/agents.ts";
 import { serverUrl } from "./server-client.ts";
 import { UsageError } from "../usage-error.ts";
+import { helpFlag, renderHelp, type Flags, type HelpPage } from "./help-layout.ts";
 
-export const launchHelp = `Usage: llamux launch AGENT [--model MODEL] [--config] [-- AGENT-ARGS...]
+export const launchFlags = {
+  model: { type: "string", value: "MODEL", help: "the served model to use (default: the first one /v1/models lists)" },
+  host: { type: "string", value: "HOST", help: "the server, host[:port] (default: LLAMUX_HOST, OLLAMA_HOST or 127.0.0.1:11434)" },
+  "api-key": { type: "string", value: "KEY", help: "the server's --api-key (default: LLAMUX_API_KEY, else a placeholder)" },
+  config: { type: "boolean", help: "print the environment, arguments and files instead of running the agent" },
+  ...helpFlag,
+} as const satisfies Flags;
 
-Runs a coding agent against the running llamux server (LLAMUX_HOST, or OLLAMA_HOST, default
+export const launchPage: HelpPage = {
+  usage: ["llamux launch AGENT [--model MODEL] [--config] [-- AGENT-ARGS...]"],
+  description: `Runs a coding agent against the running llamux server (LLAMUX_HOST, or OLLAMA_HOST, default
 127.0.0.1:11434; --host to name another, such as 127.0.0.1:8000 for profile b), with the server's
-model for every role the agent has. The agent must be installed (npm install -g PACKAGE).
+model for every role the agent has. The agent must be installed (npm install -g PACKAGE).`,
+  sections: [{ title: "Agents", items: AGENT_NAMES.map((name) => [name, `${AGENTS[name]!.npmPackage}: ${AGENTS[name]!.api}`]) }],
+  flags: launchFlags,
+  notes: 'Arguments after -- go to the agent, such as: llamux launch claude -- -p "hello"',
+};
 
-Agents:
-${AGENT_NAMES.map((name) => `  ${name.padEnd(9)}${AGENTS[name]!.npmPackage.padEnd(26)} ${AGENTS[name]!.api}`).join("\n")}
-
-Options:
-      --model MODEL   the served model to use (default: the first one /v1/models lists)
-      --host HOST     the server, host[:port] (default: LLAMUX_HOST, OLLAMA_HOST or 127.0.0.1:11434)
-      --api-key KEY   the server's --api-key (default: LLAMUX_API_KEY, else a placeholder)
-      --config        print the environment, arguments and files instead of running the agent
-  -h, --help          show this help
-
-Arguments after -- go to the agent, such as: llamux launch claude -- -p "hello"`;
+export const launchHelp = renderHelp(launchPage);
 
 /** The first model the server lists, for a launch that names none. */
 async function firstModel(baseUrl: string, apiKey: string): Promise<string> {
@@ -75,7 +78,7 @@ export async function launchCommand(args: string[]): Promise<number> {
   const passed = split >= 0 ? args.slice(split + 1) : [];
   const { values, positionals } = parseArgs({
     args: own, allowPositionals: true, strict: true,
-    options: { model: { type: "string" }, host: { type: "string" }, "api-key": { type: "string" }, config: { type: "boolean" }, help: { type: "boolean", short: "h" } },
+    options: launchFlags,
   });
   if (values.help) {
     console.log(launchHelp);

@@ -5,16 +5,18 @@ import { ServerClient } from "./server-client.ts";
 import { humanBytes, humanTime } from "./terminal/format.ts";
 import { formatTable } from "./terminal/table.ts";
 import { UsageError } from "../usage-error.ts";
+import { helpFlag, renderHelp, type HelpPage } from "./help-layout.ts";
 
-export const listHelp = `Usage: llamux list [PREFIX]   (alias: ls)
-
-Lists the models newest first, with NAME, ID (first 12 hex digits of the manifest's sha256), SIZE and
+export const listPage: HelpPage = {
+  usage: ["llamux list [PREFIX]"],
+  description: `Lists the models newest first, with NAME, ID (first 12 hex digits of the manifest's sha256), SIZE and
 MODIFIED: those of the server at LLAMUX_HOST (or OLLAMA_HOST) when one answers, else those in the
 store (LLAMUX_MODELS, else OLLAMA_MODELS, else ~/.llamux/models). With PREFIX, only names that start
-with it.
+with it. "ls" is the same command.`,
+  flags: helpFlag,
+};
 
-Options:
-  -h, --help   show this help`;
+export const listHelp = renderHelp(listPage);
 
 export interface ListedModel {
   name: string;
@@ -29,7 +31,7 @@ export function formatModelList(models: ListedModel[], now = Date.now()): string
 }
 
 export async function listCommand(args: string[]): Promise<number> {
-  const { values, positionals } = parseArgs({ args, allowPositionals: true, options: { help: { type: "boolean", short: "h" } } });
+  const { values, positionals } = parseArgs({ args, allowPositionals: true, options: helpFlag });
   if (values.help) {
     console.log(listHelp);
     return 0;

@@ -3,21 +3,14 @@
 import { DEFAULT_MAX_LORA_RANK, DEFAULT_MAX_LORAS, MAX_LOADED_ADAPTERS } from "../engine/lora-adapters.ts";
 import type { LoraModuleSpec, LoraServing } from "../server/lora-registry.ts";
 import { UsageError, wholeNumberOption } from "../usage-error.ts";
+import type { Flags } from "./help-layout.ts";
 
 export const loraFlags = {
-  "enable-lora": { type: "boolean" },
-  "lora-modules": { type: "string", multiple: true },
-  "max-loras": { type: "string" },
-  "max-lora-rank": { type: "string" },
-} as const;
-
-export const loraFlagsHelp = `      --enable-lora             serve LoRA adapters per request on MODEL's engine: a request whose model
-                                names an adapter runs with it (GGUF adapters, as llama.cpp loads them)
-      --lora-modules SPEC...    adapters to serve: name=path, or '{"name": N, "path": P, "base_model_name": M}'
-                                (several after one flag, or the flag repeated)
-      --max-loras N             adapters whose requests may run at once (default ${DEFAULT_MAX_LORAS}); requests for others wait.
-                                Adapters take turns of a few decode steps, as llama.cpp applies one per context
-      --max-lora-rank N         largest adapter rank loaded (default ${DEFAULT_MAX_LORA_RANK})`;
+  "enable-lora": { type: "boolean", help: "serve LoRA adapters per request on MODEL's engine: a request whose model names an adapter runs with it (GGUF adapters, as llama.cpp loads them)" },
+  "lora-modules": { type: "string", multiple: true, value: "SPEC...", help: `adapters to serve: name=path, or '{"name": N, "path": P, "base_model_name": M}' (several after one flag, or the flag repeated)` },
+  "max-loras": { type: "string", value: "N", help: `adapters whose requests may run at once (default ${DEFAULT_MAX_LORAS}); requests for others wait. Adapters take turns of a few decode steps, as llama.cpp applies one per context` },
+  "max-lora-rank": { type: "string", value: "N", help: `largest adapter rank loaded (default ${DEFAULT_MAX_LORA_RANK})` },
+} as const satisfies Flags;
 
 export interface LoraFlagValues {
   "enable-lora"?: boolean;

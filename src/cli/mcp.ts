@@ -6,22 +6,27 @@ import { McpHub } from "../mcp/mcp-hub.ts";
 import { printable } from "../printable.ts";
 import { profileNamesOf, profiles, type ProfileName } from "../server/profiles/index.ts";
 import { UsageError } from "../usage-error.ts";
+import { helpFlag, renderHelp, type Flags, type HelpPage } from "./help-layout.ts";
 
-export const mcpHelp = `Usage: llamux mcp list [options]
+export const mcpFlags = {
+  "mcp-config": { type: "string", value: "FILE", help: "the mcp.json to read" },
+  profile: { type: "string", value: "a|b|c|all", help: "which default files to read (default a)" },
+  ...helpFlag,
+} as const satisfies Flags;
 
-Lists the MCP servers in mcp.json (the format of Cursor, Claude Desktop and LM Studio:
+export const mcpPage: HelpPage = {
+  usage: ["llamux mcp list [options]"],
+  description: `Lists the MCP servers in mcp.json (the format of Cursor, Claude Desktop and LM Studio:
 {"mcpServers": {NAME: {"command", "args", "env"} | {"url", "headers"}}}) with the tools each one
 lists. Each server is started (a command) or connected to (a url) to list them.
 
 Where the servers come from, as for \`llamux serve\`: --mcp-config FILE alone when given, else
-~/.llamux/mcp.json, and with --profile c (or all) LM Studio's ~/.lmstudio/mcp.json too.
+~/.llamux/mcp.json, and with --profile c (or all) LM Studio's ~/.lmstudio/mcp.json too.`,
+  flags: mcpFlags,
+  notes: "Exit status: 0 when every server listed its tools, 1 when one could not.",
+};
 
-Options:
-      --mcp-config FILE   the mcp.json to read
-      --profile a|b|c|all which default files to read (default a)
-  -h, --help              show this help
-
-Exit status: 0 when every server listed its tools, 1 when one could not.`;
+export const mcpHelp = renderHelp(mcpPage);
 
 // What a server lists is its own text: escaped and cut, so that it can neither drive the terminal nor
 // widen every line of the table.
@@ -37,7 +42,7 @@ const firstLine = (text: string | undefined) => printable((text ?? "").split("\n
 export async function mcpCommand(args: string[]): Promise<number> {
   const { values, positionals } = parseArgs({
     args, allowPositionals: true,
-    options: { help: { type: "boolean", short: "h" }, "mcp-config": { type: "string" }, profile: { type: "string" } },
+    options: mcpFlags,
   });
   if (values.help) {
     console.log(mcpHelp);

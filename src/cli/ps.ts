@@ -3,14 +3,16 @@ import { parseArgs } from "node:util";
 import { ServerClient } from "./server-client.ts";
 import { humanBytes, humanTime } from "./terminal/format.ts";
 import { formatTable } from "./terminal/table.ts";
+import { helpFlag, renderHelp, type HelpPage } from "./help-layout.ts";
 
-export const psHelp = `Usage: llamux ps
+export const psPage: HelpPage = {
+  usage: ["llamux ps"],
+  description: `Lists the models loaded by the server at LLAMUX_HOST (or OLLAMA_HOST, default 127.0.0.1:11434) with
+NAME, ID, SIZE, PROCESSOR, CONTEXT and UNTIL (when an idle model is unloaded).`,
+  flags: helpFlag,
+};
 
-Lists the models loaded by the server at LLAMUX_HOST (or OLLAMA_HOST, default 127.0.0.1:11434) with
-NAME, ID, SIZE, PROCESSOR, CONTEXT and UNTIL (when an idle model is unloaded).
-
-Options:
-  -h, --help   show this help`;
+export const psHelp = renderHelp(psPage);
 
 export interface RunningModel {
   name: string;
@@ -40,7 +42,7 @@ export function formatRunningModels(models: RunningModel[], now = Date.now()): s
 }
 
 export async function psCommand(args: string[]): Promise<number> {
-  const { values } = parseArgs({ args, options: { help: { type: "boolean", short: "h" } } });
+  const { values } = parseArgs({ args, options: helpFlag });
   if (values.help) {
     console.log(psHelp);
     return 0;

@@ -8,26 +8,31 @@ import { ServerClient } from "./server-client.ts";
 import type { PullProgress } from "../store/pull-progress.ts";
 import { terminalProgress } from "./terminal/progress-bar.ts";
 import { UsageError } from "../usage-error.ts";
+import { helpFlag, renderHelp, type Flags, type HelpPage } from "./help-layout.ts";
+import { envVar } from "../config.ts";
 
-export const pullHelp = `Usage: llamux pull NAME
+export const pullFlags = {
+  hub: { type: "boolean", help: `NAME is a Hugging Face id as vLLM names models, ORG/NAME[:QUANT]: ORG/NAME, else ORG/NAME-GGUF (what "serve --profile b --model ORG/NAME" pulls; always into this machine's store, as a container's init step does)` },
+  insecure: { type: "boolean", help: "accepted as ollama pull takes it; no effect" },
+  ...helpFlag,
+} as const satisfies Flags;
 
-Downloads a model into the store, resuming an interrupted download and checking its sha256. When a
-server answers at LLAMUX_HOST (or OLLAMA_HOST), the server pulls it into its own store.
+export const pullPage: HelpPage = {
+  usage: ["llamux pull NAME", "llamux pull --hub ORG/NAME[:QUANT]"],
+  description: `Downloads a model into the store, resuming an interrupted download and checking its sha256. When a
+server answers at LLAMUX_HOST (or OLLAMA_HOST), the server pulls it into its own store.`,
+  sections: [{
+    title: "Names",
+    items: [
+      ["hf.co/ORG/REPO[:QUANT]", "a GGUF repository on the Hugging Face hub (also huggingface.co/...); QUANT picks the file (Q4_K_M by default, else the closest), or names it"],
+      ["NAME[:TAG], NAMESPACE/NAME", "a model from Ollama's registry (registry.ollama.ai/library by default)"],
+    ],
+  }],
+  flags: pullFlags,
+  environment: ["HF_ENDPOINT", "HF_TOKEN", "OLLAMA_REGISTRY"].map(envVar),
+};
 
-  hf.co/ORG/REPO[:QUANT]       a GGUF repository on the Hugging Face hub (also huggingface.co/...);
-                               QUANT picks the file (Q4_K_M by default, else the closest), or names it
-  NAME[:TAG], NAMESPACE/NAME   a model from Ollama's registry (registry.ollama.ai/library by default)
-  --hub ORG/NAME[:QUANT]       a Hugging Face id as vLLM names models: ORG/NAME, else ORG/NAME-GGUF
-                               (what "serve --profile b --model ORG/NAME" pulls; always into this
-                               machine's store, as a container's init step does)
-
-Environment:
-  HF_ENDPOINT       the Hugging Face hub's address (default https://huggingface.co)
-  HF_TOKEN          a token for gated or private repositories
-  OLLAMA_REGISTRY   the registry for library names (default https://registry.ollama.ai)
-
-Options:
-  -h, --help   show this help`;
+export const pullHelp = renderHelp(pullPage);
 
 /**
  * Pulls `name` with a progress bar on standard error; returns the name it is stored under. With `hubIds`,
@@ -47,7 +52,7 @@ export async function pullWithProgress(name: string, options: { hubIds?: boolean
 
 export async function pullCommand(args: string[]): Promise<number> {
   const { values, positionals } = parseArgs({
-    args, allowPositionals: true, options: { help: { type: "boolean", short: "h" }, insecure: { type: "boolean" }, hub: { type: "boolean" } },
+    args, allowPositionals: true, options: pullFlags,
   });
   if (values.help) {
     console.log(pullHelp);

@@ -7,26 +7,30 @@ import { pushToRegistry } from "../store/registry/registry-push.ts";
 import { openStore } from "./model-store-access.ts";
 import { terminalProgress } from "./terminal/progress-bar.ts";
 import { UsageError } from "../usage-error.ts";
+import { helpFlag, renderHelp, type Flags, type HelpPage } from "./help-layout.ts";
+import { envVar } from "../config.ts";
 
-export const pushHelp = `Usage: llamux push NAME [--insecure]
+export const pushFlags = {
+  insecure: { type: "boolean", help: "talk to the registry over plain http" },
+  ...helpFlag,
+} as const satisfies Flags;
 
-Uploads a model from the store to an Ollama registry: the blobs the registry does not have yet, then the
+export const pushPage: HelpPage = {
+  usage: ["llamux push NAME [--insecure]"],
+  description: `Uploads a model from the store to an Ollama registry: the blobs the registry does not have yet, then the
 manifest. NAME is [HOST/]NAMESPACE/MODEL[:TAG]; without HOST it goes to OLLAMA_REGISTRY (default
 https://registry.ollama.ai, where NAMESPACE is your ollama.com user name). Rename a model first with
 "llamux cp". Token requests are signed with an ed25519 key (Ollama's): add its public key to your
-account on the registry.
+account on the registry.`,
+  flags: pushFlags,
+  environment: ["OLLAMA_REGISTRY", "LLAMUX_REGISTRY_KEY"].map(envVar),
+};
 
-Environment:
-  OLLAMA_REGISTRY       the registry for names without a host (default https://registry.ollama.ai)
-  LLAMUX_REGISTRY_KEY   the key file (OpenSSH format; default ~/.ollama/id_ed25519, created when missing)
-
-Options:
-      --insecure   talk to the registry over plain http
-  -h, --help       show this help`;
+export const pushHelp = renderHelp(pushPage);
 
 export async function pushCommand(args: string[]): Promise<number> {
   const { values, positionals } = parseArgs({
-    args, allowPositionals: true, options: { help: { type: "boolean", short: "h" }, insecure: { type: "boolean" } },
+    args, allowPositionals: true, options: pushFlags,
   });
   if (values.help) {
     console.log(pushHelp);

@@ -3,17 +3,19 @@ import { parseArgs } from "node:util";
 import { openStore } from "./model-store-access.ts";
 import { ServerClient } from "./server-client.ts";
 import { UsageError } from "../usage-error.ts";
+import { helpFlag, renderHelp, type HelpPage } from "./help-layout.ts";
 
-export const rmHelp = `Usage: llamux rm MODEL [MODEL...]
+export const rmPage: HelpPage = {
+  usage: ["llamux rm MODEL [MODEL...]"],
+  description: `Removes each MODEL from the store, then every blob (weights, template, ...) that no remaining model
+references. When a server answers at LLAMUX_HOST (or OLLAMA_HOST), it removes them from its store.`,
+  flags: helpFlag,
+};
 
-Removes each MODEL from the store, then every blob (weights, template, ...) that no remaining model
-references. When a server answers at LLAMUX_HOST (or OLLAMA_HOST), it removes them from its store.
-
-Options:
-  -h, --help   show this help`;
+export const rmHelp = renderHelp(rmPage);
 
 export async function rmCommand(args: string[]): Promise<number> {
-  const { values, positionals } = parseArgs({ args, allowPositionals: true, options: { help: { type: "boolean", short: "h" } } });
+  const { values, positionals } = parseArgs({ args, allowPositionals: true, options: helpFlag });
   if (values.help) {
     console.log(rmHelp);
     return 0;

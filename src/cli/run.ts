@@ -15,39 +15,43 @@ import { writeFile } from "node:fs/promises";
 import { extname } from "node:path";
 import type { SpeechFormat } from "../audio/speech/speech-encoder.ts";
 import { MAX_SPEECH_SPEED, MIN_SPEECH_SPEED } from "../audio/speech/time-stretch.ts";
+import { helpFlag, renderHelp, type Flags, type HelpPage } from "./help-layout.ts";
 
-export const runHelp = `Usage: llamux run MODEL [PROMPT] [options]
+export const runFlags = {
+  output: { type: "string", value: "FILE", help: "a text-to-speech model speaks PROMPT into FILE; its extension picks the format (.wav, .mp3, .flac, .opus or .ogg, .pcm: raw 16-bit little-endian mono)" },
+  speed: { type: "string", value: "S", help: "with --output: 0.25 to 4, faster or slower speech at the same pitch (default 1)" },
+  voice: { type: "string", value: "NAME", help: "with --output: a speaker file NAME.wav|.mp3|.flac in the model's folder or LLAMUX_VOICES (default ~/.llamux/voices); default the model's own voice" },
+  format: { type: "string", value: "json", help: "answer in JSON" },
+  verbose: { type: "boolean", help: "print timings and token counts after each answer" },
+  keepalive: { type: "string", value: "D", help: "how long the model stays loaded after the answer (5m, 1h, 3600s; server only)" },
+  nowordwrap: { type: "boolean", help: "do not wrap answers at the terminal's width" },
+  insecure: { type: "boolean", help: "accepted as ollama run takes it; no effect" },
+  think: { type: "string", value: "VALUE", help: "accepted as ollama run takes it; no effect (reasoning is always split off)" },
+  "max-tokens": { type: "string", short: "n", value: "N", help: "most tokens to generate (num_predict; default until the model stops); with --output, the most audio frames (12.5 a second)" },
+  temperature: { type: "string", value: "T", help: "sampling temperature; 0 is greedy" },
+  "top-k": { type: "string", value: "N", help: "top-k sampling" },
+  "top-p": { type: "string", value: "P", help: "nucleus sampling" },
+  seed: { type: "string", value: "N", help: "sampling seed (default random)" },
+  stop: { type: "string", multiple: true, value: "TEXT", help: "stop at TEXT (may be repeated)" },
+  "ctx-size": { type: "string", value: "N", help: "context size in tokens (num_ctx; default 4096)" },
+  threads: { type: "string", value: "N", help: "decode threads, fixed (default: up to the physical cores, fewer while other work holds cores)" },
+  ...helpFlag,
+} as const satisfies Flags;
 
-Answers PROMPT with MODEL, streaming the answer to standard output (with --output, a text-to-speech
-model speaks PROMPT into a file instead); text piped to standard input is
-put before PROMPT. Without a prompt (and with a terminal), starts an interactive chat: type /? there
-for its commands, Ctrl+C stops an answer, Ctrl+D or /bye leaves.
+export const runPage: HelpPage = {
+  usage: ["llamux run MODEL [PROMPT] [options]"],
+  description: `Answers PROMPT with MODEL, streaming the answer to standard output (with --output, a text-to-speech
+model speaks PROMPT into a file instead); text piped to standard input is put before PROMPT. Without a
+prompt (and with a terminal), starts an interactive chat: type /? there for its commands, Ctrl+C stops an
+answer, Ctrl+D or /bye leaves.
 
 MODEL is a GGUF file, a model in the store, or a name to pull first (hf.co/ORG/REPO[:QUANT], llama3.2).
 When a server answers at LLAMUX_HOST (or OLLAMA_HOST, default 127.0.0.1:11434) it runs the model;
-otherwise llamux loads the model itself.
+otherwise llamux loads the model itself.`,
+  flags: runFlags,
+};
 
-Options:
-      --output FILE      a text-to-speech model speaks PROMPT into FILE; its extension picks the format
-                         (.wav, .mp3, .flac, .opus or .ogg, .pcm: raw 16-bit little-endian mono)
-      --speed S          with --output: 0.25 to 4, faster or slower speech at the same pitch (default 1)
-      --voice NAME       with --output: a speaker file NAME.wav|.mp3|.flac in the model's folder or
-                         LLAMUX_VOICES (default ~/.llamux/voices); default the model's own voice
-      --format json      answer in JSON
-      --verbose          print timings and token counts after each answer
-      --keepalive D      how long the model stays loaded after the answer (5m, 1h, 3600s; server only)
-      --nowordwrap       do not wrap answers at the terminal's width
-  -n, --max-tokens N     most tokens to generate (num_predict; default until the model stops); with
-                         --output, the most audio frames (12.5 a second)
-      --temperature T    sampling temperature; 0 is greedy
-      --top-k N          top-k sampling
-      --top-p P          nucleus sampling
-      --seed N           sampling seed (default random)
-      --stop TEXT        stop at TEXT (may be repeated)
-      --ctx-size N       context size in tokens (num_ctx; default 4096)
-      --threads N        decode threads, fixed (default: up to the physical cores, fewer while other
-                         work holds cores)
-  -h, --help             show this help`;
+export const runHelp = renderHelp(runPage);
 
 /** The format an output file's extension names. */
 const OUTPUT_FORMATS: Record<string, SpeechFormat> = { ".wav": "wav", ".mp3": "mp3", ".flac": "flac", ".opus": "opus", ".ogg": "opus", ".pcm": "pcm" };
@@ -74,18 +78,7 @@ function printStats(stats: ChatStats | undefined, verbose: boolean): void {
 }
 
 export async function runCommand(args: string[]): Promise<number> {
-  const { values, positionals } = parseArgs({
-    args,
-    allowPositionals: true,
-    options: {
-      format: { type: "string" }, verbose: { type: "boolean" }, keepalive: { type: "string" }, nowordwrap: { type: "boolean" },
-      insecure: { type: "boolean" }, think: { type: "string" },
-      "max-tokens": { type: "string", short: "n" }, temperature: { type: "string" }, "top-k": { type: "string" }, "top-p": { type: "string" },
-      output: { type: "string" }, speed: { type: "string" }, voice: { type: "string" },
-      seed: { type: "string" }, stop: { type: "string", multiple: true }, "ctx-size": { type: "string" }, threads: { type: "string" },
-      help: { type: "boolean", short: "h" },
-    },
-  });
+  const { values, positionals } = parseArgs({ args, allowPositionals: true, options: runFlags });
   if (values.help) {
     console.log(runHelp);
     return 0;

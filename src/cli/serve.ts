@@ -22,93 +22,71 @@ import { ServeShutdown } from "./serve-shutdown.ts";
 import { type Profile, profileNamesOf, profiles, type ProfileName } from "../server/profiles/index.ts";
 import { listen, type ListenerSetup } from "../server/listener.ts";
 import { UsageError } from "../usage-error.ts";
-import { engineFlagOptions, engineFlagsHelp, toolCallParserFlag } from "./engine-flags.ts";
-import { speculativeFlags, speculativeFlagsHelp, speculativeFromFlags } from "./speculative-flags.ts";
-import { expandLoraModules, loraFlags, loraFlagsHelp, loraFromFlags } from "./lora-flags.ts";
+import { engineFlagOptions, engineFlags, toolCallParserFlag } from "./engine-flags.ts";
+import { speculativeFlags, speculativeFromFlags } from "./speculative-flags.ts";
+import { expandLoraModules, loraFlags, loraFromFlags } from "./lora-flags.ts";
 import { LoraRegistry } from "../server/lora-registry.ts";
-import { exposureWarnings, openNamedKeys, serverOptionFlags, serverOptionsFromFlags, serverOptionsHelp } from "./server-flags.ts";
+import { exposureWarnings, openNamedKeys, serverOptionFlags, serverOptionsFromFlags } from "./server-flags.ts";
+import { helpFlag, renderHelp, type Flags, type HelpPage } from "./help-layout.ts";
 import { logger } from "../log.ts";
 import {
-  envVarsHelp, ollamaContextLength, ollamaDebug, ollamaFlashAttention, ollamaHost, ollamaKeepAliveMs, ollamaKvCacheType,
+  envVars, ollamaContextLength, ollamaDebug, ollamaFlashAttention, ollamaHost, ollamaKeepAliveMs, ollamaKvCacheType,
   ollamaMaxLoadedModels, ollamaMaxQueue, ollamaNumParallel, pullTimeoutMs, runtimeLoraUpdating, voicesDir,
 } from "../config.ts";
 
 const log = logger("serve");
 
-export const serveHelp = `Usage: llamux serve [MODEL] [options]
+/** serve's own flags; the engine's, speculation's and the listeners' come from their modules. */
+export const serveFlags = {
+  profile: { type: "string", value: "a|b|c|all", help: "a: Ollama (port 11434), b: vLLM (8000), c: LM Studio (1234), all: the three at once (default a)" },
+  host: { type: "string", value: "HOST", help: "address to bind (default 127.0.0.1; LLAMUX_HOST=host:port sets both)" },
+  port: { type: "string", value: "PORT", help: "port (not with --profile all)" },
+  model: { type: "string", value: "MODEL", help: "the model, as vLLM's container passes it" },
+  "served-model-name": { type: "string", value: "NAME", help: "the name clients use for MODEL (default: MODEL as given)" },
+  "ctx-size": { type: "string", value: "N", help: "context per sequence in tokens (profiles a and c default to 4096, b to the model's trained context within memory); a request that needs more grows it within the trained context and memory (on b only without this flag)" },
+  "max-model-len": { type: "string", value: "N", help: "vLLM's name for --ctx-size" },
+  parallel: { type: "string", value: "N", help: "sequences decoded together per model (default 4; OLLAMA_NUM_PARALLEL on profile a)" },
+  "max-num-seqs": { type: "string", value: "N", help: "vLLM's name for --parallel" },
+  threads: { type: "string", value: "N", help: "decode threads, fixed (default: up to the physical cores, measured: fewer while other work holds cores)" },
+  "max-queue": { type: "string", value: "N", help: "requests that may wait per model before more get 503 (default 512; OLLAMA_MAX_QUEUE on profile a)" },
+  "cache-ram": { type: "string", value: "MIB", help: "host memory per model for the states of sequences handed to other requests, restored when a later prompt starts with their tokens; least recently used go first (default 8192, at most a quarter of the machine's memory; 0: off)" },
+  "cache-disk": { type: "string", value: "DIR", help: "where prompt states are kept on disk, found again after a restart, an unload or a model swap (default $LLAMUX_CACHE_DISK, else <cache>/prompts: $LLAMUX_CACHE_DIR, $XDG_CACHE_HOME/llamux or ~/.cache/llamux)" },
+  "cache-disk-mib": { type: "string", value: "MIB", help: "size cap of that directory for all models, least recently used go first (default 8192, at most a tenth of the disk's free space; 0: off)" },
+  seed: { type: "string", value: "N", help: "accepted for vLLM compatibility (requests carry their own seeds)" },
+  dtype: { type: "string", value: "TYPE", help: "accepted for vLLM compatibility; the GGUF file decides the weights' type" },
+  "tensor-parallel-size": { type: "string", value: "N", help: "only 1 is supported" },
+  "trust-remote-code": { type: "boolean", help: "accepted, no effect (GGUF files carry no code)" },
+  mmproj: { type: "string", value: "FILE", help: "vision projector for MODEL (default: a sibling mmproj-*.gguf, if any)" },
+  "sdk-port": { type: "string", value: "N", help: `profile c: also serve LM Studio's SDK sockets on 127.0.0.1:N, where LMStudioClient() without baseUrl looks (default ${SDK_DISCOVERY_PORT}; 0: off; a port in use is skipped with a log line)` },
+  "allow-private-image-urls": { type: "boolean", help: "let image URLs in requests reach loopback, private and link-local addresses (refused by default: a request could probe the local network)" },
+  mcp: { type: "boolean", help: "let requests use the MCP servers of ~/.llamux/mcp.json (and on profile c LM Studio's ~/.lmstudio/mcp.json too), starting them on first use (off by default: a request would make the server spawn processes)" },
+  "mcp-config": { type: "string", value: "FILE", help: `like --mcp, with the servers of FILE alone, in mcp.json's format (Cursor's, LM Studio's): {"mcpServers": {NAME: {command, args, env} | {url, headers}}}; only these are ever spawned` },
+  "allow-request-mcp": { type: "boolean", help: `let requests name MCP servers by URL (Responses "mcp" tools with a server_url, LM Studio's ephemeral_mcp; refused by default)` },
+  "allow-private-mcp-urls": { type: "boolean", help: "let those URLs reach loopback, private and link-local addresses (refused by default: a request could probe the local network)" },
+  "mcp-call-timeout": { type: "string", value: "SECONDS", help: `longest one MCP tool call may take (default ${DEFAULT_MCP_LIMITS.callTimeoutMs / 1000}); a server that takes longer gets an error result and is restarted` },
+  "realtime-config": { type: "string", value: "FILE", help: "pipelines for /v1/realtime, so that a client that names only a model gets a chat model, a transcription model and a voice (docs/images-audio-speech.md, \"Realtime API\")" },
+  "realtime-voice-model": { type: "string", value: "MODEL", help: "the speech model that speaks /v1/realtime replies when no preset names one" },
+  "ssl-certfile": { type: "string", value: "FILE", help: "serve HTTPS (and wss:, which OpenAI's Realtime clients require) with this PEM certificate (and --ssl-keyfile)" },
+  "ssl-keyfile": { type: "string", value: "FILE", help: "the PEM key of --ssl-certfile" },
+  "allow-push": { type: "boolean", help: "profile a: let POST /api/push upload stored models to the registry a request names (off by default: a request could send models anywhere)" },
+  ...engineFlags,
+  ...speculativeFlags,
+  ...loraFlags,
+  ...serverOptionFlags,
+  ...helpFlag,
+} as const satisfies Flags;
 
-Serves models over HTTP. MODEL is a GGUF file path or a model in the store (pulled or created;
+export const servePage: HelpPage = {
+  usage: ["llamux serve [MODEL] [options]"],
+  description: `Serves models over HTTP. MODEL is a GGUF file path or a model in the store (pulled or created;
 LLAMUX_MODELS, or OLLAMA_MODELS on profile a); a name not in the store is pulled first: on profiles b
 and c an ORG/MODEL id from the Hugging Face hub (ORG/MODEL, else ORG/MODEL-GGUF), on profile a a
-name from Ollama's registry (see "llamux pull --help"). Requests may also name any GGUF path or stored model.
+name from Ollama's registry (see "llamux pull --help"). Requests may also name any GGUF path or stored model.`,
+  flags: serveFlags,
+  environment: envVars,
+};
 
-Options:
-      --profile a|b|c|all       a: Ollama (port 11434), b: vLLM (8000), c: LM Studio (1234), all: the three
-                                at once (default a)
-      --host HOST               address to bind (default 127.0.0.1; LLAMUX_HOST=host:port sets both)
-      --port PORT               port (not with --profile all)
-      --model MODEL             the model, as vLLM's container passes it
-      --served-model-name NAME  the name clients use for MODEL (default: MODEL as given)
-      --ctx-size N              context per sequence in tokens (profiles a and c default to 4096,
-                                b to the model's trained context within memory); a request that
-                                needs more grows it within the trained context and memory (on b
-                                only without this flag)
-      --max-model-len N         vLLM's name for --ctx-size
-      --parallel N              sequences decoded together per model (default 4; OLLAMA_NUM_PARALLEL on
-                                profile a)
-      --max-num-seqs N          vLLM's name for --parallel
-      --threads N               decode threads, fixed (default: up to the physical cores, measured:
-                                fewer while other work holds cores)
-      --max-queue N             requests that may wait per model before more get 503 (default 512;
-                                OLLAMA_MAX_QUEUE on profile a)
-      --cache-ram MIB           host memory per model for the states of sequences handed to other
-                                requests, restored when a later prompt starts with their tokens; least
-                                recently used go first (default 8192, at most a quarter of the machine's
-                                memory; 0: off)
-      --cache-disk DIR          where prompt states are kept on disk, found again after a restart,
-                                an unload or a model swap (default $LLAMUX_CACHE_DISK, else
-                                <cache>/prompts: $LLAMUX_CACHE_DIR, $XDG_CACHE_HOME/llamux or
-                                ~/.cache/llamux)
-      --cache-disk-mib MIB      size cap of that directory for all models, least recently used go
-                                first (default 8192, at most a tenth of the disk's free space; 0: off)
-      --seed N                  accepted for vLLM compatibility (requests carry their own seeds)
-      --dtype TYPE              accepted for vLLM compatibility; the GGUF file decides the weights' type
-      --gpu-memory-utilization F  accepted for vLLM compatibility
-      --tensor-parallel-size N  only 1 is supported
-      --trust-remote-code       accepted, no effect (GGUF files carry no code)
-      --mmproj FILE             vision projector for MODEL (default: a sibling mmproj-*.gguf, if any)
-      --sdk-port N              profile c: also serve LM Studio's SDK sockets on 127.0.0.1:N, where
-                                LMStudioClient() without baseUrl looks (default ${SDK_DISCOVERY_PORT}; 0: off;
-                                a port in use is skipped with a log line)
-      --allow-private-image-urls  let image URLs in requests reach loopback, private and link-local
-                                addresses (refused by default: a request could probe the local network)
-      --mcp                     let requests use the MCP servers of ~/.llamux/mcp.json (and on profile c
-                                LM Studio's ~/.lmstudio/mcp.json too), starting them on first use (off by
-                                default: a request would make the server spawn processes)
-      --mcp-config FILE         like --mcp, with the servers of FILE alone, in mcp.json's format (Cursor's,
-                                LM Studio's): {"mcpServers": {NAME: {command, args, env} | {url, headers}}};
-                                only these are ever spawned
-      --allow-request-mcp       let requests name MCP servers by URL (Responses "mcp" tools with a
-                                server_url, LM Studio's ephemeral_mcp; refused by default)
-      --allow-private-mcp-urls  let those URLs reach loopback, private and link-local addresses (refused
-                                by default: a request could probe the local network)
-      --mcp-call-timeout SECONDS  longest one MCP tool call may take (default ${DEFAULT_MCP_LIMITS.callTimeoutMs / 1000}); a server that
-                                takes longer gets an error result and is restarted
-      --realtime-config FILE    pipelines for /v1/realtime, so that a client that names only a model gets a
-                                chat model, a transcription model and a voice (README "Realtime API")
-      --realtime-voice-model MODEL  the speech model that speaks /v1/realtime replies when no preset names one
-      --ssl-certfile FILE       serve HTTPS (and wss:, which OpenAI's Realtime clients require) with this
-      --ssl-keyfile FILE        PEM certificate and key
-      --allow-push              profile a: let POST /api/push upload stored models to the registry a
-                                request names (off by default: a request could send models anywhere)
-${engineFlagsHelp}
-${speculativeFlagsHelp}
-${loraFlagsHelp}
-${serverOptionsHelp}
-  -h, --help                    show this help
-
-Environment:
-${envVarsHelp()}`;
+export const serveHelp = renderHelp(servePage);
 
 function integer(value: string | undefined, flag: string, min = 1): number | undefined {
   if (value === undefined) return undefined;
@@ -206,26 +184,7 @@ function realtimeSettings(configFile: string | undefined, voiceModel: string | u
 }
 
 export async function serveCommand(args: string[]): Promise<number | undefined> {
-  const { values, positionals } = parseArgs({
-    args: expandLoraModules(args),
-    allowPositionals: true,
-    options: {
-      profile: { type: "string" }, host: { type: "string" }, port: { type: "string" }, model: { type: "string" },
-      "served-model-name": { type: "string" }, "ctx-size": { type: "string" }, "max-model-len": { type: "string" }, "max-queue": { type: "string" }, "cache-ram": { type: "string" },
-      "cache-disk": { type: "string" }, "cache-disk-mib": { type: "string" },
-      parallel: { type: "string" }, "max-num-seqs": { type: "string" }, threads: { type: "string" }, seed: { type: "string" },
-      dtype: { type: "string" }, "gpu-memory-utilization": { type: "string" }, "tensor-parallel-size": { type: "string" },
-      "trust-remote-code": { type: "boolean" }, help: { type: "boolean", short: "h" }, "chat-template": { type: "string" },
-      "enable-auto-tool-choice": { type: "boolean" }, mmproj: { type: "string" }, "allow-private-image-urls": { type: "boolean" }, "allow-push": { type: "boolean" },
-      mcp: { type: "boolean" }, "mcp-config": { type: "string" }, "allow-request-mcp": { type: "boolean" }, "allow-private-mcp-urls": { type: "boolean" }, "mcp-call-timeout": { type: "string" },
-      "tool-call-parser": { type: "string" }, "reasoning-parser": { type: "string" }, "sdk-port": { type: "string" },
-      rpc: { type: "string" }, "kv-events-config": { type: "string" }, "ssl-certfile": { type: "string" }, "ssl-keyfile": { type: "string" },
-      "realtime-config": { type: "string" }, "realtime-voice-model": { type: "string" },
-      ...serverOptionFlags,
-      ...speculativeFlags,
-      ...loraFlags,
-    },
-  });
+  const { values, positionals } = parseArgs({ args: expandLoraModules(args), allowPositionals: true, options: serveFlags });
   if (values.help) {
     console.log(serveHelp);
     return 0;

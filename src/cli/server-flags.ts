@@ -11,36 +11,20 @@ import { KeyRing } from "../keys/key-ring.ts";
 import { UsageBook } from "../keys/usage-book.ts";
 import { UsageError, wholeNumberOption } from "../usage-error.ts";
 import { ollamaOrigins } from "../config.ts";
+import type { Flags } from "./help-layout.ts";
 
 const MIB = 1024 * 1024;
 
 export const serverOptionFlags = {
-  "api-key": { type: "string", multiple: true },
-  "keys-file": { type: "string" },
-  "cors-origins": { type: "string" },
-  "allowed-origins": { type: "string" },
-  "public-metrics": { type: "boolean" },
-  "max-body-size": { type: "string" },
-  "idle-timeout": { type: "string" },
-} as const;
+  "api-key": { type: "string", multiple: true, value: "KEY", help: `require KEY as "Authorization: Bearer KEY" or "X-Api-Key: KEY" (repeat for several keys; env LLAMUX_API_KEY, and VLLM_API_KEY for profile b). Probes (/, /health, /ping, /version, /api/version, /lmstudio-greeting) stay open. Such a key may do everything; named keys with scopes and limits are in the keys file (see "llamux keys --help")` },
+  "keys-file": { type: "string", value: "FILE", help: "the named keys (default $XDG_CONFIG_HOME/llamux/keys.json, read when it exists and again within a second of any change; once read, requests need a key); their usage is kept beside it in keys.usage.json" },
+  "public-metrics": { type: "boolean", help: "serve /metrics without the key" },
+  "cors-origins": { type: "string", value: "LIST", help: `browser origins allowed besides localhost pages and app shells: a comma list such as https://app.example,chrome-extension://*; "*" allows any site` },
+  "allowed-origins": { type: "string", value: "JSON", help: `vLLM's spelling of --cors-origins, as a JSON list: '["https://app.example"]'` },
+  "max-body-size": { type: "string", value: "MIB", help: `largest request body in MiB (default ${DEFAULT_BODY_LIMIT_BYTES / MIB}); blob uploads stream to disk and are not limited` },
+  "idle-timeout": { type: "string", value: "SECONDS", help: `close a connection that sends nothing for this long while the server waits on it: headers, a body, an idle keep-alive (default ${DEFAULT_IDLE_TIMEOUT_SECONDS}, at most 255); a request whose body has arrived is never cut, however long it generates` },
+} as const satisfies Flags;
 
-export const serverOptionsHelp = `      --api-key KEY             require KEY as "Authorization: Bearer KEY" or "X-Api-Key: KEY" (repeat for
-                                several keys; env LLAMUX_API_KEY, and VLLM_API_KEY for profile b). Probes
-                                (/, /health, /ping, /version, /api/version, /lmstudio-greeting) stay open.
-                                Such a key may do everything; named keys with scopes and limits are in the
-                                keys file (see "llamux keys --help")
-      --keys-file FILE          the named keys (default $XDG_CONFIG_HOME/llamux/keys.json, read when it
-                                exists and again within a second of any change; once read, requests need
-                                a key); their usage is kept beside it in keys.usage.json
-      --public-metrics          serve /metrics without the key
-      --cors-origins LIST       browser origins allowed besides localhost pages and app shells: a comma
-                                list such as https://app.example,chrome-extension://*; "*" allows any site
-      --allowed-origins JSON    vLLM's spelling of --cors-origins, as a JSON list: '["https://app.example"]'
-      --max-body-size MIB       largest request body in MiB (default ${DEFAULT_BODY_LIMIT_BYTES / MIB}); blob uploads stream to disk
-                                and are not limited
-      --idle-timeout SECONDS    close a connection that sends nothing for this long while the server waits
-                                on it: headers, a body, an idle keep-alive (default ${DEFAULT_IDLE_TIMEOUT_SECONDS}, at most 255);
-                                a request whose body has arrived is never cut, however long it generates`;
 
 export interface ServerFlagValues {
   "api-key"?: string[];

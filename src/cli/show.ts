@@ -4,19 +4,26 @@ import { ModelNotFoundError } from "../store/model-store.ts";
 import { formatDetails, formatParameters, modelDetails } from "./model-details.ts";
 import { openStore } from "./model-store-access.ts";
 import { UsageError } from "../usage-error.ts";
+import { helpFlag, renderHelp, type Flags, type HelpPage } from "./help-layout.ts";
 
-export const showHelp = `Usage: llamux show MODEL [options]
+export const showFlags = {
+  modelfile: { type: "boolean", help: "the Modelfile that rebuilds the model" },
+  parameters: { type: "boolean", help: "its PARAMETER values" },
+  template: { type: "boolean", help: "its prompt template (the Modelfile TEMPLATE, else the GGUF's chat template)" },
+  system: { type: "boolean", help: "its system prompt" },
+  license: { type: "boolean", help: "its license" },
+  verbose: { type: "boolean", short: "v", help: "accepted as ollama show takes it; the details are always shown in full" },
+  ...helpFlag,
+} as const satisfies Flags;
 
-Shows a stored model: its architecture, size, context, quantization, capabilities, parameters, system
-prompt and license. One of the options prints only that part.
+export const showPage: HelpPage = {
+  usage: ["llamux show MODEL [options]"],
+  description: `Shows a stored model: its architecture, size, context, quantization, capabilities, parameters, system
+prompt and license. One of the options prints only that part.`,
+  flags: showFlags,
+};
 
-Options:
-      --modelfile    the Modelfile that rebuilds the model
-      --parameters   its PARAMETER values
-      --template     its prompt template (the Modelfile TEMPLATE, else the GGUF's chat template)
-      --system       its system prompt
-      --license      its license
-  -h, --help         show this help`;
+export const showHelp = renderHelp(showPage);
 
 const PARTS = ["modelfile", "parameters", "template", "system", "license"] as const;
 
@@ -24,10 +31,7 @@ export async function showCommand(args: string[]): Promise<number> {
   const { values, positionals } = parseArgs({
     args,
     allowPositionals: true,
-    options: {
-      modelfile: { type: "boolean" }, parameters: { type: "boolean" }, template: { type: "boolean" }, system: { type: "boolean" },
-      license: { type: "boolean" }, verbose: { type: "boolean", short: "v" }, help: { type: "boolean", short: "h" },
-    },
+    options: showFlags,
   });
   if (values.help) {
     console.log(showHelp);

@@ -11,38 +11,26 @@ import { resolveSpeculativeOptions, type SpeculativeOptions } from "../engine/sp
 import { fromVllmSpeculativeConfig, VLLM_SPECULATIVE_KEYS } from "../engine/speculative/vllm-config.ts";
 import { UsageError, numberOption } from "../usage-error.ts";
 import { logger } from "../log.ts";
+import type { Flags } from "./help-layout.ts";
 
 const log = logger("serve");
 
 export const speculativeFlags = {
-  "model-draft": { type: "string" },
-  "draft-max": { type: "string" },
-  "draft-p-min": { type: "string" },
-  "speculative-config": { type: "string" },
-  "spec-type": { type: "string" },
-  "spec-draft-model": { type: "string" },
-  "spec-draft-n-max": { type: "string" },
-  "spec-draft-p-min": { type: "string" },
-  "spec-ngram-simple-size-n": { type: "string" },
-  "spec-ngram-simple-size-m": { type: "string" },
-} as const;
+  "model-draft": { type: "string", value: "FILE", help: "speculative decoding: a small draft model with MODEL's vocabulary proposes tokens that MODEL verifies several at a time (greedy output is unchanged)" },
+  "draft-max": { type: "string", value: "N", help: "most draft tokens per step per sequence (default 4, at most 32)" },
+  "draft-p-min": { type: "string", value: "P", help: "end a draft at a token the draft model gives less than probability P (default 0)" },
+  "speculative-config": { type: "string", value: "JSON", help: `vLLM's form: '{"model": FILE, "num_speculative_tokens": N}', or n-gram lookup in the prompt with no draft model: '{"method": "ngram", "num_speculative_tokens": N, "prompt_lookup_max": 4, "prompt_lookup_min": 1}'` },
+  "spec-type": { type: "string", value: "TYPE", help: "llama-server's current names: draft-simple (a draft model), ngram-simple (n-gram lookup in the prompt) or none" },
+  "spec-draft-model": { type: "string", value: "FILE", help: "the same as --model-draft" },
+  "spec-draft-n-max": { type: "string", value: "N", help: "the same as --draft-max" },
+  "spec-draft-p-min": { type: "string", value: "P", help: "the same as --draft-p-min" },
+  "spec-ngram-simple-size-n": { type: "string", value: "N", help: "ngram-simple: look up exactly N tokens (default: 4 down to 1)" },
+  "spec-ngram-simple-size-m": { type: "string", value: "M", help: "ngram-simple: most tokens drafted after a match (default 4, at most 32)" },
+} as const satisfies Flags;
 
 /** llama-server's --spec-type names llamux runs; its other kinds (EAGLE-3, MTP, ...) need model parts llamux does not load. */
 const SPEC_TYPES = ["none", "draft-simple", "ngram-simple"] as const;
 
-export const speculativeFlagsHelp = `      --model-draft FILE        speculative decoding: a small draft model with MODEL's vocabulary proposes
-                                tokens that MODEL verifies several at a time (greedy output is unchanged)
-      --draft-max N             most draft tokens per step per sequence (default 4, at most 32)
-      --draft-p-min P           end a draft at a token the draft model gives less than probability P (default 0)
-      --speculative-config JSON  vLLM's form: '{"model": FILE, "num_speculative_tokens": N}', or n-gram lookup
-                                in the prompt with no draft model: '{"method": "ngram", "num_speculative_tokens": N,
-                                "prompt_lookup_max": 4, "prompt_lookup_min": 1}'
-      --spec-type TYPE          llama-server's current names: draft-simple (a draft model), ngram-simple (n-gram
-                                lookup in the prompt) or none
-      --spec-draft-model FILE, --spec-draft-n-max N, --spec-draft-p-min P  the same as --model-draft,
-                                --draft-max and --draft-p-min
-      --spec-ngram-simple-size-n N  ngram-simple: look up exactly N tokens (default: 4 down to 1)
-      --spec-ngram-simple-size-m M  ngram-simple: most tokens drafted after a match (default 4, at most 32)`;
 
 export type SpeculativeFlagValues = { [K in keyof typeof speculativeFlags]?: string };
 

@@ -2,17 +2,19 @@
 import { parseArgs } from "node:util";
 import { ServerClient } from "./server-client.ts";
 import { UsageError } from "../usage-error.ts";
+import { helpFlag, renderHelp, type HelpPage } from "./help-layout.ts";
 
-export const stopHelp = `Usage: llamux stop MODEL
+export const stopPage: HelpPage = {
+  usage: ["llamux stop MODEL"],
+  description: `Unloads MODEL from the server at LLAMUX_HOST (or OLLAMA_HOST, default 127.0.0.1:11434) once its
+running requests end.`,
+  flags: helpFlag,
+};
 
-Unloads MODEL from the server at LLAMUX_HOST (or OLLAMA_HOST, default 127.0.0.1:11434) once its
-running requests end.
-
-Options:
-  -h, --help   show this help`;
+export const stopHelp = renderHelp(stopPage);
 
 export async function stopCommand(args: string[]): Promise<number> {
-  const { values, positionals } = parseArgs({ args, allowPositionals: true, options: { help: { type: "boolean", short: "h" } } });
+  const { values, positionals } = parseArgs({ args, allowPositionals: true, options: helpFlag });
   if (values.help) {
     console.log(stopHelp);
     return 0;

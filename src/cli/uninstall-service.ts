@@ -5,21 +5,27 @@ import { parseArgs } from "node:util";
 import { SERVICE_NAME, defaultServiceSettings } from "../service/systemd-unit.ts";
 import { run, systemdIsRunning, userExists } from "../service/system.ts";
 import { UsageError } from "../usage-error.ts";
+import { helpFlag, renderHelp, type Flags, type HelpPage } from "./help-layout.ts";
 
-export const uninstallServiceHelp = `Usage: llamux uninstall-service [options]
+export const uninstallServiceFlags = {
+  purge: { type: "boolean", help: `also remove the "${defaultServiceSettings.user}" user, /var/lib/llamux (its models included) and /var/cache/llamux` },
+  "dry-run": { type: "boolean", help: "print the steps; change nothing" },
+  ...helpFlag,
+} as const satisfies Flags;
 
-Stops and disables the llamux systemd service and removes ${defaultServiceSettings.unitPath} and
-${defaultServiceSettings.environmentPath} (run as root). Models and the "${defaultServiceSettings.user}" user stay.
+export const uninstallServicePage: HelpPage = {
+  usage: ["llamux uninstall-service [options]"],
+  description: `Stops and disables the llamux systemd service and removes ${defaultServiceSettings.unitPath} and
+${defaultServiceSettings.environmentPath} (run as root). Models and the "${defaultServiceSettings.user}" user stay.`,
+  flags: uninstallServiceFlags,
+};
 
-Options:
-      --purge     also remove the "${defaultServiceSettings.user}" user, /var/lib/llamux (its models included) and /var/cache/llamux
-      --dry-run   print the steps; change nothing
-  -h, --help      show this help`;
+export const uninstallServiceHelp = renderHelp(uninstallServicePage);
 
 export async function uninstallServiceCommand(args: string[]): Promise<number> {
   const { values, positionals } = parseArgs({
     args, allowPositionals: true,
-    options: { purge: { type: "boolean" }, "dry-run": { type: "boolean" }, help: { type: "boolean", short: "h" } },
+    options: uninstallServiceFlags,
   });
   if (values.help) {
     console.log(uninstallServiceHelp);

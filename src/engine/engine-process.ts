@@ -1,17 +1,17 @@
 // Parent side of an engine child process: starts `llamux __engine`, loads a model in it, and turns an
 // unexpected exit into an error for every request in flight (EngineClient routes the rest). The
 // parent never opens libllama itself.
-import { join } from "node:path";
+import { fileURLToPath } from "node:url";
 import type { Subprocess } from "bun";
 import type { ChildMessage, ParentMessage } from "./protocol.ts";
 import { EngineError, type EngineOptions } from "./types.ts";
 import { EngineClient } from "./engine-client.ts";
+import { isCompiledExecutable, moduleUrl } from "../binary/self.ts";
 import { isRpcAbort, RPC_JOIN_TIMEOUT_MS, rpcAbortNote, rpcServerNames } from "./rpc-failure.ts";
 
 /** The command that re-invokes this program as an engine child. */
 function childCommand(): string[] {
-  const compiled = import.meta.path.startsWith("/$bunfs/");
-  return compiled ? [process.execPath, "__engine"] : [process.execPath, join(import.meta.dir, "child-main.ts")];
+  return isCompiledExecutable ? [process.execPath, "__engine"] : [process.execPath, fileURLToPath(moduleUrl("./child-main", import.meta.url))];
 }
 
 export class EngineProcess extends EngineClient {

@@ -5,8 +5,9 @@
 import type { ChildMessage, ParentMessage } from "./protocol.ts";
 import { EngineError, type EngineOptions } from "./types.ts";
 import { EngineClient } from "./engine-client.ts";
+import { moduleUrl } from "../binary/self.ts";
 
-const WORKER_URL = new URL("./engine-worker.ts", import.meta.url);
+const WORKER_URL = moduleUrl("./engine-worker", import.meta.url);
 
 // llama.cpp's backend registry is not thread-safe, and every Worker registers the back ends when it
 // loads its first model: loads in one process happen one at a time.

@@ -4,7 +4,8 @@
 // request names by URL get a session for that request only, and only when the server allows it
 // (--allow-request-mcp), under the URL guard. A request's servers become the tool loop's ServerTools.
 import { logger, logEnabled } from "../log.ts";
-import type { ServerTool, ServerToolOutcome, ToolOrigin } from "../generation/tool-loop.ts";
+import type { ServerTool, ToolOrigin } from "../generation/tool-loop.ts";
+import type { ServerToolOutcome } from "../generation/tool-results.ts";
 import type { McpConfig, McpServerConfig } from "./mcp-config.ts";
 import { DEFAULT_MCP_LIMITS, type McpLimits } from "./mcp-limits.ts";
 import { checkMcpUrl, McpUrlError } from "./guarded-fetch.ts";

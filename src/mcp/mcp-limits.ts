@@ -1,6 +1,6 @@
 // The bounds on what MCP servers may cost a request: how long they may take, how much they may send,
 // how many sessions may be open at once. The tool loop's own bounds (rounds, calls per round, result
-// sizes) live beside it in generation/tool-loop.ts. README's "Security and limits" lists both.
+// sizes) live beside it in generation/tool-loop.ts. docs/security-and-limits.md lists both.
 
 export interface McpLimits {
   /** Starting a server (spawn or connect) and its initialize handshake. */

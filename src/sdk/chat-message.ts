@@ -1,5 +1,6 @@
 // The SDK's chat message (the spec's ChatMessage): a role, a list of content parts (text, image,
 // audio), and on an assistant message the function calls it made.
+import { base64ToBytes, bytesToBase64 } from "./base64.ts";
 import type { LeapFunctionCall } from "./function-call-validation.ts";
 
 export type ChatRole = "system" | "user" | "assistant" | "tool";
@@ -40,7 +41,7 @@ export class ImageContent extends ChatMessageContent {
 
   /** The image as a data: URL (how OpenAI-compatible servers take it). */
   toDataUrl(): string {
-    return `data:${this.mimeType};base64,${Buffer.from(this.data).toString("base64")}`;
+    return `data:${this.mimeType};base64,${bytesToBase64(this.data)}`;
   }
 }
 
@@ -57,7 +58,7 @@ function toBytes(data: Uint8Array | ArrayBuffer | string): Uint8Array {
   if (data instanceof Uint8Array) return data;
   if (data instanceof ArrayBuffer) return new Uint8Array(data);
   const base64 = data.startsWith("data:") ? data.slice(data.indexOf(",") + 1) : data;
-  return new Uint8Array(Buffer.from(base64, "base64"));
+  return base64ToBytes(base64);
 }
 
 export type ContentInput = string | ChatMessageContent | ChatMessageContent[];

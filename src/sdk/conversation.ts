@@ -3,11 +3,12 @@
 // Where the model runs (in this process or behind an OpenAI-compatible server) is the backend's business;
 // the MCP tools run here, in the program using the SDK, for either backend.
 import type { ToolDefinition } from "../chat/types.ts";
-import { DEFAULT_TOOL_LOOP_LIMITS, limitFailure, OutputBudget, resultText, type ServerTool, type ServerToolOutcome, type ToolLoopLimits } from "../generation/tool-loop.ts";
+import type { ServerTool } from "../generation/tool-loop.ts";
+import { DEFAULT_TOOL_LOOP_LIMITS, limitFailure, OutputBudget, resultText, type ServerToolOutcome, type ToolLoopLimits } from "../generation/tool-results.ts";
 import { ChatMessage, type PlainChatMessage } from "./chat-message.ts";
 import { toLeapFunction, type LeapFunction, type LeapFunctionInit } from "./functions.ts";
 import { GenerationOptions, type GenerationOptionsInit } from "./generation-options.ts";
-import { RegisteredMcpServer, type McpServerInit, type McpServerOptions } from "./mcp-server.ts";
+import type { McpServerInit, McpServerOptions, RegisteredMcpServer } from "./mcp-server.ts";
 import { Complete, FunctionCalls, GenerationError, McpToolResult, type GenerationStats, type MessageResponse } from "./message-response.ts";
 
 export interface GenerationRequest {
@@ -86,6 +87,8 @@ export class Conversation {
     await this.mcpServers.get(name)?.close();
     this.mcpServers.delete(name);
     const taken = [...this.functions.keys(), ...this.mcpTools.keys()];
+    // Loaded on first use, and through package.json's imports: a browser bundle gets a stand-in that refuses.
+    const { RegisteredMcpServer } = await import("#mcp-server");
     const registered = await RegisteredMcpServer.open(name, server, options, taken);
     this.mcpServers.set(name, registered);
     return registered.tools.map((tool) => tool.name);

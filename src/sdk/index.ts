@@ -13,4 +13,5 @@ export { GenerationOptions, DefaultFunctionCallParser, AlternateFunctionCallPars
 export { MessageResponse, Chunk, ReasoningChunk, AudioSample, FunctionCalls, McpToolResult, Complete, GenerationError, type GenerationStats, type CompletionFinishReason } from "./message-response.ts";
 export { UnknownToolChoiceError } from "./tool-choice.ts";
 export { RemoteModelRunner, type RemoteModelRunnerOptions } from "./remote-model-runner.ts";
-export { McpServerError, type McpServerInit, type McpServerOptions } from "./mcp-server.ts";
+export { McpServerError } from "./mcp-server-error.ts";
+export type { McpServerInit, McpServerOptions } from "./mcp-server.ts";

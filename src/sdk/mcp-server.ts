@@ -7,6 +7,7 @@ import type { ServerTool } from "../generation/tool-loop.ts";
 import { McpConfigError, parseMcpConfig } from "../mcp/mcp-config.ts";
 import { McpHub } from "../mcp/mcp-hub.ts";
 import { DEFAULT_MCP_LIMITS, type McpLimits } from "../mcp/mcp-limits.ts";
+import { McpServerError } from "./mcp-server-error.ts";
 
 /** One server as an entry of mcp.json's "mcpServers" (Cursor's, Claude Desktop's and LM Studio's format). */
 export type McpServerInit =
@@ -18,14 +19,6 @@ export interface McpServerOptions {
   allowedTools?: string[];
   /** Time and size bounds of the session (src/mcp/mcp-limits.ts); defaults as the server's. */
   limits?: Partial<McpLimits>;
-}
-
-/** A server that could not be registered: a bad entry, or one that could not start or list its tools. */
-export class McpServerError extends Error {
-  constructor(message: string, options?: ErrorOptions) {
-    super(message, options);
-    this.name = "McpServerError";
-  }
 }
 
 /** A registered server: its tools as the model calls them, and its session to end. */

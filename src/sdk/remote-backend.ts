@@ -3,6 +3,7 @@
 // reads the calls out of the model's text, so GenerationOptions.functionCallParser has no effect here.
 import OpenAI from "openai";
 import type { ChatCompletionChunk, ChatCompletionCreateParamsStreaming, ChatCompletionMessageParam } from "openai/resources/chat/completions";
+import { bytesToBase64 } from "./base64.ts";
 import { AudioContent, ChatMessage, ImageContent, TextContent } from "./chat-message.ts";
 import type { ConversationBackend, GenerationRequest } from "./conversation.ts";
 import { checkToolChoice } from "./tool-choice.ts";
@@ -17,7 +18,7 @@ function contentParts(message: ChatMessage): string | ContentPart[] {
   if (message.content.every((part) => part instanceof TextContent)) return message.text;
   return message.content.map((part): ContentPart => {
     if (part instanceof ImageContent) return { type: "image_url", image_url: { url: part.toDataUrl() } };
-    if (part instanceof AudioContent) return { type: "input_audio", input_audio: { data: Buffer.from(part.data).toString("base64"), format: part.mimeType.includes("mp3") ? "mp3" : "wav" } };
+    if (part instanceof AudioContent) return { type: "input_audio", input_audio: { data: bytesToBase64(part.data), format: part.mimeType.includes("mp3") ? "mp3" : "wav" } };
     return { type: "text", text: (part as TextContent).text };
   });
 }

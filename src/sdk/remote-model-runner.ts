@@ -17,6 +17,11 @@ export interface RemoteModelRunnerOptions {
   maxRetries?: number;
   /** Per-request timeout in milliseconds. @default 600000 */
   timeoutMs?: number;
+  /**
+   * Lets a web page use it (the openai client refuses browsers by default): whoever can read the page
+   * can read the key it holds. @default false
+   */
+  dangerouslyAllowBrowser?: boolean;
 }
 
 export class RemoteModelRunner {
@@ -25,7 +30,10 @@ export class RemoteModelRunner {
   constructor(options: RemoteModelRunnerOptions) {
     if (!options?.baseURL) throw new TypeError("Cannot create RemoteModelRunner: baseURL is required");
     if (!options.model) throw new TypeError("Cannot create RemoteModelRunner: model is required");
-    const client = new OpenAI({ baseURL: options.baseURL, apiKey: options.apiKey ?? "none", maxRetries: options.maxRetries ?? 0, timeout: options.timeoutMs ?? 600_000 });
+    const client = new OpenAI({
+      baseURL: options.baseURL, apiKey: options.apiKey ?? "none", maxRetries: options.maxRetries ?? 0, timeout: options.timeoutMs ?? 600_000,
+      dangerouslyAllowBrowser: options.dangerouslyAllowBrowser ?? false,
+    });
     this.backend = new RemoteBackend(client, options.model);
   }
 

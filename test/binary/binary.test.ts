@@ -28,7 +28,8 @@ afterAll(() => install.dispose());
 function expectVersionReport(result: Result): void {
   expect(result.exitCode).toBe(0);
   expect(result.stdout).toContain(`llamux ${packageJson.version}\n`);
-  expect(result.stdout).toContain(`llama.cpp ${nativePackages.llamaCppRelease}\n`);
+  expect(result.stdout).toContain(`llama.cpp ${nativePackages.llamaCppRelease} (commit ${nativePackages.llamaCppCommit.slice(0, 7)})\n`);
+  expect(result.stdout).toMatch(/^libraries: ggml \S+, built from commit [0-9a-f]{7,}$/m);
   expect(result.stdout).toMatch(/^system: CPU : .*(AVX|SSE|NEON)/m);
   expect(result.stdout).toContain("running on CPU");
 }

@@ -67,7 +67,7 @@ describe("release executable", () => {
     expect(readdirSync(programDir)).toEqual(["llamux"]);
     const result = await run("llamux", ["--version"]);
     expect(result.exitCode).toBe(0);
-    expect(result.stdout).toStartWith(`llamux ${packageJson.version}\nllama.cpp ${nativePackages.llamaCppRelease}\n`);
+    expect(result.stdout).toStartWith(`llamux ${packageJson.version}\nllama.cpp ${nativePackages.llamaCppRelease} (commit ${nativePackages.llamaCppCommit.slice(0, 7)})\n`);
   }, 60_000);
 
   test("doctor names the embedded variant (the portable build), the CPU, the store and the ports", async () => {

@@ -1,4 +1,4 @@
-// The README's test command on a fresh machine: the README's requirements name, in one apt-get line,
+// The test command on a fresh machine: the requirements of docs/building.md name, in one apt-get line,
 // every package the build and the tests need (scripts/test-requirements.sh is the list, .ci/run installs
 // from it), and `make test` checks first, naming what to install, before it builds or runs anything.
 import { afterAll, beforeAll, expect, test } from "bun:test";
@@ -21,11 +21,11 @@ afterAll(() => rmSync(bareBin, { recursive: true, force: true }));
 
 const run = (argv: string[], path: string) => Bun.spawnSync(argv, { cwd: root, env: { PATH: path, HOME: process.env.HOME ?? "/root" }, stdout: "pipe", stderr: "pipe" });
 
-test("the README's requirements install every package the tests need in one apt-get line", () => {
+test("docs/building.md's requirements install every package the tests need in one apt-get line", () => {
   const listed = run(["bash", script, "--list"], process.env.PATH!).stdout.toString().trim().split(" ");
   expect(listed).toEqual(expect.arrayContaining(["build-essential", "nodejs", "npm", "tmux", "chromium", "systemd"]));
-  const readme = readFileSync(join(root, "README.md"), "utf8");
-  const lines = readme.split("\n").filter((line) => /^\s*sudo apt-get install\b/.test(line));
+  const page = readFileSync(join(root, "docs", "building.md"), "utf8");
+  const lines = page.split("\n").filter((line) => /^\s*sudo apt-get install\b/.test(line));
   expect(lines).toHaveLength(1);
   const installed = lines[0]!.split(/\s+/).filter((word) => word && !word.startsWith("-") && !["sudo", "apt-get", "install"].includes(word));
   expect(installed.sort()).toEqual([...listed].sort());

@@ -123,7 +123,7 @@ interface LibrarySet {
 const BELOW_SIGNAL_DB = 60;
 
 /**
- * A llama.cpp library set and how close llamux's speech on it is to llama-tts's (README, Speech).
+ * A llama.cpp library set and how close llamux's speech on it is to llama-tts's (docs/images-audio-speech.md, Speech).
  * llama-tts (.native/tools) is built from the pinned source for this CPU: on libraries built the same
  * way (`make llama-from-source`, VARIANT "<platform>-source-cpu") llamux's samples are its samples
  * within 1 step. The CPU libraries llamux ships (prebuilt, portable) run other kernels for the same

@@ -1,4 +1,4 @@
-// The README's SDK examples run as files, as a user would run them, on the tiny LFM2 model.
+// The SDK page's examples (docs/sdk.md) run as files, as a user would run them, on the tiny LFM2 model.
 import { beforeAll, expect, test } from "bun:test";
 import { join } from "node:path";
 import { ensureModel } from "../../scripts/gen-models.ts";

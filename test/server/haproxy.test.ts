@@ -1,5 +1,5 @@
-// README's HAProxy recipe, run as written (scripts/haproxy-recipe.ts: the configuration is read out of
-// README.md, only the replicas' and the listener's addresses change): HAProxy (Debian's package) fronts
+// The manual's HAProxy recipe, run as written (scripts/haproxy-recipe.ts: the configuration is read out of
+// docs/deployment.md, only the replicas' and the listener's addresses change): HAProxy (Debian's package) fronts
 // two `llamux serve` processes, and 4 agent sessions of 4 turns each, with Claude Code's, Codex's and the
 // generic session header, must read at least 90% of every later turn's prompt from the cache. The same
 // replicas behind round-robin (the recipe with its balance lines changed) must read less. Skipped where
@@ -43,7 +43,7 @@ async function laterTurnCacheShares(baseURL: string, tag: string): Promise<numbe
   return shares;
 }
 
-describe.skipIf(!haveHaproxy)("README's HAProxy recipe with two llamux replicas", () => {
+describe.skipIf(!haveHaproxy)("the manual's HAProxy recipe (docs/deployment.md) with two llamux replicas", () => {
   const replicas: RunningServer[] = [];
   let recipe: string;
 

@@ -1,7 +1,7 @@
 // Runs jobs (jobs.ts) on a small pool of worker threads, so that rendering a template or building a
 // grammar never holds the thread that serves HTTP. Each job has a time limit: a worker still busy past it
 // is ended (whatever it was looping on) and replaced, and the job fails as its input's fault.
-import { isCompiledExecutable } from "../../binary/self.ts";
+import { isCompiledExecutable, moduleUrl } from "../../binary/self.ts";
 import { StructuredOutputError } from "../structured/errors.ts";
 import { ChatTemplateError } from "../template.ts";
 import type { JobKind, JobInput, JobResult } from "./jobs.ts";
@@ -14,7 +14,7 @@ export const OFF_THREAD_LIMIT_MS: Record<JobKind, number> = { chatText: 5_000, g
 
 // In the compiled executable the worker is an entrypoint of its own (scripts/build-binary.ts), named by
 // its path from the repository's root.
-const WORKER_URL = isCompiledExecutable ? "./src/chat/off-thread/worker.ts" : new URL("./worker.ts", import.meta.url);
+const WORKER_URL = isCompiledExecutable ? "./src/chat/off-thread/worker.ts" : moduleUrl("./worker", import.meta.url);
 
 interface Job {
   message: JobMessage;

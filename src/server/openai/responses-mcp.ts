@@ -4,7 +4,8 @@
 // approvals a response asked for; and the output items (mcp_list_tools, mcp_call, mcp_approval_request)
 // in OpenAI's shapes.
 import type { ToolChoice } from "../../generation/chat-output.ts";
-import type { ResumedCall, ServerTool, ServerToolFailure, ServerToolOutcome } from "../../generation/tool-loop.ts";
+import type { ResumedCall, ServerTool } from "../../generation/tool-loop.ts";
+import type { ServerToolFailure, ServerToolOutcome } from "../../generation/tool-results.ts";
 import type { ParsedToolCall } from "../../chat/output-parser.ts";
 import type { ListedServer, McpServerRequest, McpToolset } from "../../mcp/mcp-hub.ts";
 import { newId } from "../../ids.ts";

@@ -7,7 +7,7 @@ import { z } from "zod";
 import { toApiError } from "../../api-error.ts";
 import { SOCKET_BOUNDS } from "../../websocket-endpoints.ts";
 
-/** Bounds of one socket and of the server's sockets (README "LM Studio SDK protocol"). */
+/** Bounds of one socket and of the server's sockets (docs/lm-studio.md, "Bounds"). */
 export const SOCKET_LIMITS = {
   /** Largest frame accepted; a longer one closes the socket (1009). */
   maxFrameBytes: SOCKET_BOUNDS.maxFrameBytes,
