@@ -130,7 +130,8 @@ llama_token llamux_sampler_sample_grammar_logits(struct llama_sampler * chain, s
         if (top_k > 0 && n_pre >= 0 && n_pre < n_samplers) {
             apply_range(chain, 0, n_pre, &candidates);
             candidates.size = allowed_highest(grammar, data, (size_t) n_vocab, (size_t) top_k);
-            apply_range(chain, n_pre, n_samplers, &candidates);
+            // a dead end (the grammar allows nothing): top-p and min-p would abort on no candidates
+            if (candidates.size > 0) apply_range(chain, n_pre, n_samplers, &candidates);
         } else {
             llama_sampler_apply(grammar, &candidates);
             llama_sampler_apply(chain, &candidates);

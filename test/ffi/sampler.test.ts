@@ -236,6 +236,11 @@ describe("composition with the samplers before the draw", () => {
     const dot = Array.from(model.vocab.tokenize(".", { addSpecial: false }));
     expect(done.sampleFrom(randomLogits(model.vocab.size, 3))).toBe(dot[0]!);
     expect(done.sampleFrom(randomLogits(model.vocab.size, 4))).toBe(NO_TOKEN);
+    // the same dead end under the default chain (top-k, top-p, min-p): the k highest allowed are none, and
+    // top-p must not see an empty candidate list (llama.cpp aborts the process there)
+    const truncated = chain({ ...defaultSamplerSettings, seed: 2, grammar: 'root ::= "."', logitBias: endOfGeneration });
+    expect(truncated.sampleFrom(randomLogits(model.vocab.size, 3))).toBe(dot[0]!);
+    expect(truncated.sampleFrom(randomLogits(model.vocab.size, 4))).toBe(NO_TOKEN);
   });
 
   test("a grammar checked after the pick (resampling only on rejection) draws from the softmax over the tokens it allows", () => {
