@@ -7,6 +7,7 @@ import type { Server, ServerWebSocket } from "bun";
 import type { Context } from "hono";
 import { ApiError } from "../../api-error.ts";
 import type { ServerDeps } from "../../deps.ts";
+import { keyRequest } from "../../middleware/api-key.ts";
 import type { SocketEndpoint } from "../../websocket-endpoints.ts";
 import { RealtimeSession } from "./realtime-session.ts";
 
@@ -58,10 +59,11 @@ export function realtime(deps: ServerDeps) {
     if (typeof server?.upgrade !== "function") throw new ApiError(501, "WebSocket upgrades are not available on this listener");
     if (open >= MAX_REALTIME_SESSIONS) throw new ApiError(503, `Too many Realtime sessions (at most ${MAX_REALTIME_SESSIONS} on this listener): close one first`);
     const kind = intent === "transcription" ? "transcription" : "realtime";
+    const key = keyRequest(c);
     let released = false;
     const data: RealtimeSocketData = {
       endpoint: realtimeEndpoint,
-      start: (link) => new RealtimeSession(deps, deps.realtime, link, kind, model),
+      start: (link) => new RealtimeSession(deps, deps.realtime, link, kind, model, key),
       release: () => {
         if (!released) open--;
         released = true;
