@@ -43,6 +43,8 @@ export interface RealtimeServer {
   /** The GGUF files of the chat (hearing) model and of the speech model. */
   chatPath: string;
   speechPath: string;
+  /** WebSockets the listener holds open now. */
+  openSockets(): number;
   stop(): Promise<void>;
 }
 
@@ -72,6 +74,7 @@ export async function startRealtimeServer(options: { mcp?: McpHub } = {}): Promi
   const server: Server<undefined> = listen({ fetch: app.fetch, profile, hostname: "127.0.0.1", port: 0, websocket: endpointWebSocket as never, tls: { cert: ca, key: readFileSync(join(dir, "key.pem"), "utf8") } });
   return {
     base: `https://127.0.0.1:${server.port}`, ca, manager, chatPath: llama, speechPath: tts,
+    openSockets: () => server.pendingWebSockets,
     async stop() {
       server.stop(true);
       await manager.stopAll();
@@ -93,7 +96,7 @@ interface RealtimeClient {
   send(event: unknown): void;
   close(): void;
   /** The `ws` socket under the client (the beta browser client's is a browser WebSocket). */
-  socket: { send(data: string): void; readyState: number; on(event: string, listener: (...args: unknown[]) => void): void; _socket: { pause(): void; resume(): void } };
+  socket: { send(data: string): void; readyState: number; on(event: string, listener: (...args: unknown[]) => void): void; pause(): void; resume(): void };
 }
 export type Client = ReturnType<typeof connect>;
 
