@@ -107,7 +107,7 @@ export function connect(server: RealtimeServer, target: { model: string } | { in
     ? new OpenAIRealtimeBetaWS({ ...target, options: { ca: server.ca } } as never, client)
     : new OpenAIRealtimeWS({ ...target, options: { ca: server.ca } } as never, client)) as unknown as RealtimeClient;
   const events: Event[] = [];
-  const waiters: Array<{ match: (e: Event) => boolean; resolve: (e: Event) => void }> = [];
+  const waiters: Waiter[] = [];
   rt.on("event", (event: unknown) => {
     events.push(event as Event);
     for (const waiter of waiters.splice(0)) {
@@ -116,12 +116,39 @@ export function connect(server: RealtimeServer, target: { model: string } | { in
     }
   });
   rt.on("error", () => {}); // error events are read from `events`
+  return { rt, ...recorded(events, waiters), send: (event: Record<string, unknown>) => rt.send(event), close: () => rt.close() };
+}
+
+type Waiter = { match: (e: Event) => boolean; resolve: (e: Event) => void };
+
+/** A wait for the next event of `type` that matches, among those recorded from index `from` on. */
+function recorded(events: Event[], waiters: Waiter[]) {
   const waitFor = (type: string, match: (e: Event) => boolean = () => true, from = 0) => {
     const seen = events.slice(from).find((e) => e.type === type && match(e));
     if (seen) return Promise.resolve(seen);
     return new Promise<Event>((resolve) => waiters.push({ match: (e) => e.type === type && match(e), resolve }));
   };
-  return { rt, events, waitFor, send: (event: Record<string, unknown>) => rt.send(event), close: () => rt.close() };
+  return { events, waitFor };
+}
+
+/** A plain WebSocket to /v1/realtime with `query` and `headers` (Bun's client sends headers, as server-side clients do). */
+export async function connectRaw(server: RealtimeServer, query: string, headers: Record<string, string>) {
+  const socket = new WebSocket(`${server.base.replace("https", "wss")}/v1/realtime?${query}`, { headers: { authorization: `Bearer ${KEY}`, ...headers }, tls: { ca: server.ca } } as never);
+  const events: Event[] = [];
+  const waiters: Waiter[] = [];
+  socket.addEventListener("message", (message) => {
+    const event = JSON.parse(String(message.data)) as Event;
+    events.push(event);
+    for (const waiter of waiters.splice(0)) {
+      if (waiter.match(event)) waiter.resolve(event);
+      else waiters.push(waiter);
+    }
+  });
+  await new Promise((resolve, reject) => {
+    socket.addEventListener("open", resolve, { once: true });
+    socket.addEventListener("error", reject, { once: true });
+  });
+  return { ...recorded(events, waiters), send: (event: Record<string, unknown>) => socket.send(JSON.stringify(event)), close: () => socket.close() };
 }
 
 /** espeak-ng speaking `text`, then `silence` seconds, as pcm16 at 24 kHz. */
@@ -133,7 +160,7 @@ export function spoken(text: string, silence = 1): Int16Array {
 const everyThird = (samples: Int16Array) => samples.filter((_, i) => i % 3 === 0);
 
 /** Appends the samples in 100 ms chunks at real-time pace. */
-export async function stream(client: Client, samples: Int16Array, format: "pcm16" | "g711_ulaw" = "pcm16"): Promise<void> {
+export async function stream(client: Pick<Client, "send">, samples: Int16Array, format: "pcm16" | "g711_ulaw" = "pcm16"): Promise<void> {
   const chunk = 2400;
   for (let at = 0; at < samples.length; at += chunk) {
     const part = samples.subarray(at, at + chunk);

@@ -51,6 +51,7 @@ export type ResponseParams = z.infer<typeof responseParamsSchema>;
 
 export const clientEventSchema = z.discriminatedUnion("type", [
   z.looseObject({ type: z.literal("session.update"), event_id: eventId, session: z.looseObject({}) }),
+  z.looseObject({ type: z.literal("transcription_session.update"), event_id: eventId, session: z.looseObject({}) }),
   z.looseObject({ type: z.literal("input_audio_buffer.append"), event_id: eventId, audio: z.string() }),
   z.looseObject({ type: z.literal("input_audio_buffer.commit"), event_id: eventId }),
   z.looseObject({ type: z.literal("input_audio_buffer.clear"), event_id: eventId }),

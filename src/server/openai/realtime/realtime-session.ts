@@ -2,7 +2,8 @@
 // session's settings, its conversation, the input audio buffer with its turn detection, the one reply in
 // progress, the transcriptions of committed audio and the MCP servers its tools name. Frames are handled one at a time, in order; a frame
 // that is not a valid client event gets an `error` event and changes nothing. Closing the socket stops
-// every piece of work the session started.
+// every piece of work the session started. Events are written in the GA interface's names and shapes, or
+// the beta's for a client that asks for it (beta-wire.ts).
 import { decodeAudio, FORMAT_SAMPLE_RATES } from "../../../audio/realtime/audio-formats.ts";
 import { TurnDetector, type TurnEvent } from "../../../audio/realtime/turn-detector.ts";
 import { createVoiceActivity, type VoiceActivity } from "../../../audio/realtime/voice-activity.ts";
@@ -10,6 +11,7 @@ import { toApiError } from "../../api-error.ts";
 import type { ServerDeps } from "../../deps.ts";
 import { logger } from "../../../log.ts";
 import type { KeyRequest } from "../../../keys/key-request.ts";
+import { betaEvent, isBetaSession } from "./beta-wire.ts";
 import { ClientEventError, parseClientEvent, type ClientEvent, type ClientItem } from "./client-events.ts";
 import { Conversation, itemWire, newItemId, type ContentPart, type Item } from "./conversation.ts";
 import { InputAudioBuffer, MIN_COMMIT_MS, wavOf } from "./input-buffer.ts";
@@ -50,7 +52,7 @@ export class RealtimeSession {
   /** `key`: the key the socket was opened with; the session's replies and MCP servers run as its work. */
   constructor(
     private readonly deps: ServerDeps, private readonly settings: RealtimeSettings | undefined, private readonly link: SocketLink,
-    kind: SessionConfig["kind"], model: string | undefined, private readonly key?: KeyRequest,
+    kind: SessionConfig["kind"], model: string | undefined, private readonly key?: KeyRequest, private beta = false,
   ) {
     this.config = initialSession(kind, `sess_${crypto.randomUUID().replaceAll("-", "").slice(0, 24)}`, model, settings);
     this.buffer = new InputAudioBuffer(FORMAT_SAMPLE_RATES[this.config.inputFormat]);
@@ -59,6 +61,7 @@ export class RealtimeSession {
 
   opened(): void {
     this.emit("session.created", { session: sessionWire(this.config) });
+    if (this.beta && this.config.kind === "realtime") this.emit("conversation.created", { conversation: { id: `conv_${this.config.id.slice(5)}`, object: "realtime.conversation" } });
     this.touch();
   }
 
@@ -78,7 +81,9 @@ export class RealtimeSession {
 
   private emit(type: string, fields: Record<string, unknown>): void {
     if (this.closed) return;
-    this.link.send(JSON.stringify({ type, event_id: `event_${crypto.randomUUID().replaceAll("-", "").slice(0, 20)}`, ...fields }));
+    const event = this.beta ? betaEvent(type, fields, this.config) : { type, fields };
+    if (!event) return;
+    this.link.send(JSON.stringify({ type: event.type, event_id: `event_${crypto.randomUUID().replaceAll("-", "").slice(0, 20)}`, ...event.fields }));
   }
 
   private error(error: unknown, clientEventId: string | null): void {
@@ -115,6 +120,10 @@ export class RealtimeSession {
   private async dispatch(event: ClientEvent): Promise<void> {
     switch (event.type) {
       case "session.update":
+        return this.updateSession(event.session);
+      case "transcription_session.update":
+        // the beta's event for a transcription session
+        this.beta = true;
         return this.updateSession(event.session);
       case "input_audio_buffer.append":
         return this.append(event.audio);
@@ -159,6 +168,8 @@ export class RealtimeSession {
 
   private async updateSession(update: Record<string, unknown>): Promise<void> {
     const next = updatedSession(this.config, update, this.settings);
+    // a client that sends the beta's session shape reads the beta's events from now on
+    if (isBetaSession(update)) this.beta = true;
     // MCP entries are checked before anything changes; their servers are listed once the update is told
     const mcpChanged = JSON.stringify(next.mcpTools) !== JSON.stringify(this.config.mcpTools);
     const mcpRequests = mcpChanged ? mcpRequestsOf(this.deps, Array.isArray(update.tools) ? update.tools : [], "session.") : undefined;
