@@ -110,8 +110,10 @@ release: setup
 image: node_modules/.installed
 	LLAMUX_GPU=$(LLAMUX_GPU) bash scripts/image/build-image.sh
 
+# make bench QUICK=1: issue 41's table on both shapes, under 15 minutes on 2 quiet cores (scripts/bench.ts --quick);
+# BENCH_ARGS="--only agents ..." passes options (bun scripts/bench.ts --help lists them).
 bench: setup
-	$(BUN) scripts/bench.ts
+	$(BUN) scripts/bench.ts $(if $(QUICK),--quick) $(BENCH_ARGS)
 
 # The GPU check (scripts/gpu-check.sh): `make gpu-pack` here gathers what a GPU machine without network needs
 # (.gpu-check/, under 60 MiB with the checkout); `make gpu-check` there builds llama.cpp for its GPU, runs the

@@ -32,6 +32,14 @@ export const defaultSamplerSettings: SamplerSettings = {
 export class SamplerChain extends NativeHandle {
   /** The grammar, outside the chain: checked on the chain's pick first, applied to every token only when it rejects it. */
   private grammar: Pointer | null = null;
+  /** Samplers at the chain's head that only change logits (bias, penalties, DRY). */
+  private logitSamplers = 0;
+  /**
+   * k when the sampler after them keeps the k highest candidates (top-k; greedy is k = 1): a rejected pick
+   * is then drawn again from the k highest tokens the grammar allows, found without checking the whole
+   * vocabulary (the shim's allowed_highest). 0: the grammar is applied to every token.
+   */
+  private keepsHighest = 0;
 
   private constructor(private readonly n: Native, pointer: Pointer) {
     super(pointer, "sampler chain");
@@ -41,17 +49,21 @@ export class SamplerChain extends NativeHandle {
    * Chain order follows llama.cpp's common sampler: bias, grammar, penalties, DRY, truncation, temperature, pick.
    * Without top-k (and typical/XTC), truncation, temperature and pick are the shim's one-pass draw
    * (`fullVocabularyDraw: false` keeps llama.cpp's own samplers, the reference the tests compare with).
-   * A grammar is checked after the pick, as llama-server does (`grammarFirst: true` puts it in the chain).
+   * A grammar is checked after the pick, as llama-server does (`grammarFirst: true` puts it in the chain);
+   * when it rejects the pick and the chain keeps the k highest candidates, only the highest tokens are
+   * checked until k are allowed.
    */
   static create(vocab: LlamaVocab, trainedContext: number, s: SamplerSettings, { fullVocabularyDraw = true, grammarFirst = false } = {}): SamplerChain {
     const n = loadNative();
     const l = n.llama;
     const chain = asPointer(n.shim.llamux_sampler_chain_init(true));
     if (!chain) throw new Error("Cannot build sampler chain: llama.cpp returned no chain");
+    let added = 0;
     const add = (created: Pointer | bigint | null) => {
       const sampler = asPointer(created);
       if (!sampler) throw new Error("Cannot build sampler chain: llama.cpp rejected a sampler (invalid grammar?)");
       l.llama_sampler_chain_add(chain, sampler);
+      added++;
     };
     const result = new SamplerChain(n, chain);
     try {
@@ -81,8 +93,10 @@ export class SamplerChain extends NativeHandle {
         const lastN = s.dryLastN < 0 ? trainedContext : s.dryLastN;
         add(l.llama_sampler_init_dry(vocab.pointer, s.dryMultiplier, s.dryBase, s.dryAllowedLength, lastN, ptr(table), breakers.length));
       }
+      result.logitSamplers = added;
       // A temperature too small for a float (5e-324) is 0 to llama.cpp: greedy, as 0 is.
       if (Math.fround(s.temperature) <= 0) {
+        result.keepsHighest = 1;
         add(l.llama_sampler_init_greedy());
       } else if (s.mirostat === 1) {
         add(l.llama_sampler_init_temp(s.temperature));
@@ -94,7 +108,10 @@ export class SamplerChain extends NativeHandle {
         // No top-k: top_p, min_p, temperature and the draw in one native pass, with no sort of the vocabulary.
         add(n.shim.llamux_sampler_init_draw(s.topP, s.minP, s.temperature, s.seed >>> 0));
       } else {
-        if (s.topK > 0) add(l.llama_sampler_init_top_k(s.topK));
+        if (s.topK > 0) {
+          result.keepsHighest = s.topK;
+          add(l.llama_sampler_init_top_k(s.topK));
+        }
         if (s.typicalP < 1) add(l.llama_sampler_init_typical(s.typicalP, 1));
         if (s.topP < 1) add(l.llama_sampler_init_top_p(s.topP, 1));
         if (s.minP > 0) add(l.llama_sampler_init_min_p(s.minP, 1));
@@ -120,12 +137,12 @@ export class SamplerChain extends NativeHandle {
    * when every candidate was ruled out (llama_sampler_sample would abort the process there).
    */
   sample(context: LlamaContext, index: number): number {
-    return this.n.shim.llamux_sampler_sample_grammar(this.handle, this.grammar, context.pointer, index);
+    return this.n.shim.llamux_sampler_sample_grammar(this.handle, this.grammar, this.logitSamplers, this.keepsHighest, context.pointer, index);
   }
 
   /** The same as sample(), from a copy of a decode's logits (one per vocabulary entry). */
   sampleFrom(logits: Float32Array): number {
-    return this.n.shim.llamux_sampler_sample_grammar_logits(this.handle, this.grammar, ptr(logits), logits.length);
+    return this.n.shim.llamux_sampler_sample_grammar_logits(this.handle, this.grammar, this.logitSamplers, this.keepsHighest, ptr(logits), logits.length);
   }
 
   /**

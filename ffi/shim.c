@@ -62,7 +62,60 @@ static bool grammar_allows(struct llama_sampler * grammar, llama_token token) {
     return single.logit > -INFINITY;
 }
 
-llama_token llamux_sampler_sample_grammar_logits(struct llama_sampler * chain, struct llama_sampler * grammar, const float * logits, int32_t n_vocab) {
+static void swap_candidates(llama_token_data * a, llama_token_data * b) {
+    llama_token_data t = *a;
+    *a = *b;
+    *b = t;
+}
+
+// Moves the `count` candidates of highest logit among data[0..n) to data[0..count), in no order: a
+// quickselect with three-way partitions, so that runs of equal logits (-inf ones) end it.
+static void select_highest(llama_token_data * data, size_t n, size_t count) {
+    size_t low = 0, high = n;
+    while (high - low > 1 && count > low && count < high) {
+        const float pivot = data[low + (high - low) / 2].logit;
+        size_t above = low, i = low, below = high;
+        while (i < below) {
+            if (data[i].logit > pivot) swap_candidates(&data[above++], &data[i++]);
+            else if (data[i].logit < pivot) swap_candidates(&data[i], &data[--below]);
+            else i++;
+        }
+        // [low, above) > pivot, [above, below) == pivot, [below, high) < pivot
+        if (count <= above) high = above;
+        else if (count >= below) low = below;
+        else return;
+    }
+}
+
+// The grammar's allowed candidates among the highest, at least `k` of them when that many are allowed,
+// moved to data[0..count): candidates are examined in windows of the highest remaining (a quarter of the
+// vocabulary at most per window, growing fourfold), the grammar applied to a whole window at once. Every
+// allowed candidate above the last window is found, so the k highest allowed ones are among them.
+static size_t allowed_highest(struct llama_sampler * grammar, llama_token_data * data, size_t n, size_t k) {
+    size_t found = 0, start = 0, window = k < 64 ? 64 : k;
+    while (found < k && start < n) {
+        const size_t end = start + window < n ? start + window : n;
+        select_highest(data + start, n - start, end - start);
+        llama_token_data_array part = { data + start, end - start, -1, false };
+        llama_sampler_apply(grammar, &part);
+        for (size_t i = start; i < end; i++) {
+            if (data[i].logit > -INFINITY) swap_candidates(&data[found++], &data[i]);
+        }
+        start = end;
+        window *= 4;
+    }
+    return found;
+}
+
+static void apply_range(struct llama_sampler * chain, int32_t from, int32_t to, llama_token_data_array * candidates) {
+    for (int32_t i = from; i < to; i++) llama_sampler_apply(llama_sampler_chain_get(chain, i), candidates);
+}
+
+// `n_pre`: the chain's first samplers that only change logits (bias, penalties, DRY); `top_k`: when the
+// sampler after them keeps the k highest (top-k, or greedy as k = 1), 0 otherwise. On a rejected pick the
+// grammar then looks only at the highest candidates until k are allowed, instead of at every token: the
+// k highest allowed tokens are what top-k keeps after the grammar, so the draw is exactly llama.cpp's.
+llama_token llamux_sampler_sample_grammar_logits(struct llama_sampler * chain, struct llama_sampler * grammar, int32_t n_pre, int32_t top_k, const float * logits, int32_t n_vocab) {
     if (logits == NULL || n_vocab <= 0) return LLAMA_TOKEN_NULL;
     llama_token_data * data = malloc(sizeof(llama_token_data) * (size_t) n_vocab);
     if (data == NULL) return LLAMA_TOKEN_NULL;
@@ -73,9 +126,16 @@ llama_token llamux_sampler_sample_grammar_logits(struct llama_sampler * chain, s
     if (grammar != NULL && (token == LLAMA_TOKEN_NULL || !grammar_allows(grammar, token))) {
         fill_candidates(data, logits, n_vocab);
         candidates = (llama_token_data_array) { data, (size_t) n_vocab, -1, false };
-        llama_sampler_apply(grammar, &candidates);
-        llama_sampler_apply(chain, &candidates);
-        token = picked_token(&candidates);
+        const int32_t n_samplers = llama_sampler_chain_n(chain);
+        if (top_k > 0 && n_pre >= 0 && n_pre < n_samplers) {
+            apply_range(chain, 0, n_pre, &candidates);
+            candidates.size = allowed_highest(grammar, data, (size_t) n_vocab, (size_t) top_k);
+            apply_range(chain, n_pre, n_samplers, &candidates);
+        } else {
+            llama_sampler_apply(grammar, &candidates);
+            llama_sampler_apply(chain, &candidates);
+        }
+        token = candidates.size > 0 ? picked_token(&candidates) : LLAMA_TOKEN_NULL;
     }
     free(data);
     if (token != LLAMA_TOKEN_NULL) {
@@ -85,18 +145,18 @@ llama_token llamux_sampler_sample_grammar_logits(struct llama_sampler * chain, s
     return token;
 }
 
-llama_token llamux_sampler_sample_grammar(struct llama_sampler * chain, struct llama_sampler * grammar, struct llama_context * ctx, int32_t idx) {
+llama_token llamux_sampler_sample_grammar(struct llama_sampler * chain, struct llama_sampler * grammar, int32_t n_pre, int32_t top_k, struct llama_context * ctx, int32_t idx) {
     const int32_t n_vocab = llama_vocab_n_tokens(llama_model_get_vocab(llama_get_model(ctx)));
-    return llamux_sampler_sample_grammar_logits(chain, grammar, llama_get_logits_ith(ctx, idx), n_vocab);
+    return llamux_sampler_sample_grammar_logits(chain, grammar, n_pre, top_k, llama_get_logits_ith(ctx, idx), n_vocab);
 }
 
 // The same without a separate grammar (kept for callers that put everything in one chain).
 llama_token llamux_sampler_sample_logits(struct llama_sampler * chain, const float * logits, int32_t n_vocab) {
-    return llamux_sampler_sample_grammar_logits(chain, NULL, logits, n_vocab);
+    return llamux_sampler_sample_grammar_logits(chain, NULL, 0, 0, logits, n_vocab);
 }
 
 llama_token llamux_sampler_sample_checked(struct llama_sampler * chain, struct llama_context * ctx, int32_t idx) {
-    return llamux_sampler_sample_grammar(chain, NULL, ctx, idx);
+    return llamux_sampler_sample_grammar(chain, NULL, 0, 0, ctx, idx);
 }
 
 // ---- truncation and draw without sorting the vocabulary ------------------------------------------

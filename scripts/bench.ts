@@ -6,27 +6,39 @@
 // llama-server (server: throughput, TTFT, inter-token latency, cold start, constrained decoding, the engine
 // limit), and one client's decode rate on a busy machine (busy: a CPU hog on one core, each server at its
 // default threads), and agent sessions sharing a long prefix over fewer sequences (agents: each turn's time to
-// first token against a cold prefill, both servers with --cache-ram), and a short request sent during another's
-// long prefill (prefill: its time to first token beside llama-server's). `--only engine,sampling,server,startup,busy,agents,prefill` picks parts. Writes <out>/<date>.md and .json and prints them.
+// first token against a cold prefill, both servers with --cache-ram; then llamux restarted on its disk tier;
+// and Claude Code's recorded requests replayed at the server's defaults), and a short request sent during
+// another's long prefill (prefill: its time to first token beside llama-server's), and the agents shape over
+// two replicas behind HAProxy, session affinity against round-robin (affinity).
+// The server parts run the executables people run (--llamux: the release executable on the portable
+// libraries and `make binary`'s on the prebuilt ones), named under every row; every goal of issues 41-43
+// they check is listed first in the report with PASS/FAIL. `--quick` (make bench QUICK=1) measures issue
+// 41's table on both shapes only, at the smaller sizes below. `--only engine,sampling,server,startup,busy,agents,prefill,affinity`
+// picks parts. Writes <out>/<date>.md and .json and prints them.
 import { basename, relative } from "node:path";
 import { parseArgs } from "node:util";
 import { ensureModel } from "./gen-models.ts";
 import { type EngineRun, engineBenchArgs, engineBenchAvailable, runEngine } from "./bench/engine.ts";
 import { LIBRARY_KINDS, type LibraryKind, type LibrarySet, findLibrarySets, refreshShim, selectLibrarySets } from "./bench/libraries.ts";
 import {
-  type BatchedBenchShape, batchedBenchArgs, ensureTools, llamaBenchArgs, runBatchedBench, runLlamaBench, toolsBuildInfo,
+  type BatchedBenchShape, batchedBenchArgs, ensureTools, llamaBenchArgs, runBatchedBench, runLlamaBench, toolsBuildInfo, toolsBuilt,
 } from "./bench/llama-tools.ts";
 import { waitForQuietCpu } from "./bench/cpu-load.ts";
 import { runSdkBatch, sdkBatchNote } from "./bench/sdk.ts";
 import { machineInfo } from "./bench/machine.ts";
 import { measureStartup, startupSummary } from "./bench/startup.ts";
-import { type BenchReport, type Metric, SampleBook, TOOL_SOURCE, buildRows, markdownTable, writeReport } from "./bench/report.ts";
+import { type BenchReport, type GoalRow, type Metric, SampleBook, TOOL_SOURCE, buildRows, goalResult, goalTable, markdownTable, writeReport } from "./bench/report.ts";
 import { CASES, isBaseline, withBaselines, llamaServerAvailable, measurePair, pairedTable, serverArgs, type PairedSample, type SpeculativeBenchModel, type CaseName } from "./bench/speculative.ts";
-import { runServerScenario } from "./bench/server-scenario.ts";
+import { FULL_SIZES, QUICK_SIZES, type ScenarioSamples, runServerScenario } from "./bench/server-scenario.ts";
 import { runBusyMachine } from "./bench/busy-machine.ts";
 import { runAgentSessions } from "./bench/agent-sessions.ts";
+import { runClaudeCodeReplay } from "./bench/claude-code-replay.ts";
+import { runSessionAffinity } from "./bench/session-affinity.ts";
 import { runLongPrefill } from "./bench/long-prefill.ts";
-import { LLAMA_SERVER, defaultLlamuxCommand } from "./bench/server.ts";
+import { LLAMA_SERVER } from "./bench/server.ts";
+import { BINARY_PATH, LLAMUX_BUILD_KINDS, type LlamuxBuild, type LlamuxBuildKind, buildName, findLlamuxBuilds } from "./bench/llamux-builds.ts";
+import { issue41Rows } from "./bench/goal-table.ts";
+import { MODEL_NAMES, type ModelName } from "./models/catalog.ts";
 import { readGgufHeaderSync, type GgufArray } from "../src/store/gguf.ts";
 import { summarize } from "./bench/stats.ts";
 import { existsSync } from "node:fs";
@@ -42,27 +54,66 @@ const BENCH_MODELS = [
   { key: "llama", name: "llama-1b-q4_0", flag: "model-llama" },
 ] as const;
 
+/**
+ * `--quick` (make bench QUICK=1): issue 41's table on both shapes, one run, in about 11-13 minutes on 2 quiet
+ * cores with both executables (about 8 with one). The estimate, from the rates of the records in
+ * docs/benchmarks (2 threads; LFM2-350M: 40 t/s for one stream, 62 for 8, 38-45 for 8 copying streams;
+ * Llama-1B: 13, 33, about 25):
+ * - server part, per server (llama-server, then each llamux build): 8 clients × 2 requests × 64 tokens
+ *   (1,024 tokens: LFM2 17 s, Llama 31 s), 1 client × 2 × 64 at top-k and on the whole vocabulary (LFM2 7 s,
+ *   Llama 20 s), a JSON schema and a forced call, 2 requests × 64 tokens each (LFM2 7 s, Llama 18 s), start and
+ *   warm-up (LFM2 4 s, Llama 6 s): LFM2 35 s, Llama 75 s a server; with 3 servers and llama-batched-bench at
+ *   B=1 and 8 (LFM2 10 s, Llama 25 s): LFM2 about 115 s, Llama 250 s;
+ * - speculative part, per llamux build: n-gram on the copying prompt against plain, 8 streams × 64 tokens,
+ *   2 pairs (4 loads of 512 tokens: LFM2 11 s, Llama 17-20 s each), two servers started and warmed up
+ *   (LFM2 15 s, Llama 20 s): LFM2 about 60 s, Llama 90 s a build;
+ * - so 365 s + 150 s a build: 665 s with two builds, 515 s with one, plus building a stale executable (bun
+ *   build --compile, 90 s of CPU: about a minute each) and the waits for a quiet machine. Generating the
+ *   models and `make llama-tools` the first time are not counted.
+ */
+const QUICK = {
+  outputTokens: 64,
+  requestsPerClient: 2,
+  speculative: { cases: ["ngram-copy"] as CaseName[], streams: [8], tokens: 64, pairs: 2 },
+};
+
 const METRICS: Metric[] = [
   { id: `pp${PROMPT}`, label: `prompt pp${PROMPT}`, tool: "llama-bench", target: 0.95 },
   { id: `tg${GENERATE}`, label: `decode tg${GENERATE}`, tool: "llama-bench", target: 0.95 },
   ...BATCHED.batchSizes.map((b) => ({ id: `batch${b}`, label: `batched decode B=${b}`, tool: "llama-batched-bench", target: 0.9 })),
 ];
 
-const help = `Usage: bun scripts/bench.ts [options]     (make bench)
+const help = `Usage: bun scripts/bench.ts [options]     (make bench; make bench QUICK=1 for --quick; BENCH_ARGS="..." adds options)
   --runs N              interleaved runs per measurement, median reported (default 5); in the speculative
                         part, pairs of loads (case and baseline side by side)
-  --quick               one run (a smoke test; medians of one run are noisy)
+  --quick               issue 41's table on both shapes, one run (unless --runs), at smaller sizes: about
+                        11-13 minutes on 2 quiet cores with both executables (8 with one). The parts server
+                        and speculative (unless --only), 64 tokens a request, 1 and 8 clients at top-k 40
+                        and 1 client on the whole vocabulary, a JSON schema and a forced tool call, and
+                        speculation on the copying prompt at 8 streams in 2 pairs, llamux only (--spec-*
+                        options override)
   --models LIST         lfm2,llama (default both)
   --model-lfm2 PATH     use this GGUF instead of the generated lfm2-350m-q4_0
   --model-llama PATH    use this GGUF instead of the generated llama-1b-q4_0
-  --libs LIST           library builds llamux runs on: prebuilt,source,portable (default: each one found in .native/lib*)
+  --llamux LIST         what runs as llamux in the server parts (server, speculative, busy, agents, prefill,
+                        affinity), named under every row: release (dist/llamux-<version>-linux-x64, make
+                        release, on the portable libraries of make llama-portable), binary (dist/llamux, make
+                        binary, on the prebuilt libraries), checkout (bun src/main.ts on each --libs build);
+                        default release,binary. An executable that is missing or older than the sources is
+                        built first; the portable libraries are not (make llama-portable, about 5 minutes
+                        on 2 cores): without them the report says the release was not measured and why.
+                        The server and speculative parts run every build; the others the first one.
+  --libs LIST           library builds the engine and sampling parts (and --llamux checkout) run on:
+                        prebuilt,source,portable (default: each one found in .native/lib*)
+  --no-build            build nothing: neither llama.cpp's tools nor the executables; what is missing is
+                        named in the report with the command that builds it
   --threads N           threads for every tool and the engine (default 2)
   --out DIR             where the report goes (default bench-results)
   --max-foreign-cpu F   share of the CPU (0-1) other processes may use during a sample before it is
                         measured again; each measurement also waits for such a quiet machine (default 0.1)
   --retries N           re-measurements of a sample disturbed by other processes (default 2)
-  --settle-timeout S    longest wait in seconds for a quiet machine before measuring anyway (default 300)
-  --strict              exit with status 1 if any row FAILs
+  --settle-timeout S    longest wait in seconds for a quiet machine before measuring anyway (default 120)
+  --strict              exit with status 1 if any row or goal FAILs
   --only LIST           parts to run, comma-separated (default all):
                           engine    llamux's engine vs llama-bench / llama-batched-bench
                           sampling  decode at vLLM's defaults (top_k off, top_p 1) and at top-p 0.95 ÷ top-k 40
@@ -75,9 +126,14 @@ const help = `Usage: bun scripts/bench.ts [options]     (make bench)
                           busy      one client's decode rate with a CPU hog on one core, each server at its
                                     default threads (llamux, llamux with fixed threads, llama-server)
                           agents    agent sessions: sessions sharing a long prefix over fewer sequences, each
-                                    turn's time to first token against a cold prefill, both servers with --cache-ram
+                                    turn's time to first token against a cold prefill, both servers with
+                                    --cache-ram; then llamux restarted on its disk tier (--cache-disk) and each
+                                    session's next turn; and Claude Code's recorded requests replayed at the
+                                    server's defaults on two templates (issue 42's goals)
                           prefill   a 20-token request sent 1 s into a 30k-token prefill: its time to first
                                     token, and alone, llamux and llama-server (tiny-llama-agent, 32k context)
+                          affinity  the agents shape over 2 llamux replicas behind README's HAProxy recipe,
+                                    session affinity against round-robin (issue 43; needs haproxy)
   --spec-tiny           speculative decoding on the tiny test models instead (a quick check that it runs)
   --spec-cases LIST     speculative cases to run, comma-separated (default all: plain, draft, self-draft,
                         ngram, plain-copy, ngram-copy, plain-mixed, ngram-mixed, plain-near-copy,
@@ -87,19 +143,26 @@ const help = `Usage: bun scripts/bench.ts [options]     (make bench)
   --spec-llamux-only    the speculative part without llama-server (half the time; the ratios are each
                         server's speculation against its own plain decoding)
   --binary PATH         the executable whose start-up is timed (default dist/llamux, rebuilt by make binary)
-  --server-binary PATH  llamux executable for the server part (default: bun src/main.ts)
+  --server-binary PATH  this llamux executable as well, first, in the server parts
   --server-requests N   streaming requests per client in the server part (default 2)
-  --agent-shape LIST    the agents part: sessions,sequences,prefix tokens,tokens added a turn,turns
-                        (default 8,4,12000,1500,4)
+  --agent-model M       the agents and affinity parts' model: a generated model's name (tiny-llama-agent
+                        for a check that they run) or a GGUF path (default: the --models shapes)
+  --agent-shape LIST    the agents and affinity parts: sessions,sequences,prefix tokens,tokens added a
+                        turn,turns (default 8,4,12000,1500,4)
   --agent-think-ms N    the agents part: an agent's time between an answer and its next turn, sessions
                         started N / sessions ms apart (default 0: every turn at once, the worst case)
-  --cache-ram MIB       the agents part: both servers' --cache-ram (default 8192)`;
+  --cache-ram MIB       the agents and affinity parts: the servers' --cache-ram (default 8192)`;
 
-const PARTS = ["engine", "sampling", "server", "startup", "speculative", "busy", "agents", "prefill"] as const;
+const PARTS = ["engine", "sampling", "server", "startup", "speculative", "busy", "agents", "prefill", "affinity"] as const;
+/** The parts that start llamux as a server (the others run its engine in-process, or no model). */
+const SERVER_PARTS: Part[] = ["server", "speculative", "busy", "agents", "prefill", "affinity"];
+/** What --quick runs unless --only says otherwise: the parts behind issue 41's table. */
+const QUICK_PARTS: Part[] = ["server", "speculative"];
 type Part = (typeof PARTS)[number];
 
 interface Options {
   runs: number;
+  quick: boolean;
   modelKeys: string[];
   modelOverrides: Record<string, string | undefined>;
   libraryKinds?: LibraryKind[];
@@ -115,9 +178,16 @@ interface Options {
   speculativeTokens: number;
   speculativeStreams: number[];
   speculativeLlamuxOnly: boolean;
+  /** pairs of loads per speculative case */
+  speculativePairs: number;
+  llamuxKinds: LlamuxBuildKind[];
+  build: boolean;
   binary: string | undefined;
   serverBinary: string | undefined;
   serverRequests: number;
+  /** tokens each server-part request generates */
+  serverOutputTokens: number;
+  agentModel: string | undefined;
   agentShape: number[];
   agentThinkMs: number;
   cacheRamMiB: number;
@@ -132,6 +202,7 @@ function parseOptions(): Options {
       "max-foreign-cpu": { type: "string" }, retries: { type: "string" }, "settle-timeout": { type: "string" },
       only: { type: "string" }, binary: { type: "string" }, "server-binary": { type: "string" }, "server-requests": { type: "string" },
       "spec-tiny": { type: "boolean" }, "spec-cases": { type: "string" }, "spec-tokens": { type: "string" }, "spec-streams": { type: "string" }, "spec-llamux-only": { type: "boolean" }, "agent-shape": { type: "string" }, "agent-think-ms": { type: "string" }, "cache-ram": { type: "string" },
+      llamux: { type: "string" }, "no-build": { type: "boolean" }, "agent-model": { type: "string" },
     },
   });
   if (values.help) {
@@ -139,18 +210,21 @@ function parseOptions(): Options {
     process.exit(0);
   }
   const list = (v: string | undefined) => v?.split(",").map((s) => s.trim()).filter(Boolean);
-  const runs = values.quick ? 1 : Number(values.runs ?? 5);
+  const quick = values.quick ?? false;
+  const runs = Number(values.runs ?? (quick ? 1 : 5));
   const modelKeys = list(values.models) ?? BENCH_MODELS.map((m) => m.key);
   const libraryKinds = list(values.libs);
   const threads = Number(values.threads ?? 2);
   const maxForeignCpuShare = Number(values["max-foreign-cpu"] ?? 0.1);
   const retries = Number(values.retries ?? 2);
   const settleTimeoutSeconds = Number(values["settle-timeout"] ?? 120);
-  const parts = (list(values.only) ?? [...PARTS]) as Part[];
-  const serverRequests = Number(values["server-requests"] ?? 2);
-  const speculativeCases = (list(values["spec-cases"]) ?? [...CASES]) as CaseName[];
-  const speculativeTokens = Number(values["spec-tokens"] ?? GENERATE);
-  const speculativeStreams = (list(values["spec-streams"]) ?? ["1", "4", "8"]).map(Number);
+  const parts = (list(values.only) ?? (quick ? QUICK_PARTS : [...PARTS])) as Part[];
+  const serverRequests = Number(values["server-requests"] ?? (quick ? QUICK.requestsPerClient : 2));
+  const speculativeCases = (list(values["spec-cases"]) ?? (quick ? QUICK.speculative.cases : [...CASES])) as CaseName[];
+  const speculativeTokens = Number(values["spec-tokens"] ?? (quick ? QUICK.speculative.tokens : GENERATE));
+  const speculativeStreams = (list(values["spec-streams"]) ?? (quick ? QUICK.speculative.streams.map(String) : ["1", "4", "8"])).map(Number);
+  const llamuxKinds = (list(values.llamux) ?? ["release", "binary"]) as LlamuxBuildKind[];
+  const agentModel = values["agent-model"];
   const agentShape = (list(values["agent-shape"]) ?? ["8", "4", "12000", "1500", "4"]).map(Number);
   const agentThinkMs = Number(values["agent-think-ms"] ?? 0);
   const cacheRamMiB = Number(values["cache-ram"] ?? 8192);
@@ -170,13 +244,15 @@ function parseOptions(): Options {
     !(Number.isInteger(speculativeTokens) && speculativeTokens >= 1) && "--spec-tokens must be a positive integer",
     !(speculativeStreams.length > 0 && speculativeStreams.every((n) => Number.isInteger(n) && n >= 1)) && "--spec-streams must be positive integers",
     ...speculativeCases.filter((c) => !CASES.includes(c)).map((c) => `--spec-cases: unknown case "${c}" (${CASES.join(", ")})`),
+    ...llamuxKinds.filter((k) => !LLAMUX_BUILD_KINDS.includes(k)).map((k) => `--llamux: unknown build "${k}" (${LLAMUX_BUILD_KINDS.join(", ")})`),
+    agentModel !== undefined && !agentModel.endsWith(".gguf") && !(MODEL_NAMES as readonly string[]).includes(agentModel) && `--agent-model: "${agentModel}" is neither a generated model's name nor a .gguf file`,
   ].filter(Boolean);
   if (problems.length > 0) {
     console.error(`${problems.join("\n")}\n\n${help}`);
     process.exit(2);
   }
   return {
-    runs, modelKeys, threads, strict: values.strict ?? false, maxForeignCpuShare, retries, settleTimeoutMs: settleTimeoutSeconds * 1000,
+    runs, quick, modelKeys, threads, strict: values.strict ?? false, maxForeignCpuShare, retries, settleTimeoutMs: settleTimeoutSeconds * 1000,
     modelOverrides: { lfm2: values["model-lfm2"], llama: values["model-llama"] },
     libraryKinds: libraryKinds as LibraryKind[] | undefined,
     outputDir: values.out ?? `${REPO_ROOT}/bench-results`,
@@ -185,24 +261,42 @@ function parseOptions(): Options {
     speculativeCases: withBaselines(speculativeCases),
     speculativeTokens,
     speculativeStreams,
-    speculativeLlamuxOnly: values["spec-llamux-only"] ?? false,
+    // quick: llama-server's copying cases fail at this source (see docs/benchmarks/speculative-2026-11-27.md)
+    speculativeLlamuxOnly: values["spec-llamux-only"] ?? quick,
+    speculativePairs: quick && values.runs === undefined ? QUICK.speculative.pairs : runs,
+    llamuxKinds,
+    build: !values["no-build"],
     binary: values.binary,
     serverBinary: values["server-binary"],
     serverRequests,
+    serverOutputTokens: quick ? QUICK.outputTokens : BATCHED.generate,
+    agentModel,
     agentShape,
     agentThinkMs,
     cacheRamMiB,
   };
 }
 
-async function resolveModels(options: Options): Promise<Map<string, string>> {
+/** The shapes' model files by name, and each name's shape key (lfm2, llama). */
+async function resolveModels(options: Options): Promise<{ models: Map<string, string>; shapeOf: Map<string, string> }> {
   const models = new Map<string, string>();
+  const shapeOf = new Map<string, string>();
   for (const model of BENCH_MODELS.filter((m) => options.modelKeys.includes(m.key))) {
     const override = options.modelOverrides[model.key];
     const path = override ?? (await ensureModel(model.name, { log: (line) => console.error(line) }));
-    models.set(override ? basename(override) : model.name, path);
+    const name = override ? basename(override) : model.name;
+    models.set(name, path);
+    shapeOf.set(name, model.key);
   }
-  return models;
+  return { models, shapeOf };
+}
+
+/** The agents and affinity parts' models: --agent-model (a generated model's name or a file), else the shapes'. */
+async function agentModels(options: Options, shapes: Map<string, string>): Promise<Map<string, string>> {
+  const chosen = options.agentModel;
+  if (!chosen) return shapes;
+  if (chosen.endsWith(".gguf")) return new Map([[basename(chosen), chosen]]);
+  return new Map([[chosen, await ensureModel(chosen as ModelName, { log: (line) => console.error(line) })]]);
 }
 
 /** What one measurement produced: how disturbed it was, and how to record it if it is kept. */
@@ -315,9 +409,13 @@ function commandLines(models: Map<string, string>, threads: number, libraries: L
   return lines;
 }
 
-/** The executable to time: --binary, else dist/llamux built (or rebuilt) by scripts/build-binary.ts. */
+/** The executable to time: --binary, else dist/llamux built (or rebuilt) by scripts/build-binary.ts (as it is with --no-build). */
 function startupBinary(options: Options): string {
   if (options.binary) return options.binary;
+  if (!options.build) {
+    if (!existsSync(BINARY_PATH)) throw new Error(`${relative(process.cwd(), BINARY_PATH)} is missing (--no-build): \`make binary\` builds it`);
+    return BINARY_PATH;
+  }
   const build = Bun.spawnSync([process.execPath, `${REPO_ROOT}/scripts/build-binary.ts`], { stdio: ["ignore", "inherit", "inherit"] });
   if (build.exitCode !== 0) throw new Error(`make binary failed with exit code ${build.exitCode}`);
   return `${REPO_ROOT}/dist/llamux`;
@@ -374,47 +472,59 @@ const SPEC_MODELS = [
 ] as const;
 const SPEC_SETTINGS = { draftTokens: 4, contextPerSequence: 1024 };
 
-/** Every speculating case against its baseline on llamux and (when built) llama-server, in pairs of loads. Returns the report section. */
-async function measureSpeculative(options: Options): Promise<string> {
+/**
+ * Every speculating case against its baseline on each llamux build and (when built) llama-server, in pairs
+ * of loads. Returns the report section and the pairs by shape key.
+ */
+async function measureSpeculative(options: Options, builds: LlamuxBuild[]): Promise<{ section: string; byShape: Map<string, PairedSample[]>; commands: string[] }> {
   const log = (line: string) => console.error(line);
-  const models: Array<SpeculativeBenchModel & { vocabularySize: number }> = [];
+  const needsDraft = options.speculativeCases.includes("draft");
+  const models: Array<SpeculativeBenchModel & { vocabularySize: number; key: string }> = [];
   for (const m of SPEC_MODELS.filter((m) => options.modelKeys.includes(m.key))) {
     const path = await ensureModel(options.speculativeTiny ? m.tiny : m.name, { log });
-    const draftPath = await ensureModel(options.speculativeTiny ? m.tinyDraft : m.draft, { log });
+    // the draft model only for the case that drafts with it
+    const draftPath = needsDraft ? await ensureModel(options.speculativeTiny ? m.tinyDraft : m.draft, { log }) : path;
     // the vocabulary alone (no weights), for the copy case's logit bias
     const { LlamaModel } = await import("../ffi/llama.ts");
     const vocabOnly = LlamaModel.load(path, { vocabOnly: true });
     const vocabularySize = vocabOnly.vocab.size;
     vocabOnly.dispose();
-    models.push({ name: options.speculativeTiny ? m.tiny : m.name, path, draftPath, vocabularySize });
+    models.push({ name: options.speculativeTiny ? m.tiny : m.name, path, draftPath, vocabularySize, key: m.key });
   }
-  const servers = llamaServerAvailable() && !options.speculativeLlamuxOnly ? (["llamux", "llama-server"] as const) : (["llamux"] as const);
+  // each llamux build, then llama-server (its llamux command is unused)
+  const servers = [
+    ...builds.map((build) => ({ server: "llamux" as const, llamux: build })),
+    ...(llamaServerAvailable() && !options.speculativeLlamuxOnly ? [{ server: "llama-server" as const, llamux: { id: "llama-server", command: [], env: {} } }] : []),
+  ];
   const settings = { ...SPEC_SETTINGS, tokens: options.speculativeTokens, streams: options.speculativeStreams, threads: options.threads };
   // each speculating case beside its baseline, both servers up, loads alternating (see measurePair)
-  const samples: PairedSample[] = [];
+  const byShape = new Map<string, PairedSample[]>();
   for (const model of models) {
+    const samples: PairedSample[] = [];
     for (const name of options.speculativeCases.filter((c) => !isBaseline(c))) {
-      for (const server of servers) {
+      for (const { server, llamux } of servers) {
         await waitForQuietCpu(options.maxForeignCpuShare, options.settleTimeoutMs, () => {});
         try {
-          samples.push(...await measurePair(server, model, name, settings, model.vocabularySize, options.runs, log));
+          samples.push(...await measurePair(server, model, name, settings, model.vocabularySize, options.speculativePairs, llamux, log));
         } catch (error) {
-          console.error(`  ${model.name} ${server} ${name} FAILED: ${(error as Error).message}`);
+          console.error(`  ${model.name} ${llamux.id} ${name} FAILED: ${(error as Error).message}`);
         }
       }
     }
+    byShape.set(model.key, samples);
   }
-  const commands = models.flatMap((model) => options.speculativeCases.flatMap((name) => servers.map((server) =>
-    serverArgs(server, model, name, settings, 0, Math.max(...settings.streams)).map((a) => (a === process.execPath ? "bun" : a.startsWith("/") ? relative(process.cwd(), a) : /[{" ]/.test(a) ? `'${a}'` : a)).join(" "))));
-  return [
-    `## Speculative decoding (${settings.tokens} greedy tokens per stream, draft length ${settings.draftTokens}, ${options.threads} threads, ${options.runs} pairs of loads)`,
+  const commands = models.flatMap((model) => options.speculativeCases.flatMap((name) => servers.map(({ server, llamux }) =>
+    `${Object.entries(llamux.env).map(([k, v]) => `${k}=${relative(process.cwd(), v)} `).join("")}${serverArgs(server, model, name, settings, 0, Math.max(...settings.streams), llamux).map((a) => (a === process.execPath ? "bun" : a.startsWith("/") ? relative(process.cwd(), a) : /[{" ]/.test(a) ? `'${a}'` : a)).join(" ")}`)));
+  const section = [
+    `## Speculative decoding (${settings.tokens} greedy tokens per stream, draft length ${settings.draftTokens}, ${options.threads} threads, ${options.speculativePairs} pairs of loads)`,
     "",
     "Each case ran beside its baseline (both servers up, loads alternating: plain then speculating, then the other way round);",
     "the ratio is the median of the pairs' own ratios, so that the machine's drift between minutes cancels out.",
+    `llamux builds: ${builds.map((b) => `${buildName(b)}, the ${b.what}`).join("; ")}.`,
     "",
-    pairedTable(samples),
+    pairedTable([...byShape.values()].flat()),
     "",
-    servers.length === 2 ? "" : options.speculativeLlamuxOnly ? "llamux only (--spec-llamux-only)." : "llama-server not built (.native/tools/llama-server): llamux only.",
+    servers.some((s) => s.server === "llama-server") ? "" : options.speculativeLlamuxOnly ? "llamux only (--spec-llamux-only, or --quick)." : "llama-server not built (.native/tools/llama-server): llamux only.",
     "Random weights: a draft model agrees with the target by chance only, so \"draft\" shows the cost of drafting",
     "at near-zero acceptance (the back-off should keep it near plain); \"self-draft\" (every draft accepted, but the",
     "draft costs as much as the target) and \"ngram-copy\" (output forced to copy the prompt) are the high-acceptance cases;",
@@ -423,6 +533,7 @@ async function measureSpeculative(options: Options): Promise<string> {
     "Server commands (port 0 stands for a free port):",
     ...commands.map((c) => `    ${c}`),
   ].join("\n");
+  return { section, byShape, commands };
 }
 
 async function main(): Promise<void> {
@@ -435,24 +546,42 @@ async function main(): Promise<void> {
   const started = performance.now();
   const date = new Date().toISOString();
   const machine = machineInfo();
+  const m = new Measurer(options);
 
-  await ensureTools();
+  // llama-bench and llama-batched-bench: the engine part, and the server part's engine limit
+  if (parts.has("engine") || parts.has("server")) {
+    if (options.build) await ensureTools();
+    else if (!toolsBuilt()) m.notes.push("llama.cpp's tools are not all built (--no-build): `make llama-tools` builds llama-bench, llama-batched-bench and llama-server");
+  }
   if (parts.has("server") && !existsSync(LLAMA_SERVER)) {
     throw new Error(`${LLAMA_SERVER} is missing: run \`make llama-tools\` (it builds llama-server beside llama-bench)`);
   }
-  const models = await resolveModels(options);
+  const { models, shapeOf } = await resolveModels(options);
   const available = findLibrarySets();
   const { selected: libraries, missing: missingLibraries } = selectLibrarySets(options.libraryKinds ?? [...new Set(available.map((s) => s.kind))], available);
 
-  const m = new Measurer(options);
   const engineMissing = !engineBenchAvailable();
   if (engineMissing) m.notes.push("scripts/bench-engine.ts is missing: llamux was not measured");
   for (const kind of missingLibraries) m.notes.push(`no ${kind} library build found in .native/lib*: llamux not measured on it`);
   const engineLibraries = engineMissing ? [] : libraries;
-  // the engine and the server parts both run llamux on these
+  // the engine parts and the checkout run llamux on these
   for (const lib of libraries) await refreshShim(lib);
 
+  // what runs as llamux in the server parts, named under every row
+  const serverParts = SERVER_PARTS.filter((part) => parts.has(part));
+  const { builds, missing: missingLlamux } = serverParts.length > 0
+    ? findLlamuxBuilds(options.llamuxKinds, { libraries, build: options.build, ...(options.serverBinary ? { given: options.serverBinary } : {}), log: (line) => console.error(line) })
+    : { builds: [], missing: [] };
+  for (const line of missingLlamux) {
+    m.notes.push(line);
+    console.error(`note: ${line}`);
+  }
+  if (serverParts.length > 0 && builds.length === 0) m.notes.push(`no llamux build to run: the parts ${serverParts.join(", ")} were not measured`);
+  const firstBuild = builds[0];
+  for (const build of builds) console.error(`llamux ${buildName(build)}: the ${build.what}`);
+
   const sections: string[] = [];
+  const goals: GoalRow[] = [];
   if (parts.has("engine") || parts.has("sampling")) {
     for (let round = 1; round <= options.runs; round++) {
       for (const [model, path] of models) {
@@ -481,72 +610,100 @@ async function main(): Promise<void> {
   }
 
   const serverCommands: string[] = [];
-  if (parts.has("server")) {
+  const serverSamples = new Map<string, ScenarioSamples>();
+  if (parts.has("server") && builds.length > 0) {
     const serverSections: string[] = [];
-    // One scenario per library build: the prebuilt libraries are what `make` installs, the portable build
-    // what a release can ship instead, the native build from the same source as llama-server is the
-    // like-for-like comparison.
+    // Every llamux build in the same runs as one llama-server: the release executable (portable libraries)
+    // is what people download, `make binary`'s (prebuilt libraries) what `make` builds.
     for (const [model, path] of models) {
-      for (const lib of libraries) {
-        const result = await runServerScenario(model, path, vocabularySize(path), {
-          runs: options.runs, threads: options.threads, parallel: BATCHED.batchSizes.at(-1)!, promptTokens: BATCHED.prompt,
-          outputTokens: BATCHED.generate, requestsPerClient: options.serverRequests, llamux: defaultLlamuxCommand(options.serverBinary),
-          libraries: lib, log: (line) => console.error(line),
-        });
-        serverSections.push(result.markdown);
-        serverCommands.push(...result.commands.map((c) => c.replaceAll(`${process.cwd()}/`, "").replace(process.execPath, "bun")));
-        m.serverJson[libraries.length > 1 ? `${model} (${lib.kind} libraries)` : model] = result.json;
-      }
+      const result = await runServerScenario(model, path, vocabularySize(path), {
+        runs: options.runs, threads: options.threads, parallel: BATCHED.batchSizes.at(-1)!, promptTokens: BATCHED.prompt,
+        outputTokens: options.serverOutputTokens, requestsPerClient: options.serverRequests, builds,
+        sizes: options.quick ? QUICK_SIZES : FULL_SIZES, log: (line) => console.error(line),
+      });
+      serverSections.push(result.markdown);
+      serverCommands.push(...result.commands);
+      serverSamples.set(model, result.samples);
+      m.serverJson[model] = result.json;
     }
     sections.push(`## Whole server\n\n${serverSections.join("\n\n")}`);
   }
 
-  if (parts.has("speculative")) {
+  let speculation: Map<string, PairedSample[]> | undefined;
+  if (parts.has("speculative") && builds.length > 0) {
     try {
-      sections.push(await measureSpeculative(options));
+      const result = await measureSpeculative(options, builds);
+      sections.push(result.section);
+      speculation = result.byShape;
     } catch (error) {
       m.notes.push(`speculative decoding not measured: ${(error as Error).message}`);
     }
   }
+  // issue 41's table, for each shape and build, from the server and speculative parts
+  if ((parts.has("server") || parts.has("speculative")) && builds.length > 0) {
+    for (const model of models.keys()) {
+      for (const build of builds) {
+        goals.push(...issue41Rows(model, { id: build.id, name: buildName(build) }, serverSamples.get(model), speculation?.get(shapeOf.get(model)!), BATCHED.batchSizes.at(-1)!));
+      }
+    }
+  }
 
-  if (parts.has("busy")) {
+  if (parts.has("busy") && firstBuild) {
     const busySections: string[] = [];
     for (const [model, path] of models) {
-      const result = await runBusyMachine(path, { runs: options.runs, tokens: BATCHED.generate, llamux: defaultLlamuxCommand(options.serverBinary), log: (line) => console.error(`${model}: ${line}`) });
-      busySections.push(`${model}\n\n${result.markdown}`);
+      const result = await runBusyMachine(path, { runs: options.runs, tokens: BATCHED.generate, llamux: firstBuild, log: (line) => console.error(`${model}: ${line}`) });
+      busySections.push(`${model}, llamux ${buildName(firstBuild)}\n\n${result.markdown}`);
       m.serverJson[`${model} busy machine`] = result.json;
     }
     sections.push(`## A busy machine\n\n${busySections.join("\n\n")}`);
   }
 
-  if (parts.has("agents")) {
+  const [sessions, parallel, prefixTokens, turnTokens, turns] = options.agentShape as [number, number, number, number, number];
+  const agentShape = { sessions, parallel, prefixTokens, turnTokens, turns, outputTokens: 16, cacheRamMiB: options.cacheRamMiB, thinkMs: options.agentThinkMs };
+  if (parts.has("agents") && firstBuild) {
     const agentSections: string[] = [];
-    // llamux on the libraries llama-server was built from, when that build is here
-    const sourceLibraries = libraries.find((lib) => lib.kind === "source");
-    const [sessions, parallel, prefixTokens, turnTokens, turns] = options.agentShape as [number, number, number, number, number];
-    for (const [model, path] of models) {
-      const result = await runAgentSessions(path, {
-        sessions, parallel, prefixTokens, turnTokens, turns, outputTokens: 16, cacheRamMiB: options.cacheRamMiB, threads: options.threads, thinkMs: options.agentThinkMs,
-        llamux: defaultLlamuxCommand(options.serverBinary), ...(sourceLibraries ? { llamuxLibDir: sourceLibraries.dir } : {}), log: (line) => console.error(`${model}: ${line}`),
-      });
+    for (const [model, path] of await agentModels(options, models)) {
+      const build = buildName(firstBuild);
+      const log = (line: string) => console.error(`${model}: ${line}`);
+      const result = await runAgentSessions(path, { ...agentShape, threads: options.threads, llamux: firstBuild, modelName: model, build, restart: true, log });
       agentSections.push(`${model}\n\n${result.markdown}`);
+      goals.push(...result.goals);
       m.serverJson[`${model} agent sessions`] = result.json;
+      try {
+        const replay = await runClaudeCodeReplay({ model: path, modelName: model, build, llamux: firstBuild, threads: options.threads, outputTokens: agentShape.outputTokens, log });
+        agentSections.push(`${model}\n\n${replay.markdown}`);
+        goals.push(...replay.goals);
+        m.serverJson[`${model} Claude Code replay`] = replay.json;
+      } catch (error) {
+        m.notes.push(`${model}: Claude Code's replay not measured: ${(error as Error).message}`);
+      }
     }
     sections.push(`## Agent sessions\n\n${agentSections.join("\n\n")}`);
   }
 
-  if (parts.has("prefill")) {
+  if (parts.has("prefill") && firstBuild) {
     // The generated tiny-llama-agent (64k trained context): its 30k-token prefill takes tens of seconds on
     // two cores, where the LFM2-350M shape's takes a quarter of an hour (attention at 30k depth).
     const path = await ensureModel("tiny-llama-agent", { log: (line) => console.error(line) });
-    const source = libraries.find((lib) => lib.kind === "source");
     const result = await runLongPrefill(path, {
       longTokens: 30_000, shortTokens: 20, delayMs: 1000, outputTokens: 4, contextPerSequence: 32_768, threads: options.threads,
-      runs: options.runs, llamux: defaultLlamuxCommand(options.serverBinary), ...(source ? { llamuxLibDir: source.dir } : {}),
-      log: (line) => console.error(`prefill: ${line}`),
+      runs: options.runs, llamux: firstBuild, log: (line) => console.error(`prefill: ${line}`),
     });
-    sections.push(`## A short request during a long prefill\n\ntiny-llama-agent\n\n${result.markdown}`);
+    sections.push(`## A short request during a long prefill\n\ntiny-llama-agent, llamux ${buildName(firstBuild)}\n\n${result.markdown}`);
     m.serverJson["long prefill"] = result.json;
+  }
+
+  if (parts.has("affinity") && firstBuild) {
+    const affinitySections: string[] = [];
+    for (const [model, path] of await agentModels(options, models)) {
+      const result = await runSessionAffinity(path, {
+        ...agentShape, threads: options.threads, llamux: firstBuild, modelName: model, build: buildName(firstBuild), log: (line) => console.error(`${model}: ${line}`),
+      });
+      affinitySections.push(`${model}\n\n${result.markdown}`);
+      goals.push(...result.goals);
+      m.serverJson[`${model} session affinity`] = result.json;
+    }
+    sections.push(`## Sessions over replicas behind HAProxy\n\n${affinitySections.join("\n\n")}`);
   }
 
   if (parts.has("startup")) {
@@ -563,21 +720,26 @@ async function main(): Promise<void> {
     threads: options.threads,
     maxForeignCpuShare: options.maxForeignCpuShare,
     machine,
-    builds: { tools: await toolsBuildInfo(), libraries: engineLibraries, missingLibraries },
+    builds: {
+      tools: `${await toolsBuildInfo()}${toolsBuilt() ? "" : " (not every tool is built: make llama-tools)"}`, libraries: engineLibraries, missingLibraries,
+      llamux: builds.map((b) => ({ name: buildName(b), what: b.what })), missingLlamux,
+    },
     models: Object.fromEntries([...models].map(([name, path]) => [name, relative(process.cwd(), path)])),
     commands: [...(parts.has("engine") ? commandLines(models, options.threads, engineLibraries) : []), ...new Set(serverCommands)],
     rows: parts.has("engine") ? buildRows([...models.keys()], METRICS, engineLibraries, m.book, options.maxForeignCpuShare) : [],
+    goals,
     sections,
     server: m.serverJson,
     notes: m.notes,
     durationSeconds: (performance.now() - started) / 1000,
   };
   const written = writeReport(report, options.outputDir);
+  if (goals.length > 0) console.log(`## Goals\n\n${goalTable(goals)}\n`);
   if (report.rows.length > 0) console.log(markdownTable(report.rows));
   for (const section of sections) console.log(`\n${section}`);
   for (const note of report.notes) console.log(`note: ${note}`);
-  console.log(`\nwritten: ${relative(process.cwd(), written.markdown)}, ${relative(process.cwd(), written.json)}`);
-  if (options.strict && report.rows.some((r) => r.result !== "PASS")) process.exit(1);
+  console.log(`\nwritten: ${relative(process.cwd(), written.markdown)}, ${relative(process.cwd(), written.json)} (${Math.round(report.durationSeconds)} s)`);
+  if (options.strict && (report.rows.some((r) => r.result !== "PASS") || goals.some((g) => goalResult(g) !== "PASS"))) process.exit(1);
 }
 
 await main();

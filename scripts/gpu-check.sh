@@ -124,7 +124,8 @@ run() {
   LLAMUX_LIB_DIR="$lib" "$bun" test --timeout=120000 $tests || test_status=$?
 
   say "benchmarks beside llama-server and llama-bench from the same build"
-  local bench_args=(--only engine,server --libs source --out "$out/.bench-$tag")
+  # llamux from the checkout on the GPU build (the executables embed CPU libraries)
+  local bench_args=(--only engine,server --libs source --llamux checkout --out "$out/.bench-$tag")
   if [ $dry = 1 ]; then
     # the tiny models stand in for the benchmark shapes; a busy machine is measured anyway
     bench_args+=(--quick --threads 2 --max-foreign-cpu 1 --model-lfm2 .models/tiny-lfm2.gguf --model-llama .models/tiny-llama.gguf)

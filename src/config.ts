@@ -2,8 +2,7 @@
 // `llamux serve --help`), and a named accessor per variable that reads it when called. A value that
 // does not parse stops start-up with a message naming the variable, rather than being guessed at.
 import { homedir } from "node:os";
-import type { EngineOptions } from "./engine/types.ts";
-import { keepAliveFromEnv } from "./server/ollama/duration.ts";
+import { keepAliveFromEnv } from "./duration.ts";
 
 export type Env = Record<string, string | undefined>;
 
@@ -117,18 +116,18 @@ export function ollamaOrigins(env: Env = process.env): string[] {
   return (read(env, "OLLAMA_ORIGINS") ?? "").split(",").map((origin) => origin.trim()).filter(Boolean);
 }
 
-export function ollamaFlashAttention(env: Env = process.env): EngineOptions["flashAttention"] | undefined {
+export function ollamaFlashAttention(env: Env = process.env): "on" | "off" | undefined {
   const on = bool(env, "OLLAMA_FLASH_ATTENTION");
   return on === undefined ? undefined : on ? "on" : "off";
 }
 
 const kvCacheTypes = ["f16", "q8_0", "q4_0"] as const;
 
-export function ollamaKvCacheType(env: Env = process.env): EngineOptions["kvCacheType"] | undefined {
+export function ollamaKvCacheType(env: Env = process.env): (typeof kvCacheTypes)[number] | undefined {
   const value = read(env, "OLLAMA_KV_CACHE_TYPE")?.toLowerCase();
   if (value === undefined) return undefined;
   if (!(kvCacheTypes as readonly string[]).includes(value)) throw invalid("OLLAMA_KV_CACHE_TYPE", value, kvCacheTypes.join(", "));
-  return value as EngineOptions["kvCacheType"];
+  return value as (typeof kvCacheTypes)[number];
 }
 
 /** OLLAMA_DEBUG: 1/true (or 2, Ollama's trace level) means debug logging. */

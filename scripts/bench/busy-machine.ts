@@ -8,13 +8,13 @@ import { existsSync } from "node:fs";
 import { parseArgs } from "node:util";
 import { physicalCoreCount } from "../../ffi/hardware.ts";
 import { ensureModel } from "../gen-models.ts";
-import { LLAMA_SERVER, defaultLlamuxCommand, startServer, streamRequest, type ServerKind, type ServerSpec } from "./server.ts";
+import { LLAMA_SERVER, defaultLlamuxCommand, startServer, streamRequest, type LlamuxCommand, type ServerKind, type ServerSpec } from "./server.ts";
 
 export interface BusyMachineOptions {
   runs: number;
   /** Tokens generated per request. */
   tokens: number;
-  llamux: string[];
+  llamux: LlamuxCommand;
   log?: (line: string) => void;
 }
 

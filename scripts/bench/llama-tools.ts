@@ -113,9 +113,11 @@ export function parseBatchedBench(stdout: string): { decode: Map<number, number>
   return { decode, endToEnd };
 }
 
-/** "version: 0.5.0-dev (build 1, commit de3ff81) / built with GNU 12.2.0 for Linux x86_64" */
+/** "version: 0.5.0-dev (build 1, commit de3ff81) / built with GNU 12.2.0 for Linux x86_64", from whichever tool is built. */
 export async function toolsBuildInfo(): Promise<string> {
-  const result = await runCommand([LLAMA_BENCH, "--version"], { timeoutMs: 30_000 });
+  const tool = [LLAMA_BENCH, LLAMA_SERVER].find((path) => existsSync(path));
+  if (!tool) return "not built (make llama-tools)";
+  const result = await runCommand([tool, "--version"], { timeoutMs: 30_000 });
   const lines = (result.stdout + result.stderr).split("\n").filter((l) => /^(version|built with)/.test(l.trim()));
   const revision = existsSync(join(TOOLS_DIR, "SOURCE_REVISION")) ? readFileSync(join(TOOLS_DIR, "SOURCE_REVISION"), "utf8").trim() : "";
   return [...lines.map((l) => l.trim()), revision && `source ${revision}`].filter(Boolean).join("; ");

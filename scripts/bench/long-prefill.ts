@@ -7,12 +7,11 @@
 // time, so nothing comes from a cache.
 // Run alone: bun scripts/bench/long-prefill.ts --help
 import { existsSync } from "node:fs";
-import { relative } from "node:path";
 import { parseArgs } from "node:util";
 import { ensureModel } from "../gen-models.ts";
 import { readGgufHeaderSync, type GgufArray } from "../../src/store/gguf.ts";
 import { summarize } from "./stats.ts";
-import { LLAMA_SERVER, defaultLlamuxCommand, randomPrompt, serverArgv, startServer, streamRequest, type RunningServer, type ServerKind, type ServerSpec } from "./server.ts";
+import { LLAMA_SERVER, defaultLlamuxCommand, randomPrompt, showCommand, startServer, streamRequest, type LlamuxCommand, type RunningServer, type ServerKind, type ServerSpec } from "./server.ts";
 
 export interface LongPrefillOptions {
   /** Tokens of the long prompt. */
@@ -27,9 +26,8 @@ export interface LongPrefillOptions {
   contextPerSequence: number;
   threads: number;
   runs: number;
-  llamux: string[];
-  /** The library build llamux runs on (LLAMUX_LIB_DIR); left out, its default. */
-  llamuxLibDir?: string;
+  /** How llamux starts (the command, and LLAMUX_LIB_DIR for the checkout). */
+  llamux: LlamuxCommand;
   log?: (line: string) => void;
 }
 
@@ -71,7 +69,7 @@ export async function runLongPrefill(model: string, o: LongPrefillOptions): Prom
   const log = o.log ?? (() => {});
   const vocabulary = vocabularySize(model);
   const kinds: ServerKind[] = existsSync(LLAMA_SERVER) ? ["llamux", "llama-server"] : ["llamux"];
-  const spec: ServerSpec = { model, threads: o.threads, parallel: 2, llamux: o.llamux, contextPerSequence: o.contextPerSequence, ...(o.llamuxLibDir ? { llamuxLibDir: o.llamuxLibDir } : {}) };
+  const spec: ServerSpec = { model, threads: o.threads, parallel: 2, llamux: o.llamux, contextPerSequence: o.contextPerSequence };
   const servers: RunningServer[] = [];
   const samples = new Map<ServerKind, RunSample[]>(kinds.map((k) => [k, []]));
   try {
@@ -96,7 +94,7 @@ export async function runLongPrefill(model: string, o: LongPrefillOptions): Prom
   };
   const both = kinds.length === 2;
   const ratio = both ? median("llamux", (s) => s.duringMs) / median("llama-server", (s) => s.duringMs) : NaN;
-  const commands = kinds.map((kind) => serverArgv(kind, spec, 0).map((a) => (a === process.execPath ? "bun" : a.startsWith("/") ? relative(process.cwd(), a) : a)).join(" "));
+  const commands = kinds.map((kind) => showCommand(kind, spec));
   const markdown = [
     `### Short request during a long prefill: ${o.shortTokens}-token request sent ${o.delayMs / 1000} s into a ${o.longTokens}-token prefill, ${o.outputTokens} tokens out, 2 sequences of ${o.contextPerSequence} tokens, ${o.threads} threads, median of ${o.runs}`,
     "",
@@ -107,7 +105,7 @@ export async function runLongPrefill(model: string, o: LongPrefillOptions): Prom
     both ? `llamux ÷ llama-server, short request's TTFT during the prefill: ${ratio.toFixed(3)}` : "llama-server not built (make llama-tools): llamux only.",
     "",
     "Server commands (port 0 stands for a free port):",
-    ...commands.map((c) => `    ${c}${c.startsWith("bun") && o.llamuxLibDir ? `   (LLAMUX_LIB_DIR=${relative(process.cwd(), o.llamuxLibDir)})` : ""}`),
+    ...commands.map((c) => `    ${c}`),
   ].join("\n");
   return { markdown, json: { options: { ...o, llamux: undefined, log: undefined }, samples: Object.fromEntries(samples), ratio }, commands };
 }
@@ -147,7 +145,7 @@ on llamux and on llama-server (.native/tools, or LLAMUX_TOOLS_DIR) side by side.
   const model = values.model ?? await ensureModel("tiny-llama-agent");
   const result = await runLongPrefill(model, {
     longTokens: numbers.long, shortTokens: numbers.short, delayMs: delay * 1000, outputTokens: numbers.output, contextPerSequence: numbers.ctx,
-    threads: numbers.threads, runs: numbers.runs, llamux: defaultLlamuxCommand(), ...(values["lib-dir"] ? { llamuxLibDir: values["lib-dir"] } : {}),
+    threads: numbers.threads, runs: numbers.runs, llamux: defaultLlamuxCommand(undefined, values["lib-dir"]),
     log: (line) => console.error(line),
   });
   console.log(result.markdown);

@@ -79,16 +79,64 @@ export function buildRows(models: string[], metrics: Metric[], libraries: Librar
   return rows;
 }
 
+/**
+ * One goal of an issue, measured: llamux's figure against what it is compared with (llama-server, the
+ * engine limit, plain decoding, a cold turn, the prompt's length), their ratio and the goal for that ratio.
+ * Every part that checks a goal adds its rows; the report lists them first, under the build they ran on.
+ */
+export interface GoalRow {
+  issue: number;
+  model: string;
+  /** the llamux build and its libraries: "release (linux-x64-portable-cpu)" */
+  build: string;
+  measure: string;
+  /** llamux's figure and the one it is compared with, as shown (units included) */
+  llamux?: string;
+  beside?: string;
+  /** what `beside` is: "llama-server", "llama-batched-bench B=8", "plain decoding", "a cold turn" */
+  besideWhat: string;
+  ratio?: number;
+  goal: { atLeast: number } | { atMost: number };
+  /** why there is no ratio, or what else to know */
+  note?: string;
+}
+
+export function goalResult(row: GoalRow): "PASS" | "FAIL" | "n/a" {
+  if (row.ratio === undefined || !Number.isFinite(row.ratio)) return "n/a";
+  return ("atLeast" in row.goal ? row.ratio >= row.goal.atLeast : row.ratio <= row.goal.atMost) ? "PASS" : "FAIL";
+}
+
+const goalText = (goal: GoalRow["goal"]) => ("atLeast" in goal ? `≥ ${goal.atLeast}` : `≤ ${goal.atMost}`);
+
+export function goalTable(rows: GoalRow[]): string {
+  const lines = [
+    "| issue | model | llamux build | measure | llamux | beside it | ratio | goal | result |",
+    "|---|---|---|---|---:|---:|---:|---|---|",
+  ];
+  for (const r of rows) {
+    const ratio = r.ratio === undefined || !Number.isFinite(r.ratio) ? "–" : r.ratio.toFixed(r.ratio < 0.1 ? 3 : 2);
+    const note = r.note ? ` (${r.note})` : "";
+    lines.push(`| ${r.issue} | ${r.model} | ${r.build} | ${r.measure} | ${r.llamux ?? "–"} | ${r.beside ?? "–"} ${r.besideWhat} | ${ratio} | ${goalText(r.goal)} | ${goalResult(r)}${note} |`);
+  }
+  return lines.join("\n");
+}
+
 export interface BenchReport {
   date: string;
   runs: number;
   threads: number;
   maxForeignCpuShare: number;
   machine: MachineInfo;
-  builds: { tools: string; libraries: LibrarySet[]; missingLibraries: LibraryKind[] };
+  /**
+   * tools: llama.cpp's; libraries: what the engine parts ran on; llamux: what the server parts ran
+   * (name and what it is); missingLlamux: requested builds that are not here, with how to build them.
+   */
+  builds: { tools: string; libraries: LibrarySet[]; missingLibraries: LibraryKind[]; llamux: Array<{ name: string; what: string }>; missingLlamux: string[] };
   models: Record<string, string>; // name -> file
   commands: string[]; // the exact command lines of the first round
   rows: ResultRow[];
+  /** every issue goal the parts checked, with PASS/FAIL */
+  goals: GoalRow[];
   /** markdown sections of the other parts (sampling, whole server) */
   sections: string[];
   /** the whole-server part's samples, per model */
@@ -117,6 +165,7 @@ export function markdownReport(report: BenchReport): string {
     `${report.runs} interleaved run(s) per cell, ${report.threads} threads, medians with min–max; ratio = llamux median / llama.cpp median.`,
     `"noisy": samples kept although other processes used more than ${(report.maxForeignCpuShare * 100).toFixed(0)}% of the CPU while they ran (after retries).`,
     "",
+    ...(report.goals.length > 0 ? ["## Goals", "", goalTable(report.goals), ""] : []),
     ...(report.rows.length > 0 ? ["## Engine", "", markdownTable(report.rows), ""] : []),
     ...report.sections.flatMap((section) => [section, ""]),
     "## Machine",
@@ -128,6 +177,8 @@ export function markdownReport(report: BenchReport): string {
     `- llama.cpp tools (.native/tools, \`make llama-tools\`): ${report.builds.tools}`,
     ...report.builds.libraries.map((l) => `- llamux on ${l.kind} libraries: ${relative(process.cwd(), l.dir)} (${l.variant})`),
     ...report.builds.missingLibraries.map((k) => `- ${k} libraries: not found (run \`${LIBRARY_BUILD_COMMAND[k]}\`)`),
+    ...report.builds.llamux.map((b) => `- server parts: llamux ${b.name}: the ${b.what}`),
+    ...report.builds.missingLlamux.map((line) => `- ${line}`),
     "",
     "## Models",
     ...Object.entries(report.models).map(([name, file]) => `- ${name}: ${file}`),

@@ -3,6 +3,8 @@
 // request, streaming clients over real HTTP. Measures throughput, time to first token, inter-token
 // latency, cold start (spawn to the first answered request, each server at its default context) and
 // constrained decoding (a JSON schema and a forced tool call) on both.
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { TOOLS_DIR } from "./llama-tools.ts";
 import { freePort } from "./free-port.ts";
@@ -31,15 +33,28 @@ export const SAMPLER_CHAINS = {
 } as const;
 export type SamplerChainName = keyof typeof SAMPLER_CHAINS;
 
+/** How llamux is started: the command before `serve` (bun src/main.ts, or an executable) and its environment. */
+export interface LlamuxCommand {
+  command: string[];
+  /** LLAMUX_LIB_DIR for the checkout; empty for an executable (it runs on the libraries it embeds). */
+  env: Record<string, string>;
+}
+
 export interface ServerSpec {
   model: string;
   /** "default": each server picks its own (the busy-machine part compares the defaults). */
   threads: number | "default";
-  parallel: number;
-  /** llamux: the command that starts it (bun src/main.ts, or an executable). */
-  llamux: string[];
-  /** llamux: the llama.cpp library build it runs on (LLAMUX_LIB_DIR); left out, its default. */
-  llamuxLibDir?: string;
+  /** Sequences; left out, each server's default. */
+  parallel?: number;
+  llamux: LlamuxCommand;
+  /** llamux: the name it serves the model under (requests and the readiness probe use it). */
+  servedModelName?: string;
+  /**
+   * llamux: the directory of its disk tier (`--cache-disk`), kept across restarts. Left out, each start gets
+   * an empty one of its own (LLAMUX_CACHE_DISK), removed when it stops: the server's defaults on a fresh
+   * machine, and no state from an earlier run (the benchmarks' prompts repeat from run to run).
+   */
+  cacheDiskDir?: string;
   /**
    * Context per sequence for both servers; left out, each takes its own default (the cold-start row).
    * The loads give both the same: llama-server's default (the trained context for every slot) does not
@@ -53,7 +68,8 @@ export interface ServerSpec {
 export interface RunningServer {
   kind: ServerKind;
   baseUrl: string;
-  stop(): Promise<void>;
+  /** SIGTERM, then SIGKILL after `graceMs` (default 10 s). */
+  stop(graceMs?: number): Promise<void>;
 }
 
 
@@ -62,24 +78,37 @@ export function serverArgv(kind: ServerKind, spec: ServerSpec, port: number): st
   const context = spec.contextPerSequence;
   if (kind === "llama-server") {
     // -c is the total over the slots (one KV stream per slot without -kvu)
-    return [LLAMA_SERVER, "-m", spec.model, "--host", "127.0.0.1", "--port", String(port), ...(spec.threads === "default" ? [] : ["-t", String(spec.threads)]), "-np", String(spec.parallel), "--no-webui",
-      ...(context ? ["-c", String(context * spec.parallel)] : []), ...(spec.extraArgs ?? [])];
+    const parallel = spec.parallel ?? 1;
+    return [LLAMA_SERVER, "-m", spec.model, "--host", "127.0.0.1", "--port", String(port), ...(spec.threads === "default" ? [] : ["-t", String(spec.threads)]), "-np", String(parallel), "--no-webui",
+      ...(context ? ["-c", String(context * parallel)] : []), ...(spec.extraArgs ?? [])];
   }
-  return [...spec.llamux, "serve", spec.model, "--profile", "b", "--host", "127.0.0.1", "--port", String(port), ...(spec.threads === "default" ? [] : ["--threads", String(spec.threads)]), "--parallel", String(spec.parallel),
-    ...(context ? ["--max-model-len", String(context)] : []), ...(spec.extraArgs ?? [])];
+  return [...spec.llamux.command, "serve", spec.model, "--profile", "b", "--host", "127.0.0.1", "--port", String(port), ...(spec.threads === "default" ? [] : ["--threads", String(spec.threads)]),
+    ...(spec.parallel ? ["--parallel", String(spec.parallel)] : []), ...(context ? ["--max-model-len", String(context)] : []),
+    ...(spec.servedModelName ? ["--served-model-name", spec.servedModelName] : []), ...(spec.cacheDiskDir ? ["--cache-disk", spec.cacheDiskDir] : []), ...(spec.extraArgs ?? [])];
 }
 
-export function defaultLlamuxCommand(binary?: string): string[] {
-  return binary ? [binary] : [BUN, join(REPO_ROOT, "src", "main.ts")];
+/** llamux from this checkout (bun src/main.ts), or the executable given, on `libDir`'s libraries when given. */
+export function defaultLlamuxCommand(binary?: string, libDir?: string): LlamuxCommand {
+  return { command: binary ? [binary] : [BUN, join(REPO_ROOT, "src", "main.ts")], env: libDir ? { LLAMUX_LIB_DIR: libDir } : {} };
+}
+
+/** A command line as the report shows it: the environment llamux needs first, paths from the working directory. */
+export function showCommand(kind: ServerKind, spec: ServerSpec): string {
+  const env = kind === "llamux" ? Object.entries(spec.llamux.env).map(([name, value]) => `${name}=${value} `).join("") : "";
+  return `${env}${serverArgv(kind, spec, 0).join(" ").replace("--port 0", "--port PORT")}`.replace(BUN, "bun").replaceAll(`${process.cwd()}/`, "");
 }
 
 /** Starts a server and resolves once it answered a one-token completion; `readyMs` is spawn to that answer. */
 export async function startServer(kind: ServerKind, spec: ServerSpec): Promise<RunningServer & { readyMs: number }> {
   const port = await freePort();
   const argv = serverArgv(kind, spec, port);
+  const freshDiskTier = kind === "llamux" && !spec.cacheDiskDir ? mkdtempSync(join(tmpdir(), "llamux-bench-disk-")) : undefined;
+  const env: Record<string, string | undefined> = { ...process.env, LLAMUX_LOG_LEVEL: "warn", LLAMUX_PERSONA: "llamux" };
+  // an executable given the checkout's LLAMUX_LIB_DIR would not run on its own libraries
+  if (kind === "llamux") delete env.LLAMUX_LIB_DIR;
   const started = performance.now();
   const child = Bun.spawn(argv, {
-    env: { ...process.env, LLAMUX_LOG_LEVEL: "warn", LLAMUX_PERSONA: "llamux", ...(kind === "llamux" && spec.llamuxLibDir ? { LLAMUX_LIB_DIR: spec.llamuxLibDir } : {}) },
+    env: { ...env, ...(kind === "llamux" ? spec.llamux.env : {}), ...(freshDiskTier ? { LLAMUX_CACHE_DISK: freshDiskTier } : {}) },
     stdin: "ignore",
     stdout: "ignore",
     stderr: "pipe",
@@ -90,12 +119,13 @@ export async function startServer(kind: ServerKind, spec: ServerSpec): Promise<R
     for await (const chunk of child.stderr) stderr = (stderr + new TextDecoder().decode(chunk)).slice(-4000);
   })();
   const baseUrl = `http://127.0.0.1:${port}`;
-  const stop = async () => {
+  const stop = async (graceMs = 10_000) => {
     child.kill("SIGTERM");
-    const timer = setTimeout(() => child.kill("SIGKILL"), 10_000);
+    const timer = setTimeout(() => child.kill("SIGKILL"), graceMs);
     await child.exited;
     clearTimeout(timer);
     running.delete(child);
+    if (freshDiskTier) rmSync(freshDiskTier, { recursive: true, force: true });
   };
   while (true) {
     if (child.exitCode !== null) throw new Error(`${kind} exited with status ${child.exitCode} before answering: ${stderr.trim().split("\n").slice(-3).join(" | ")}`);
@@ -107,7 +137,7 @@ export async function startServer(kind: ServerKind, spec: ServerSpec): Promise<R
       const response = await fetch(`${baseUrl}/v1/completions`, {
         method: "POST",
         headers: { "content-type": "application/json" },
-        body: JSON.stringify({ model: spec.model, prompt: "Hello", max_tokens: 1, temperature: 0 }),
+        body: JSON.stringify({ model: spec.servedModelName ?? spec.model, prompt: "Hello", max_tokens: 1, temperature: 0 }),
         signal: AbortSignal.timeout(30_000),
       });
       if (response.ok) {
@@ -147,14 +177,14 @@ export interface StreamTiming {
 }
 
 /** POSTs a streaming request and times its chunks; completion tokens come from the final usage chunk. */
-export async function streamRequest(baseUrl: string, path: string, body: Record<string, unknown>): Promise<StreamTiming> {
+export async function streamRequest(baseUrl: string, path: string, body: Record<string, unknown>, headers: Record<string, string> = {}): Promise<StreamTiming> {
   const sentAt = performance.now();
   // A fresh connection per request: llama-server closes idle keep-alive connections, and a reused one
   // then fails with ECONNRESET.
   const response = await fetch(`${baseUrl}${path}`, {
     method: "POST",
     keepalive: false,
-    headers: { "content-type": "application/json", connection: "close" },
+    headers: { "content-type": "application/json", connection: "close", ...headers },
     body: JSON.stringify({ ...body, stream: true, stream_options: { include_usage: true } }),
     // Bun's fetch gives up after 300 s without an answer; a request queued behind long prefills may wait longer
     timeout: false,

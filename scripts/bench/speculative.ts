@@ -24,14 +24,12 @@
 // few minutes later, more than the effect measured. So a case and its baseline run side by side: two
 // servers (plain, and speculating) stay up, each pair of loads goes plain then speculating or the other
 // way round, and the ratio reported is the median of the pairs' own ratios.
-import { existsSync } from "node:fs";
+import { existsSync, mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { freePort } from "./free-port.ts";
-import { LLAMA_SERVER } from "./server.ts";
+import { LLAMA_SERVER, type LlamuxCommand } from "./server.ts";
 import { summarize } from "./stats.ts";
-
-const REPO_ROOT = join(import.meta.dir, "..", "..");
-const MAIN = join(REPO_ROOT, "src", "main.ts");
 
 export interface SpeculativeBenchModel {
   name: string;
@@ -76,14 +74,23 @@ export const STORY = "Write a long story about a lighthouse keeper who finds a m
 interface Running { url: string; stop(): Promise<void> }
 
 async function startProcess(argv: string[], url: string, env: Record<string, string> = {}): Promise<Running> {
-  const child = Bun.spawn(argv, { env: { ...process.env, ...env }, stdout: "ignore", stderr: "pipe" });
+  const inherited: Record<string, string | undefined> = { ...process.env };
+  // an executable given the checkout's LLAMUX_LIB_DIR would not run on its own libraries
+  delete inherited.LLAMUX_LIB_DIR;
+  // an empty disk tier of its own: no state from an earlier run (the prompts repeat from run to run)
+  const disk = mkdtempSync(join(tmpdir(), "llamux-bench-disk-"));
+  const child = Bun.spawn(argv, { env: { ...inherited, LLAMUX_CACHE_DISK: disk, ...env }, stdout: "ignore", stderr: "pipe" });
+  const removeDisk = () => rmSync(disk, { recursive: true, force: true });
   let stderr = "";
   void (async () => {
     for await (const chunk of child.stderr) stderr = (stderr + new TextDecoder().decode(chunk)).slice(-4000);
   })();
   const deadline = Date.now() + 300_000;
   for (;;) {
-    if (child.exitCode !== null) throw new Error(`${argv[0]} exited: ${stderr}`);
+    if (child.exitCode !== null) {
+      removeDisk();
+      throw new Error(`${argv[0]} exited: ${stderr}`);
+    }
     try {
       if ((await fetch(`${url}/health`)).ok) break;
     } catch {
@@ -91,15 +98,16 @@ async function startProcess(argv: string[], url: string, env: Record<string, str
     }
     if (Date.now() > deadline) {
       child.kill("SIGKILL");
+      removeDisk();
       throw new Error(`${argv[0]} did not start: ${stderr}`);
     }
     await Bun.sleep(100);
   }
-  return { url, async stop() { child.kill("SIGTERM"); await child.exited; } };
+  return { url, async stop() { child.kill("SIGTERM"); await child.exited; removeDisk(); } };
 }
 
 /** The command line of one server for one case (shown in the report, and run). */
-export function serverArgs(server: "llamux" | "llama-server", model: SpeculativeBenchModel, name: CaseName, o: SpeculativeBenchOptions, port: number, parallel: number): string[] {
+export function serverArgs(server: "llamux" | "llama-server", model: SpeculativeBenchModel, name: CaseName, o: SpeculativeBenchOptions, port: number, parallel: number, llamux: LlamuxCommand): string[] {
   const n = String(o.draftTokens);
   if (server === "llamux") {
     const spec: Record<CaseName, string[]> = {
@@ -114,7 +122,7 @@ export function serverArgs(server: "llamux" | "llama-server", model: Speculative
       "plain-near-copy": [],
       "ngram-near-copy": ["--speculative-config", JSON.stringify({ method: "ngram", num_speculative_tokens: o.draftTokens, prompt_lookup_max: 3, prompt_lookup_min: 1 })],
     };
-    return [process.execPath, MAIN, "serve", "--profile", "b", model.path, "--port", String(port), "--threads", String(o.threads),
+    return [...llamux.command, "serve", "--profile", "b", model.path, "--port", String(port), "--threads", String(o.threads),
       "--ctx-size", String(o.contextPerSequence), "--parallel", String(parallel), ...spec[name]];
   }
   const spec: Record<CaseName, string[]> = {
@@ -197,6 +205,8 @@ async function llamuxDraftCounts(url: string): Promise<{ drafted: number; accept
 export interface PairedSample {
   model: string;
   server: "llamux" | "llama-server";
+  /** the llamux build's id ("release", "binary", ...); "llama-server" for llama-server */
+  build: string;
   case: CaseName;
   streams: number;
   /** Medians over the pairs. */
@@ -231,14 +241,14 @@ async function runLoad(server: "llamux" | "llama-server", url: string, bodies: R
  */
 export async function measurePair(
   server: "llamux" | "llama-server", model: SpeculativeBenchModel, name: CaseName, o: SpeculativeBenchOptions, vocabularySize: number, pairs: number,
-  log: (line: string) => void = () => {},
+  llamux: LlamuxCommand & { id: string }, log: (line: string) => void = () => {},
 ): Promise<PairedSample[]> {
   const baseline = BASELINE[name];
   if (baseline === name) throw new Error(`"${name}" is a baseline: measure a speculating case against it`);
   const parallel = Math.max(...o.streams);
   const start = async (which: CaseName) => {
     const port = await freePort();
-    return startProcess(serverArgs(server, model, which, o, port, parallel), `http://127.0.0.1:${port}`, { LLAMUX_LOG_LEVEL: "warn" });
+    return startProcess(serverArgs(server, model, which, o, port, parallel, llamux), `http://127.0.0.1:${port}`, { LLAMUX_LOG_LEVEL: "warn", ...(server === "llamux" ? llamux.env : {}) });
   };
   const plain = await start(baseline);
   let speculating: Running | undefined;
@@ -269,10 +279,10 @@ export async function measurePair(
         ratios.push(c.tokensPerSecond / p.tokensPerSecond);
         drafted += c.drafted;
         accepted += c.accepted;
-        log(`  [pair ${pair + 1}] ${model.name} ${server} ${name} ×${streams}: ${c.tokensPerSecond.toFixed(1)} t/s against ${baseline} ${p.tokensPerSecond.toFixed(1)} t/s (${(c.tokensPerSecond / p.tokensPerSecond).toFixed(2)}), accepted ${c.accepted}/${c.drafted}`);
+        log(`  [pair ${pair + 1}] ${model.name} ${server === "llamux" ? llamux.id : server} ${name} ×${streams}: ${c.tokensPerSecond.toFixed(1)} t/s against ${baseline} ${p.tokensPerSecond.toFixed(1)} t/s (${(c.tokensPerSecond / p.tokensPerSecond).toFixed(2)}), accepted ${c.accepted}/${c.drafted}`);
       }
       samples.push({
-        model: model.name, server, case: name, streams, baselineTokensPerSecond: median(plainRates), tokensPerSecond: median(caseRates),
+        model: model.name, server, build: server === "llamux" ? llamux.id : "llama-server", case: name, streams, baselineTokensPerSecond: median(plainRates), tokensPerSecond: median(caseRates),
         ratios, drafted, accepted,
       });
     }
@@ -286,13 +296,13 @@ export async function measurePair(
 /** The report table of paired samples: the median pair ratio and its spread, acceptance over all pairs. */
 export function pairedTable(samples: PairedSample[]): string {
   const lines = [
-    "| model | server | case | streams | baseline t/s | case t/s | × baseline (median of pairs) | pair ratios min–max | drafted | accepted | acceptance |",
+    "| model | server (llamux build) | case | streams | baseline t/s | case t/s | × baseline (median of pairs) | pair ratios min–max | drafted | accepted | acceptance |",
     "|---|---|---|---|---:|---:|---:|---:|---:|---:|---:|",
   ];
   for (const s of samples) {
     const acceptance = s.drafted > 0 ? `${Math.round((100 * s.accepted) / s.drafted)}%` : "–";
     const ratio = summarize(s.ratios)!;
-    lines.push(`| ${s.model} | ${s.server} | ${s.case} ÷ ${BASELINE[s.case]} | ${s.streams} | ${s.baselineTokensPerSecond.toFixed(1)} | ${s.tokensPerSecond.toFixed(1)} | ${ratio.median.toFixed(2)} | ${ratio.min.toFixed(2)}–${ratio.max.toFixed(2)} | ${s.drafted} | ${s.accepted} | ${acceptance} |`);
+    lines.push(`| ${s.model} | ${s.build} | ${s.case} ÷ ${BASELINE[s.case]} | ${s.streams} | ${s.baselineTokensPerSecond.toFixed(1)} | ${s.tokensPerSecond.toFixed(1)} | ${ratio.median.toFixed(2)} | ${ratio.min.toFixed(2)}–${ratio.max.toFixed(2)} | ${s.drafted} | ${s.accepted} | ${acceptance} |`);
   }
   return lines.join("\n");
 }

@@ -143,6 +143,15 @@ export const CHATML_HERMES_THINK_TEMPLATE = CHATML_HERMES_TEMPLATE.replace(
 );
 
 /** Llama 3 turns (for the benchmark shape; no tool support). */
+/**
+ * CHATML_HERMES_TEMPLATE made strict, as Qwen3's and many GGUF templates are: a system message anywhere
+ * but first raises, where the original writes it in place. The replay test and benchmark of Claude Code's
+ * requests run both (Claude Code sends a system message after the first user message).
+ */
+export const CHATML_HERMES_STRICT_TEMPLATE = CHATML_HERMES_TEMPLATE
+  .replace("{%- for message in messages %}", '{%- for message in messages %}{%- if message.role == "system" and not loop.first %}{{ raise_exception("System message must be at the beginning.") }}{%- endif %}')
+  .replace('(message.role == "system" and not loop.first) or ', "");
+
 export const LLAMA3_TEMPLATE = `{{- bos_token -}}
 {%- for message in messages -%}
     {{- '<|start_header_id|>' + message['role'] + '<|end_header_id|>\\n\\n' + (message['content'] if message['content'] is string else '') | trim + '<|eot_id|>' -}}

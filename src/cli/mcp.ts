@@ -4,6 +4,7 @@ import { parseArgs } from "node:util";
 import { loadMcpConfig, type McpServerConfig } from "../mcp/mcp-config.ts";
 import { McpHub } from "../mcp/mcp-hub.ts";
 import { printable } from "../printable.ts";
+import { profileNamesOf, profiles, type ProfileName } from "../server/profiles/index.ts";
 import { UsageError } from "../usage-error.ts";
 
 export const mcpHelp = `Usage: llamux mcp list [options]
@@ -45,7 +46,8 @@ export async function mcpCommand(args: string[]): Promise<number> {
   if (positionals[0] !== "list" || positionals.length > 1) throw new UsageError('mcp takes one sub-command: "list" (see llamux mcp --help)');
   const profile = values.profile ?? "a";
   if (!["a", "b", "c", "all"].includes(profile)) throw new UsageError(`--profile must be a, b, c or all, got "${profile}"`);
-  const config = loadMcpConfig(values["mcp-config"], profile === "c" || profile === "all");
+  const lmStudioConfig = profileNamesOf(profile as ProfileName | "all").some((name) => profiles[name].lmStudioMcpConfig);
+  const config = loadMcpConfig(values["mcp-config"], lmStudioConfig);
   if (config.servers.size === 0) {
     console.log("No MCP servers are configured (add them to ~/.llamux/mcp.json or pass --mcp-config FILE)");
     return 0;

@@ -1,6 +1,6 @@
-// The model store as the CLI opens it: profile a's rules (LLAMUX_MODELS, else OLLAMA_MODELS, else ~/.llamux/models).
+// The model store as the CLI opens it: Ollama's rules, as its CLI (LLAMUX_MODELS, else OLLAMA_MODELS, else ~/.llamux/models).
 import { ModelStore } from "../store/model-store.ts";
 
 export function openStore(): ModelStore {
-  return ModelStore.open({ profile: "a" });
+  return ModelStore.open({ ollamaModels: true });
 }

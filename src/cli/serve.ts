@@ -5,13 +5,11 @@ import type { Server, WebSocketHandler } from "bun";
 import { existsSync, readFileSync } from "node:fs";
 import { ModelManager } from "../engine/model-manager.ts";
 import { createApp } from "../server/app.ts";
-import { createVllmMetrics } from "../server/vllm/metrics.ts";
-import { ModelService } from "../server/model-service.ts";
+import type { ModelService } from "../server/model-service.ts";
 import { StartupReadiness } from "../server/readiness.ts";
-import { LmStudioModelService } from "../server/lmstudio/model-service.ts";
 import { listenForSdkDiscovery, sdkDiscoveryPort, SDK_DISCOVERY_PORT } from "../server/lmstudio/sdk/discovery.ts";
 import { endpointWebSocket } from "../server/websocket-endpoints.ts";
-import { loadRealtimeConfig, type RealtimeSettings } from "../server/openai/realtime/realtime-presets.ts";
+import { loadRealtimeConfig, type RealtimeSettings } from "../server/realtime-config.ts";
 import { ModelStore } from "../store/model-store.ts";
 import { cacheDiskSettings, ensureCacheDiskDir } from "../engine/prompt-cache/disk-settings.ts";
 import { defaultImageFetchPolicy } from "../vision/image-fetch.ts";
@@ -21,8 +19,7 @@ import { DEFAULT_MCP_LIMITS } from "../mcp/mcp-limits.ts";
 import { isHubName } from "../store/model-name.ts";
 import { pullWithProgress } from "./pull.ts";
 import { ServeShutdown } from "./serve-shutdown.ts";
-import { pullHintNotFound } from "../server/ollama/model-request.ts";
-import { type Profile, profiles, type ProfileName } from "../server/profiles/index.ts";
+import { type Profile, profileNamesOf, profiles, type ProfileName } from "../server/profiles/index.ts";
 import { listen, type ListenerSetup } from "../server/listener.ts";
 import { UsageError } from "../usage-error.ts";
 import { engineFlagOptions, engineFlagsHelp, toolCallParserFlag } from "./engine-flags.ts";
@@ -117,10 +114,10 @@ function integer(value: string | undefined, flag: string, min = 1): number | und
   return n;
 }
 
-/** Flags win, then LLAMUX_HOST, then (profile a alone) OLLAMA_HOST. */
-function hostAndPort(hostFlag: string | undefined, portFlag: string | undefined, profileName: string): { host: string; port: number | undefined } {
+/** Flags win, then LLAMUX_HOST, then OLLAMA_HOST (a profile that reads Ollama's environment, serving alone). */
+function hostAndPort(hostFlag: string | undefined, portFlag: string | undefined, alone: Profile | undefined): { host: string; port: number | undefined } {
   const [envHost, envPort] = (process.env.LLAMUX_HOST ?? "").split(":");
-  const ollama = profileName === "a" ? ollamaHost() : undefined;
+  const ollama = alone?.ollamaEnvironment ? ollamaHost() : undefined;
   return {
     host: hostFlag ?? (envHost || ollama?.host || "127.0.0.1"),
     port: integer(portFlag, "port") ?? integer(envPort || undefined, "port") ?? ollama?.port,
@@ -147,17 +144,19 @@ async function preload(models: ModelService): Promise<void> {
   }
 }
 
-/** MODEL as a file: a path, or a store name (`org/repo` as vLLM names models means `hf.co/org/repo`). */
-/** The GGUF file `serve MODEL` names: a path, a stored model, or else a model pulled into the store now. */
-async function servedModelPath(model: string, ollamaStore: boolean): Promise<string> {
+/**
+ * The GGUF file `serve MODEL` names: a path, a stored model (`org/repo` as vLLM names models means
+ * `hf.co/org/repo`), or else a model pulled into the store now, where the profile serving alone pulls from.
+ */
+async function servedModelPath(model: string, alone: Profile | undefined): Promise<string> {
   if (existsSync(model)) return model;
-  const store = ModelStore.open(ollamaStore ? { profile: "a" } : {});
+  const store = ModelStore.open({ ollamaModels: alone?.ollamaEnvironment ?? false });
   const resolved = storedModel(store, model);
   if (resolved) return resolved.modelPath;
   if (model.endsWith(".gguf")) throw new Error(`Cannot serve model "${model}": no such file`);
   log.info(`"${model}" is not in the store at ${store.root}: pulling it`);
-  // vLLM's and LM Studio's ORG/MODEL ids name hub repositories; on profile a such a name is Ollama's.
-  const pulled = await pullWithProgress(model, { hubIds: !ollamaStore, store });
+  // vLLM's and LM Studio's ORG/MODEL ids name hub repositories; in Ollama's registry such a name is Ollama's.
+  const pulled = await pullWithProgress(model, { hubIds: alone?.pullsFrom !== "ollama-registry", store });
   const stored = store.resolve(pulled);
   if (!stored) throw new Error(`Cannot serve model "${model}": pulled as "${pulled}" but not found in the store`);
   return stored.modelPath;
@@ -229,7 +228,10 @@ export async function serveCommand(args: string[]): Promise<number | undefined> 
   }
   const profileName = values.profile ?? "a";
   if (!["a", "b", "c", "all"].includes(profileName)) throw new UsageError(`--profile must be a, b, c or all, got "${profileName}"`);
-  const { host, port } = hostAndPort(values.host, values.port, profileName);
+  const names = profileNamesOf(profileName as ProfileName | "all");
+  // The one profile served, where --profile names one: some start-up rules apply only then.
+  const alone = names.length === 1 ? profiles[names[0]!] : undefined;
+  const { host, port } = hostAndPort(values.host, values.port, alone);
   if (profileName === "all" && values.port !== undefined) throw new UsageError("--port cannot be used with --profile all: the profiles take ports 11434, 8000 and 1234");
   if ((integer(values["tensor-parallel-size"], "tensor-parallel-size") ?? 1) > 1) {
     throw new UsageError("--tensor-parallel-size above 1 is not supported: llamux runs each model in one process");
@@ -240,15 +242,14 @@ export async function serveCommand(args: string[]): Promise<number | undefined> 
   if (namedKeys.ring.active) log.info(`${namedKeys.ring.size} named keys from ${namedKeys.ring.path}`);
 
   const modelArg = values.model ?? positionals[0];
-  const modelPath = modelArg === undefined ? undefined : await servedModelPath(modelArg, profileName === "a");
-  const names: ProfileName[] = profileName === "all" ? ["a", "b", "c"] : [profileName as ProfileName];
+  const modelPath = modelArg === undefined ? undefined : await servedModelPath(modelArg, alone);
   const contextFlag = integer(values["ctx-size"] ?? values["max-model-len"], "ctx-size");
 
   const engineExtras = engineFlagOptions(values);
   const speculative = speculativeFromFlags(values);
   if (speculative && modelArg === undefined) throw new UsageError("--model-draft and --speculative-config need a MODEL to speculate for");
   const toolCallParser = toolCallParserFlag(values);
-  const servesOllama = names.includes("a");
+  const servesOllama = names.some((name) => profiles[name].ollamaEnvironment);
   if (servesOllama && ollamaDebug() && !process.env.LLAMUX_LOG_LEVEL) process.env.LLAMUX_LOG_LEVEL = "debug";
   const manager = new ModelManager(servesOllama ? ollamaMaxLoadedModels() : undefined);
   const shutdown = new ServeShutdown(manager);
@@ -278,14 +279,14 @@ export async function serveCommand(args: string[]): Promise<number | undefined> 
   if (mcpPolicy.allowPrivateUrls && !mcpPolicy.allowRequestServers) log.warn("--allow-private-mcp-urls has no effect without --allow-request-mcp");
   for (const name of names) {
     const profile = profiles[name];
-    const ollama = name === "a";
+    const ollama = profile.ollamaEnvironment;
     const flashAttention = ollama ? ollamaFlashAttention() : undefined;
     const kvCacheType = ollama ? ollamaKvCacheType() : undefined;
     const serviceOptions = {
       parallel: integer(values.parallel ?? values["max-num-seqs"], "parallel") ?? (ollama ? ollamaNumParallel() : undefined) ?? 4,
       contextPerSequence: contextFlag ?? (ollama ? ollamaContextLength() : undefined) ?? profile.defaultContext,
       // vLLM's --max-model-len is a limit; elsewhere a request that needs more context grows it
-      growContext: name !== "b" || contextFlag === undefined,
+      growContext: !profile.contextFlagIsLimit || contextFlag === undefined,
       idleUnloadMs: (ollama ? ollamaKeepAliveMs() : undefined) ?? profile.idleUnloadMs,
       ...(threads !== undefined ? { threads } : {}),
       queueLimit: integer(values["max-queue"], "max-queue", 0) ?? (ollama ? ollamaMaxQueue() : undefined) ?? 512,
@@ -293,41 +294,38 @@ export async function serveCommand(args: string[]): Promise<number | undefined> 
       ...(kvCacheType ? { kvCacheType } : {}),
       ...(cacheRamMiB !== undefined ? { cacheRamMiB } : {}),
       ...(cacheDisk ? { cacheDisk } : {}),
-      // LLAMUX_MODELS, else OLLAMA_MODELS on profile a, else ~/.llamux/models
-      store: ModelStore.open({ profile: name }),
+      // LLAMUX_MODELS, else OLLAMA_MODELS where Ollama's environment is read, else ~/.llamux/models
+      store: ModelStore.open({ ollamaModels: ollama }),
       ...engineExtras,
       ...(speculative ? { speculative } : {}),
-      // Ollama keeps one instance of a model and names a missing one with a hint to pull it
-      ...(ollama ? { instances: "one" as const, modelNotFound: pullHintNotFound } : {}),
+      ...profile.modelRules,
     };
-    // Profile c picks models as LM Studio does: store names load just in time, any other name gets the loaded model.
-    const models = name === "c"
-      ? new LmStudioModelService(manager, served, serviceOptions)
-      : new ModelService(manager, served, serviceOptions);
+    const service = profile.modelService(manager, served, serviceOptions);
+    const models: ModelService = service.models;
     const options = serverOptionsFromFlags(values, name, host, process.env, namedKeys);
     for (const warning of exposureWarnings(options)) log.warn(`profile ${name}: ${warning}`);
     // vLLM loads its model before serving: profile b does too, and its /health says 503 until then
-    const readiness = name === "b" && modelArg ? new StartupReadiness() : undefined;
+    const readiness = profile.loadsBeforeReady && modelArg ? new StartupReadiness() : undefined;
     // Off unless asked for: a request naming a configured server makes this process spawn it. LM Studio's
     // own mcp.json is read where llamux stands in for LM Studio.
-    const mcpConfig = values.mcp || values["mcp-config"] !== undefined ? loadMcpConfig(values["mcp-config"], name === "c") : emptyMcpConfig();
+    const mcpConfig = values.mcp || values["mcp-config"] !== undefined ? loadMcpConfig(values["mcp-config"], profile.lmStudioMcpConfig) : emptyMcpConfig();
     if (mcpConfig.servers.size) log.info(`profile ${name}: MCP servers ${[...mcpConfig.servers.keys()].join(", ")} (from ${mcpConfig.sources.join(", ")})`);
     const mcp = new McpHub(mcpConfig, mcpPolicy);
     shutdown.addHub(mcp);
     const app = createApp({
       profile, models, imageFetch, mcp, allowPush: values["allow-push"] ?? false, voicesDir: voicesDir(), ...(realtime ? { realtime } : {}), ...(toolCallParser ? { toolCallParser } : {}), ...(readiness ? { readiness } : {}),
-      ...(name === "b" ? createVllmMetrics(manager, models, namedKeys.usage) : {}),
+      ...profile.metrics?.(manager, models, namedKeys.usage),
     }, options);
     const listenPort = port ?? profile.defaultPort;
     shutdown.addListener(listenOn(app, profile, host, listenPort, options.idleTimeoutSeconds, tls));
     log.info(`profile ${name} (${profile.anchor}-compatible) listening on ${tls ? "https" : "http"}://${host}:${listenPort}`);
     readiness?.track(servedName ?? modelArg!, preload(models));
-    if (name === "c") {
-      // LM Studio reports a model loaded with `lms load` as loaded: so is the one named on `serve`. With
-      // --profile all that waits for the first SDK listing or request: profile b already loads its own copy
-      // at start (with its own context size), and two at once would double the memory at start-up.
-      if (modelArg && profileName === "c") void (models as LmStudioModelService).loadServed();
-      if (sdkPort !== undefined && sdkPort !== listenPort) shutdown.addListener(listenForSdkDiscovery({ fetch: app.fetch, profile, port: sdkPort, websocket: endpointWebSocket as WebSocketHandler<never>, idleTimeoutSeconds: options.idleTimeoutSeconds }));
+    // LM Studio reports a model loaded with `lms load` as loaded: so is the one named on `serve`. With
+    // --profile all that waits for the first SDK listing or request: profile b already loads its own copy
+    // at start (with its own context size), and two at once would double the memory at start-up.
+    if (modelArg && alone) void service.loadServed?.();
+    if (profile.sdkDiscovery && sdkPort !== undefined && sdkPort !== listenPort) {
+      shutdown.addListener(listenForSdkDiscovery({ fetch: app.fetch, profile, port: sdkPort, websocket: endpointWebSocket as WebSocketHandler<never>, idleTimeoutSeconds: options.idleTimeoutSeconds }));
     }
   }
   if (modelArg) log.info(`serving ${modelArg}${values["served-model-name"] ? ` as "${values["served-model-name"]}"` : ""}`);

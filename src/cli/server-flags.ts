@@ -1,7 +1,7 @@
 // The `llamux serve` flags and env vars that guard a listener: API keys (plain ones and the keys file),
 // extra CORS origins, public metrics. Kept apart from serve.ts so each listener's ServerOptions come from
 // one function.
-import type { ProfileName } from "../server/profiles/profile.ts";
+import { profiles, type ProfileName } from "../server/profiles/index.ts";
 import {
   DEFAULT_BODY_LIMIT_BYTES, DEFAULT_IDLE_TIMEOUT_SECONDS, isLoopbackHost, keysRequired, serverOptions, type ServerOptions,
 } from "../server/server-options.ts";
@@ -65,13 +65,14 @@ function allowedOriginsJson(text: string): string[] {
   return parsed;
 }
 
-/** The flag wins; then our own env var; vLLM's env var only for the vLLM profile, as vLLM reads it. */
+/** The flag wins; then our own env var; then the anchor's own (vLLM's VLLM_API_KEY on its profile, as vLLM reads it). */
 function apiKeys(values: ServerFlagValues, profile: ProfileName, env: Record<string, string | undefined>): string[] {
   if (values["api-key"]?.length) {
     if (values["api-key"].some((key) => key.trim() === "")) throw new UsageError("--api-key must not be empty");
     return values["api-key"];
   }
-  const fromEnv = env.LLAMUX_API_KEY || (profile === "b" ? env.VLLM_API_KEY : undefined);
+  const anchorVariable = profiles[profile].apiKeyVariable;
+  const fromEnv = env.LLAMUX_API_KEY || (anchorVariable ? env[anchorVariable] : undefined);
   return fromEnv ? [fromEnv] : [];
 }
 
@@ -101,7 +102,7 @@ export function serverOptionsFromFlags(
   const corsOrigins = [
     ...(values["cors-origins"] ?? "").split(",").map((origin) => origin.trim()).filter(Boolean),
     ...(values["allowed-origins"] !== undefined ? allowedOriginsJson(values["allowed-origins"]) : []),
-    ...(profile === "a" ? ollamaOrigins(env) : []),
+    ...(profiles[profile].ollamaEnvironment ? ollamaOrigins(env) : []),
   ];
   const maxBodyMib = wholeNumberOption(values["max-body-size"], "max-body-size", 1, 1024 * 1024);
   const idleTimeout = wholeNumberOption(values["idle-timeout"], "idle-timeout", 1, 255);

@@ -2,7 +2,7 @@
 // request ids, event routing to each request's stream, calls with replies, and failing everything in
 // flight when the host goes away. Subclasses only start the host, carry messages and stop it.
 import type { ChildMessage, ParentMessage, SpeechEvent } from "./protocol.ts";
-import { EngineError, isFinalEvent, type EmbedResult, type EngineEvent, type EngineOptions, type EngineStats, type GenerateRequest, type ModelInfo, type RankResult, type SpeechRequest, type SpeechStream } from "./types.ts";
+import { EngineError, isFinalEvent, type EmbedResult, type EngineEvent, type EngineOptions, type EngineStats, type GenerateRequest, type ModelInfo, type PromptInput, type RankResult, type SpeechRequest, type SpeechStream } from "./types.ts";
 import type { EventSink } from "./sequence.ts";
 import type { EngineHandle, TokenizeOptions } from "./engine-handle.ts";
 import { checkRequestTokenIds, checkTokenIds } from "./token-ids.ts";
@@ -165,6 +165,10 @@ export abstract class EngineClient implements EngineHandle {
       return Promise.reject(error);
     }
     return this.call({ type: "detokenize", callId: 0, tokens }) as Promise<string>;
+  }
+
+  countPromptTokens(prompt: PromptInput): Promise<number> {
+    return this.call({ type: "countPrompt", callId: 0, prompt }) as Promise<number>;
   }
 
   stats(): Promise<EngineStats> {

@@ -85,6 +85,7 @@ export function engineMessageHandler(send: (message: ChildMessage) => void, exit
         break;
       case "tokenize":
       case "detokenize":
+      case "countPrompt":
       case "embed":
       case "rank":
       case "stats":
@@ -93,6 +94,7 @@ export function engineMessageHandler(send: (message: ChildMessage) => void, exit
           const result = message.type === "tokenize"
             ? engine.tokenize(message.text, message.addSpecial, message.parseSpecial)
             : message.type === "detokenize" ? engine.detokenize(message.tokens)
+            : message.type === "countPrompt" ? engine.countPromptTokens(message.prompt)
             : message.type === "embed" ? engine.embed(message.text, message.truncate)
             : message.type === "rank" ? engine.rank(message.query, message.documents) : engine.stats();
           send({ type: "reply", callId: message.callId, result });

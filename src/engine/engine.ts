@@ -4,7 +4,7 @@ import { statSync } from "node:fs";
 import { LlamaModel, LlamaContext, TokenBatch, DecodeStatus, computeSummary, backendDevices, loadLoraAdapter, applyLoraAdapters } from "../../ffi/llama.ts";
 import { MtmdContext } from "../../ffi/mtmd.ts";
 import { readGgufHeaderSync, ggufNumber, ggufArchKey } from "../store/gguf.ts";
-import { freemem, totalmem } from "node:os";
+import { freemem } from "node:os";
 import { physicalCoreCount } from "../../ffi/hardware.ts";
 import { log as writeLog, logEnabled, logger } from "../log.ts";
 import { setNativeLog } from "../../ffi/native-log.ts";
@@ -17,12 +17,12 @@ import { createSpeculation } from "./speculative/create.ts";
 import type { Speculation } from "./speculative/speculation.ts";
 import { layersOnRpcServers } from "./rpc-split.ts";
 import { checkTokenIds } from "./token-ids.ts";
+import { countPromptTokens } from "./request-intake.ts";
 import type { EventSink } from "./sequence.ts";
-import { EngineError, type EmbedResult, type EngineOptions, type EngineStats, type GenerateRequest, type ModelInfo, type RankResult, type SpeechRequest } from "./types.ts";
+import { EngineError, type EmbedResult, type EngineOptions, type EngineStats, type GenerateRequest, type ModelInfo, type PromptInput, type RankResult, type SpeechRequest } from "./types.ts";
 import { ThreadGovernor } from "./thread-governor.ts";
-import { PromptCache, type PromptCacheEntry } from "./prompt-cache/host-cache.ts";
-import { DiskPromptStore } from "./prompt-cache/disk-store.ts";
-import { stateKey } from "./prompt-cache/state-key.ts";
+import type { DiskPromptStore } from "./prompt-cache/disk-store.ts";
+import { openDiskCache, promptCacheFor } from "./prompt-cache/open-tiers.ts";
 import { openKvEventPublisher, type KvEventPublisher } from "./kv-events/publisher.ts";
 import type { KvEventsConfig } from "./kv-events/kv-events-config.ts";
 import type { SpeechEvent } from "./protocol.ts";
@@ -36,39 +36,6 @@ export const DEFAULT_CONTEXT_PER_SEQUENCE = 4096;
 export const DEFAULT_BATCH_SIZE = 512;
 /** A step loop with requests waiting but none runnable (a disk read in flight) looks again after this long. */
 const IDLE_POLL_MS = 10;
-/** llama-server's --cache-ram default. */
-export const DEFAULT_CACHE_RAM_MIB = 8192;
-
-/**
- * The host prompt cache of an engine: --cache-ram MiB, by default llama-server's 8 GiB but at most a
- * quarter of the machine's memory (several models may be loaded, each with its own cache). None for
- * embedding models, which keep nothing between inputs.
- */
-function promptCacheFor(options: EngineOptions, canRollBack: boolean, onEvict: (entry: PromptCacheEntry) => void): PromptCache | undefined {
-  if (options.embeddings) return undefined;
-  const mib = options.cacheRamMiB ?? Math.min(DEFAULT_CACHE_RAM_MIB, Math.floor(totalmem() / 4 / 1048576));
-  if (mib <= 0) return undefined;
-  log.debug(`prompt cache of up to ${mib} MiB for "${options.modelPath}"`);
-  return new PromptCache(mib * 1048576, canRollBack, { log: (message) => log.info(message), onEvict });
-}
-
-/** Opens the disk tier of an engine's prompt cache (it lives beside a host cache only). */
-async function openDiskCache(options: EngineOptions, canRollBack: boolean): Promise<DiskPromptStore | undefined> {
-  const disk = options.cacheDisk;
-  if (!disk || disk.limitMiB <= 0) return undefined;
-  const key = await stateKey({
-    modelPath: options.modelPath, ...(options.projectorPath ? { projectorPath: options.projectorPath } : {}),
-    ...(options.loraAdapters ? { loraAdapters: options.loraAdapters } : {}),
-    ...(options.kvCacheType ? { kvCacheType: options.kvCacheType } : {}), ...(options.flashAttention ? { flashAttention: options.flashAttention } : {}),
-  });
-  const store = await DiskPromptStore.open({
-    dir: disk.dir, limitBytes: disk.limitMiB * 1048576, key, canRollBack,
-    log: (level, message) => log[level](message),
-  });
-  log.debug(`prompt cache on disk: ${store.stats().entries} states for "${options.modelPath}" in ${disk.dir} (up to ${disk.limitMiB} MiB)`);
-  return store;
-}
-
 /** As llama-server does: a marker no user can type without knowing it, so text cannot forge an image slot. */
 function randomMediaMarker(): string {
   return `<__media_${crypto.randomUUID().replaceAll("-", "")}__>`;
@@ -401,6 +368,11 @@ export class Engine {
 
   tokenize(text: string, addSpecial = true, parseSpecial = true): number[] {
     return Array.from(this.model.vocab.tokenize(text, { addSpecial, parseSpecial }));
+  }
+
+  /** The prompt's length as a request's usage counts it, its media decoded and placed but not encoded. */
+  countPromptTokens(prompt: PromptInput): number {
+    return countPromptTokens(this.model, this.images, prompt);
   }
 
   detokenize(tokens: number[]): string {

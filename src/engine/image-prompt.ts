@@ -168,6 +168,11 @@ export function tokenizeWithImages(
   }
 }
 
+/** The prompt's length as a request's usage counts it: its text tokens and each image's embedding tokens. */
+export function promptTokenCount(tokens: ArrayLike<number>, images: ImageSpan[]): number {
+  return images.reduce((count, image) => count + image.tokens - image.positions, tokens.length);
+}
+
 export function disposeImages(images: ImageSpan[]): void {
   for (const image of images) image.chunk.dispose();
 }

@@ -1,5 +1,5 @@
 // Messages between the server (parent) and an engine child process, over Bun's IPC channel.
-import type { EngineErrorCode, EngineEvent, EngineOptions, GenerateRequest, ModelInfo, SpeechRequest, SpeechResult } from "./types.ts";
+import type { EngineErrorCode, EngineEvent, EngineOptions, GenerateRequest, ModelInfo, PromptInput, SpeechRequest, SpeechResult } from "./types.ts";
 
 /** What the engine sends of one speech: PCM as frames are decoded, then how it ended or why it failed. */
 export type SpeechEvent =
@@ -15,6 +15,7 @@ export type ParentMessage =
   | { type: "speak"; id: string; request: SpeechRequest }
   | { type: "tokenize"; callId: number; text: string; addSpecial: boolean; parseSpecial: boolean }
   | { type: "detokenize"; callId: number; tokens: number[] }
+  | { type: "countPrompt"; callId: number; prompt: PromptInput }
   | { type: "embed"; callId: number; text: string; truncate?: boolean }
   | { type: "rank"; callId: number; query: string; documents: string[] }
   | { type: "stats"; callId: number }

@@ -4,11 +4,11 @@
 import type { LlamaModel } from "../../ffi/llama.ts";
 import { InvalidGrammarError } from "../../ffi/sampler.ts";
 import { ActiveRequest, type EventSink } from "./sequence.ts";
-import { EngineError, type GenerateRequest } from "./types.ts";
-import { checkRequestTokenIds } from "./token-ids.ts";
+import { EngineError, type GenerateRequest, type PromptInput } from "./types.ts";
+import { checkRequestTokenIds, checkTokenIds } from "./token-ids.ts";
 import { StructuredOutputError } from "../chat/structured/errors.ts";
 import type { ImageEncoder } from "./image-encoder.ts";
-import { disposeImages, tokenizeWithImages, type ImageSpan } from "./image-prompt.ts";
+import { disposeImages, promptTokenCount, tokenizeWithImages, type ImageSpan } from "./image-prompt.ts";
 import type { TokenOutput } from "./token-output.ts";
 
 export interface IntakeContext {
@@ -46,8 +46,22 @@ export function intakeRequest({ model, images: encoder, output, limit }: IntakeC
   return active;
 }
 
+/**
+ * How many tokens the prompt takes, as a request's usage counts them (each image's or audio clip's
+ * embedding tokens included), without running it: its media are decoded and placed, not encoded.
+ */
+export function countPromptTokens(model: LlamaModel, encoder: ImageEncoder | undefined, prompt: PromptInput): number {
+  if (typeof prompt.prompt !== "string") checkTokenIds(prompt.prompt, model.vocab.size, "the prompt");
+  const { tokens, images } = tokenizePrompt(model, encoder, prompt);
+  try {
+    return promptTokenCount(tokens, images);
+  } finally {
+    disposeImages(images);
+  }
+}
+
 /** The request's prompt as tokens, with its images decoded and placed at their media markers. */
-function tokenizePrompt(model: LlamaModel, encoder: ImageEncoder | undefined, request: GenerateRequest): { tokens: Int32Array; images: ImageSpan[] } {
+function tokenizePrompt(model: LlamaModel, encoder: ImageEncoder | undefined, request: PromptInput): { tokens: Int32Array; images: ImageSpan[] } {
   const options = { addSpecial: request.addSpecial ?? true, parseSpecial: request.parseSpecial ?? true };
   if (!request.images?.length) {
     const tokens = typeof request.prompt === "string" ? model.vocab.tokenize(request.prompt, options) : Int32Array.from(request.prompt);

@@ -74,6 +74,8 @@ export class Scheduler {
   private decodeSteps = 0;
   private decodedTokens = 0;
   private kvEvents: KvCacheNotifications | undefined;
+  /** Where decode steps spent their time, in ms since the engine started (EngineStats.stepMs). */
+  private readonly stepTimes = { decode: 0, sample: 0, total: 0 };
 
   constructor(private readonly model: LlamaModel, private readonly context: LlamaContext, options: SchedulerOptions = {}) {
     this.queueLimit = options.queueLimit ?? DEFAULT_QUEUE_LIMIT;
@@ -122,6 +124,7 @@ export class Scheduler {
       acceptedDraftTokens: this.speculation?.acceptedTokens ?? 0,
       ...(this.speculation ? { draftStepYield: this.speculation.yieldRatios } : {}),
       copiedPrefixTokens: this.memory.copiedTokens,
+      stepMs: { ...this.stepTimes },
       ...(promptCache ? { promptCache: promptCache.stats() } : {}),
       ...(disk ? { diskCache: disk.stats() } : {}),
     };
@@ -237,7 +240,7 @@ export class Scheduler {
   private decodeGroup(group: Set<SequenceSlot>): boolean {
     const started = performance.now();
     this.batch.clear();
-    const drafts = this.planDrafts(group);
+    const drafts = this.speculation?.planFor(group, this.batch.capacity, this.limit);
     const cells = this.roomForStep(group, drafts);
     // Decode tokens go in sequence-id order: llama.cpp splits a batch whose sequences are out of order
     // into several micro-batches (measured on LFM2: 4
@@ -272,37 +275,24 @@ export class Scheduler {
       return false;
     }
     const inGroup = this.admitted.filter((slot) => group.has(slot));
-    for (const slot of inGroup) {
-      const active = slot.active!;
-      if (active.sharedPrefixEnd > 0 && active.nextPromptIndex === active.sharedPrefixEnd) {
-        this.memory.saveSharedPrefix(slot, active.sharedPrefixEnd);
-        active.sharedPrefixEnd = 0;
-      }
-      if (active.checkpointAfterPrompt && slot.outputIndex >= 0 && active.nextPromptIndex === active.prompt.length) {
-        this.memory.saveCheckpoint(slot, slot.outputIndex);
-        active.checkpointAfterPrompt = false;
-      }
-    }
+    for (const slot of inGroup) this.memory.saveAfterDecode(slot);
     const elapsed = performance.now() - started;
     for (const active of prefillingThisStep) active.promptMs += elapsed;
     for (const active of progressing) active.reportProgress();
     // what a step of generating sequences produced, drafting and verification included: whether drafting pays in fact
-    const speculation = prefillingThisStep.length === 0 ? this.speculation : undefined;
-    const yieldStep = speculation && {
-      generating: inGroup.filter((slot) => slot.outputIndex >= 0).length,
-      drafted: inGroup.some((slot) => slot.draft),
-      acceptedBefore: speculation.acceptedTokens,
-    };
+    const yieldMeasured = prefillingThisStep.length === 0 ? this.speculation?.measureYield(inGroup) : undefined;
+    const sampleStarted = performance.now();
     for (const slot of inGroup) {
       if (slot.draft) this.output.verifyDraft(slot, slot.draft);
       else if (slot.outputIndex >= 0) this.output.sample(slot);
     }
+    const ended = performance.now();
     // the whole step, sampling included, is what generating sequences wait for
-    this.stepCosts.record(decodeRows, this.batch.count - decodeRows, performance.now() - started);
-    if (speculation && yieldStep) {
-      const { generating, drafted, acceptedBefore } = yieldStep;
-      speculation.recordYield(generating, drafted, generating + speculation.acceptedTokens - acceptedBefore, performance.now() - started);
-    }
+    this.stepCosts.record(decodeRows, this.batch.count - decodeRows, ended - started);
+    this.stepTimes.decode += decodeMs;
+    this.stepTimes.sample += ended - sampleStarted;
+    this.stepTimes.total += ended - started;
+    yieldMeasured?.(performance.now() - started);
     return true;
   }
 
@@ -447,14 +437,6 @@ export class Scheduler {
   }
 
   // ---- speculative decoding hooks (the work itself is in ./speculative/) ----
-
-  /** Draft tokens for the group's generating sequences, when the engine speculates. */
-  private planDrafts(group: Set<SequenceSlot>): Map<SequenceSlot, number[]> | undefined {
-    if (!this.speculation) return undefined;
-    // A scoring request's next tokens are known: nothing to draft.
-    const generating = [...group].filter((slot) => slot.active && !slot.active.prefilling && !slot.active.request.forcedTokens);
-    return this.speculation.plan(generating, this.batch.capacity, this.limit);
-  }
 
   /** Puts a draft after the slot's next token, every row with logits to verify it from. */
   private addDraft(slot: SequenceSlot, draft: number[]): void {

@@ -147,14 +147,21 @@ export class SequenceMemory {
     return worthSaving && !this.promptCache.covers(prompt.subarray(0, shared)) ? shared : 0;
   }
 
-  /** After a step reached a shared prefix's end: its state goes to the host cache, for the next session. */
-  saveSharedPrefix(slot: SequenceSlot, length: number): void {
-    this.promptCache!.store(slot.cached.slice(0, length), this.context.saveSequence(slot.seq), undefined, undefined);
-  }
-
-  /** After a recurrent prompt's last step: the state and logits, so that the same prompt again needs no decode. */
-  saveCheckpoint(slot: SequenceSlot, outputIndex: number): void {
-    slot.checkpoint = { length: slot.cached.length, state: this.context.saveSequence(slot.seq), logits: this.context.logits(outputIndex) };
+  /**
+   * After a decode, the states a recurrent prompt asked to keep: where it parts from another session's
+   * prompt (to the host cache, for the next session), and after its last token (its checkpoint, with the
+   * logits, so that the same prompt again needs no decode).
+   */
+  saveAfterDecode(slot: SequenceSlot): void {
+    const active = slot.active!;
+    if (active.sharedPrefixEnd > 0 && active.nextPromptIndex === active.sharedPrefixEnd) {
+      this.promptCache!.store(slot.cached.slice(0, active.sharedPrefixEnd), this.context.saveSequence(slot.seq));
+      active.sharedPrefixEnd = 0;
+    }
+    if (active.checkpointAfterPrompt && slot.outputIndex >= 0 && active.nextPromptIndex === active.prompt.length) {
+      slot.checkpoint = { length: slot.cached.length, state: this.context.saveSequence(slot.seq), logits: this.context.logits(slot.outputIndex) };
+      active.checkpointAfterPrompt = false;
+    }
   }
 
   /**

@@ -37,6 +37,9 @@ export interface RequestSchedule {
   maxParallel?: number;
 }
 
+/** A request's prompt alone: its text or tokens, its media, and how the text is tokenized. */
+export type PromptInput = Pick<GenerateRequest, "prompt" | "images" | "addSpecial" | "parseSpecial">;
+
 export interface GenerateRequest {
   /** Unique per runner; the parent assigns it. */
   id: string;
@@ -230,6 +233,11 @@ export interface EngineStats {
   acceptedDraftTokens: number;
   /** Tokens per ms of recent steps with drafts over steps without, by number of generating sequences (those seen both ways). */
   draftStepYield?: Record<number, number>;
+  /**
+   * ms of decode steps since the engine started: in llama_decode, in sampling (each sequence's chain, stop
+   * strings, the token event), and in all (the batch, cache bookkeeping and drafts too).
+   */
+  stepMs?: { decode: number; sample: number; total: number };
   /** Prompt tokens taken from another sequence's cells (copied inside the KV cache) since the engine started. */
   copiedPrefixTokens: number;
   /** The host prompt cache (--cache-ram), when the engine has one. */

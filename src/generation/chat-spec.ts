@@ -29,6 +29,8 @@ export interface ConversationPrompt {
   addGenerationPrompt?: boolean;
   /** Leave the final (assistant) message open (vLLM's continue_final_message). */
   continueFinalMessage?: boolean;
+  /** Add BOS as the vocabulary asks (true) or never (false), whatever the template wrote (/tokenize's add_special_tokens). Default: only where the template wrote none. */
+  addSpecial?: boolean;
   /**
    * A chat longer than the context: drop its oldest messages (Ollama's /api/chat), cut its tokens as a
    * raw prompt is cut (Ollama's /api/generate), or refuse it. Default: refuse.
@@ -43,9 +45,20 @@ export interface TextPrompt {
   media?: { images?: Uint8Array[]; audio?: Uint8Array[] };
   /** Text longer than the context: cut it, keeping its first num_keep tokens and its end (Ollama's default), or refuse it. */
   overflow?: "refuse" | "cut";
+  /** Add BOS as the vocabulary asks even where the text starts with it (as vLLM tokenizes a prompt). Default: only where it does not. */
+  addSpecial?: boolean;
 }
 
-export type PromptSpec = (ConversationPrompt | TextPrompt) & {
+/** Token ids the model reads as they are (a token prompt of /v1/completions, the SDK's prompt_token_ids). */
+export interface TokensPrompt {
+  kind: "tokens";
+  /** Each must lie in the model's vocabulary. */
+  tokens: number[];
+  /** Token ids are never cut: a prompt longer than the context is refused. */
+  overflow?: "refuse";
+}
+
+export type PromptSpec = (ConversationPrompt | TextPrompt | TokensPrompt) & {
   /** Token ids that come before the prompt (Ollama's deprecated `context` of an earlier reply). */
   prefix?: number[];
 };
@@ -59,6 +72,8 @@ export type PromptSpec = (ConversationPrompt | TextPrompt) & {
 export interface ReplyLimit {
   maxTokens?: number | "unlimited";
   overflow: "refuse" | "clamp" | "allow";
+  /** The limit where neither maxTokens nor the options set one (the legacy text completions' 16). Default: none. */
+  defaultMaxTokens?: number;
 }
 
 export interface ChatSpec {

@@ -183,6 +183,15 @@ export function promptInput(engine: EngineHandle, prompt: RenderedPrompt): Pick<
   return { prompt: prompt.text, images: prompt.images, addSpecial: tokenizerAddsBos(prompt.text, engine.info.bosText), parseSpecial: true };
 }
 
+/**
+ * The rendered prompt's length as a reply's usage reports it: with media, the engine's count, each image's or
+ * audio clip's embedding tokens included (`addSpecial` as the prompt was rendered with, where it was set).
+ */
+export async function promptTokenCount(engine: EngineHandle, prompt: RenderedPrompt, addSpecial?: boolean): Promise<number> {
+  if (!prompt.images?.length) return prompt.tokens.length;
+  return engine.countPromptTokens({ ...promptInput(engine, prompt), ...(addSpecial !== undefined ? { addSpecial } : {}) });
+}
+
 /** Starts n choices of a rendered prompt; a refused request throws an EngineError before anything streams. */
 export async function startChat(
   engine: EngineHandle, prompt: RenderedPrompt, request: Omit<GenerateRequest, "id" | "prompt">, options: ChatRunOptions = {},

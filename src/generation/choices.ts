@@ -30,6 +30,11 @@ export class ChoiceStream {
     }
   }
 
+  /** Ends the choice unread: its sequence is cancelled (a request refused after this choice started). */
+  async cancel(): Promise<void> {
+    await this.generator.return(undefined);
+  }
+
   private async *all(): AsyncGenerator<EngineEvent> {
     yield this.first;
     if (isFinalEvent(this.first)) return;

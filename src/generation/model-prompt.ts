@@ -37,6 +37,8 @@ export interface ModelPromptInput {
   templateVariables?: Record<string, unknown>;
   addGenerationPrompt?: boolean;
   continueFinalMessage?: boolean;
+  /** Add BOS (true) or not (false) whatever the template wrote. Default: only where it wrote none. */
+  addSpecial?: boolean;
 }
 
 /**
@@ -67,13 +69,13 @@ export function renderModelPrompt(engine: EngineHandle, model: ModelPromptSource
       ...(input.toolCallSyntax ? { toolCallSyntax: input.toolCallSyntax } : {}),
       ...(input.addGenerationPrompt !== undefined ? { addGenerationPrompt: input.addGenerationPrompt } : {}),
       ...(input.continueFinalMessage ? { continueFinalMessage: true } : {}),
-    });
+    }, input.addSpecial !== undefined ? { addSpecial: input.addSpecial } : {});
   }
   const whose = input.template ? "the request's template" : `the TEMPLATE of ${modelLabel(engine.info)}`;
   return renderGoTemplatePrompt(engine, template, {
     messages, ...(system ? { system } : {}), ...(input.tools?.length ? { tools: input.tools } : {}),
     ...(input.think !== undefined ? { think: input.think } : {}), ...(input.suffix ? { suffix: input.suffix } : {}),
-  }).catch((error: unknown) => {
+  }, input.addSpecial).catch((error: unknown) => {
     // A template that cannot run (bad syntax, a failing action, past its bounds) is the input's fault: a 400.
     // (Rendered off the serving thread, its errors come back as ChatTemplateErrors.)
     if (error instanceof ChatTemplateError || error instanceof TemplateSyntaxError || error instanceof TemplateExecutionError || error instanceof TemplateLimitError) {

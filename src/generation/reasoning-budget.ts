@@ -20,6 +20,7 @@ export function withReasoningBudget(engine: EngineHandle, budget: number, prompt
     info: engine.info,
     tokenize: (text, options) => engine.tokenize(text, options),
     detokenize: (tokens) => engine.detokenize(tokens),
+    countPromptTokens: (prompt) => engine.countPromptTokens(prompt),
     generate: (request, signal) => budgeted(engine, request, budget, startsInside, signal),
     speak: (request, options) => engine.speak(request, options),
   };

@@ -1,12 +1,12 @@
 // A request's prompt as the engine takes it: a conversation through the model's template (fitted to the
-// context as the request asks), or raw text with its media; either after the token ids of an earlier
-// reply when the request carries them.
+// context as the request asks), raw text with its media, or token ids as they are; any of them after the
+// token ids of an earlier reply when the request carries them.
 import { tokenizerAddsBos } from "../chat/template.ts";
 import { checkTokenIds } from "../engine/token-ids.ts";
 import { checkSchemaDepth, MAX_SCHEMA_DEPTH } from "../chat/structured/nesting.ts";
 import type { RenderedPrompt } from "./chat.ts";
 import type { ChatOutputPlan } from "./chat-output.ts";
-import { ContextLimitError, type ConversationPrompt, type PromptSpec, type TextPrompt } from "./chat-spec.ts";
+import { ContextLimitError, type ConversationPrompt, type PromptSpec, type TextPrompt, type TokensPrompt } from "./chat-spec.ts";
 import type { EngineHandle } from "../engine/engine-handle.ts";
 import { renderModelPrompt } from "./model-prompt.ts";
 import { placeImages, withoutMediaMarkers } from "./prompt-images.ts";
@@ -35,6 +35,7 @@ function renderConversation(engine: EngineHandle, spec: ConversationPrompt, plan
     ...(spec.templateVariables ? { templateVariables: spec.templateVariables } : {}),
     ...(spec.addGenerationPrompt !== undefined ? { addGenerationPrompt: spec.addGenerationPrompt } : {}),
     ...(spec.continueFinalMessage ? { continueFinalMessage: true } : {}),
+    ...(spec.addSpecial !== undefined ? { addSpecial: spec.addSpecial } : {}),
   });
   // What never enters the prompt, whatever API brought the conversation.
   const messages = withoutAttributionLines(spec.messages);
@@ -49,16 +50,27 @@ async function placeText(engine: EngineHandle, spec: TextPrompt): Promise<Omit<R
   return { text: placed.messages[0]!.content ?? "", images: placed.images };
 }
 
-async function tokenized(engine: EngineHandle, prompt: Omit<RenderedPrompt, "tokens">): Promise<RenderedPrompt> {
-  const tokens = await engine.tokenize(withoutMediaMarkers(prompt.text, engine.info), { addSpecial: tokenizerAddsBos(prompt.text, engine.info.bosText), parseSpecial: true });
+/** Token ids as they are, with their text (what the output parser and an echo read). */
+async function placeTokens(engine: EngineHandle, spec: TokensPrompt, prefix: number[]): Promise<RenderedPrompt> {
+  checkTokenIds(spec.tokens, engine.info.vocabularySize, "prompt");
+  const tokens = prefix.length ? [...prefix, ...spec.tokens] : spec.tokens;
+  return { text: await engine.detokenize(tokens), tokens };
+}
+
+async function tokenized(engine: EngineHandle, prompt: Omit<RenderedPrompt, "tokens">, addSpecial?: boolean): Promise<RenderedPrompt> {
+  const tokens = await engine.tokenize(withoutMediaMarkers(prompt.text, engine.info), {
+    addSpecial: addSpecial ?? tokenizerAddsBos(prompt.text, engine.info.bosText), parseSpecial: true,
+  });
   return { ...prompt, tokens, ...(prompt.images?.length ? { images: prompt.images } : {}) };
 }
 
 export async function renderPrompt(engine: EngineHandle, spec: PromptSpec, plan: ChatOutputPlan, fitting: PromptFitting): Promise<RenderedPrompt> {
   if (spec.prefix?.length) checkTokenIds(spec.prefix, engine.info.vocabularySize, "context");
+  if (spec.kind === "tokens") return placeTokens(engine, spec, spec.prefix ?? []);
   const placed = spec.kind === "conversation" ? await renderConversation(engine, spec, plan, fitting) : await placeText(engine, spec);
-  const prompt = spec.prefix?.length ? await tokenized(engine, { ...placed, text: (await engine.detokenize(spec.prefix)) + placed.text })
-    : "tokens" in placed ? placed as RenderedPrompt : await tokenized(engine, placed);
+  const addSpecial = spec.kind === "text" ? spec.addSpecial : undefined;
+  const prompt = spec.prefix?.length ? await tokenized(engine, { ...placed, text: (await engine.detokenize(spec.prefix)) + placed.text }, addSpecial)
+    : "tokens" in placed ? placed as RenderedPrompt : await tokenized(engine, placed, addSpecial);
   // A prompt with media is not cut (an image cannot be cut).
   if (spec.overflow === "cut" && !promptFits(prompt.tokens.length, fitting.contextLength) && !prompt.images?.length) {
     return { ...prompt, tokens: cutPromptTokens(prompt.tokens, fitting.contextLength, fitting.numKeep) };

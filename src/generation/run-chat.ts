@@ -41,7 +41,7 @@ export async function renderChat(model: ModelHandle, spec: ChatSpec, run: RunOpt
 
 /** The reply's limit once the prompt's length is known; throws ContextLimitError when the request cannot fit. */
 export function replyTokens(limit: ReplyLimit, fromOptions: number | undefined, promptTokens: number, contextLength: number): number | undefined {
-  const requested = limit.maxTokens === "unlimited" ? undefined : limit.maxTokens ?? fromOptions;
+  const requested = limit.maxTokens === "unlimited" ? undefined : limit.maxTokens ?? fromOptions ?? limit.defaultMaxTokens;
   const room = contextLength - promptTokens;
   switch (limit.overflow) {
     case "clamp":

@@ -2,12 +2,14 @@
 // (chat template applied) over whole batches. Every prompt of a call goes to the engine's scheduler at
 // once, which decodes them together; results come back in input order.
 import type { ChatMessage as TemplateMessage, ToolDefinition } from "../chat/types.ts";
-import { startChoices, type ChoiceStream } from "../generation/choices.ts";
+import type { ChoiceStream } from "../generation/choices.ts";
+import type { ChatOutputRequest } from "../generation/chat-output.ts";
+import type { ChatSpec, PromptSpec } from "../generation/chat-spec.ts";
 import { runChat } from "../generation/run-chat.ts";
 import { runSpeech, speechFinishReason, type SpeechFinishReason } from "../generation/run-speech.ts";
 import { MAX_SPEECH_SPEED, MIN_SPEECH_SPEED, timeStretch } from "../audio/speech/time-stretch.ts";
 import type { EngineHandle } from "../engine/engine-handle.ts";
-import { promptInput, type RenderedPrompt } from "../generation/chat.ts";
+import type { RenderedPrompt } from "../generation/chat.ts";
 import { toTemplateMessages, type ChatInputMessage } from "./chat-input.ts";
 import { LocalModel } from "./local-model.ts";
 import { ProgressBar } from "./progress-bar.ts";
@@ -130,18 +132,14 @@ export class LLM {
     }, o.store_root ? { storeRoot: o.store_root } : {});
   }
 
-  /** Completes raw prompts (no chat template). */
+  /** Completes raw prompts (no chat template): texts, or token ids as they are, through the one chat orchestrator. */
   async generate(prompts: PromptInput | PromptInput[], params?: ParamsInput, options: BatchOptions = {}): Promise<RequestOutput[]> {
     const engine = await this.loaded.engine();
     const list = Array.isArray(prompts) ? prompts : [prompts];
     const paramsList = paramsFor(params, list.length);
-    const jobs = list.map((prompt, i): PromptJob => async () => {
-      const params = paramsList[i]!;
-      const rendered: RenderedPrompt = typeof prompt === "object" && "prompt_token_ids" in prompt
-        ? { text: await engine.detokenize(prompt.prompt_token_ids), tokens: prompt.prompt_token_ids }
-        : await tokenizedText(engine, typeof prompt === "string" ? prompt : prompt.prompt);
-      return { prompt: rendered, streams: await startChoices(engine, [{ ...params.toRequest(), ...promptInput(engine, rendered) }], params.n) };
-    });
+    const jobs = list.map((prompt, i): PromptJob => () => runPrompt(engine, {
+      prompt: rawPrompt(prompt), output: plainOutput(paramsList[i]!), ...batchLimits(paramsList[i]!),
+    }));
     return runBatch(jobs, options);
   }
 
@@ -151,25 +149,16 @@ export class LLM {
     const layers = await this.loaded.layers();
     const conversations = await toConversations(input);
     const paramsList = paramsFor(params, conversations.length);
-    const jobs = conversations.map((messages, i): PromptJob => async () => {
-      const params = paramsList[i]!;
-      const { prompt, choices } = await runChat({ engine: async () => engine }, {
-        prompt: {
-          kind: "conversation", messages, layers,
-          ...(options.continue_final_message ? { continueFinalMessage: true } : { addGenerationPrompt: options.add_generation_prompt ?? true }),
-          ...(options.chat_template_kwargs ? { templateVariables: options.chat_template_kwargs } : {}),
-        },
-        // vLLM's LLM.chat returns the model's text as it is: tools are shown to the template, nothing is parsed out.
-        output: {
-          ...(options.tools ? { tools: options.tools } : {}), reasoning: false, readCallsAs: "none",
-          ...(params.grammar ? { constraint: { type: "grammar" as const, grammar: params.grammar } } : {}),
-        },
-        options: params.optionValues(),
-        limit: { maxTokens: params.max_tokens ?? "unlimited", overflow: "allow" },
-        n: params.n,
-      });
-      return { prompt, streams: choices.map((choice) => choice.stream) };
-    });
+    const jobs = conversations.map((messages, i): PromptJob => () => runPrompt(engine, {
+      prompt: {
+        kind: "conversation", messages, layers,
+        ...(options.continue_final_message ? { continueFinalMessage: true } : { addGenerationPrompt: options.add_generation_prompt ?? true }),
+        ...(options.chat_template_kwargs ? { templateVariables: options.chat_template_kwargs } : {}),
+      },
+      // The template sees the tools; the reply is not read for calls.
+      output: { ...(options.tools ? { tools: options.tools } : {}), ...plainOutput(paramsList[i]!) },
+      ...batchLimits(paramsList[i]!),
+    }));
     return runBatch(jobs, options);
   }
 
@@ -246,8 +235,26 @@ async function toConversations(input: ChatInput): Promise<TemplateMessage[][]> {
 /** One prompt of a batch: renders it and starts its choices when a slot of the batch is free. */
 type PromptJob = () => Promise<{ prompt: RenderedPrompt; streams: ChoiceStream[] }>;
 
-async function tokenizedText(engine: EngineHandle, text: string): Promise<RenderedPrompt> {
-  return { text, tokens: await engine.tokenize(text, { addSpecial: true, parseSpecial: true }) };
+/** A prompt of `generate`: text gets BOS as the vocabulary asks (as vLLM's tokenizer adds it); token ids are read as they are. */
+function rawPrompt(prompt: PromptInput): PromptSpec {
+  if (typeof prompt === "object" && "prompt_token_ids" in prompt) return { kind: "tokens", tokens: prompt.prompt_token_ids };
+  return { kind: "text", text: typeof prompt === "string" ? prompt : prompt.prompt, addSpecial: true };
+}
+
+/** vLLM's offline API returns the model's text as it is: no reasoning split, no calls read; a grammar constrains it. */
+function plainOutput(params: SamplingParams): ChatOutputRequest {
+  return { reasoning: false, readCallsAs: "none", ...(params.grammar ? { constraint: { type: "grammar" as const, grammar: params.grammar } } : {}) };
+}
+
+/** The parameters, the reply's limit (none: until the context is full) and the number of outputs. */
+function batchLimits(params: SamplingParams): Pick<ChatSpec, "options" | "limit" | "n"> {
+  return { options: params.optionValues(), limit: { maxTokens: params.max_tokens ?? "unlimited", overflow: "allow" }, n: params.n };
+}
+
+/** Runs one prompt's spec on the loaded engine; its outputs are read as engine events. */
+async function runPrompt(engine: EngineHandle, spec: ChatSpec): Promise<{ prompt: RenderedPrompt; streams: ChoiceStream[] }> {
+  const { prompt, choices } = await runChat({ engine: async () => engine }, spec);
+  return { prompt, streams: choices.map((choice) => choice.stream) };
 }
 
 async function runBatch(jobs: PromptJob[], options: BatchOptions): Promise<RequestOutput[]> {

@@ -1,8 +1,12 @@
 // How far a model's context grows for a request that does not fit it (the orchestrator asks, through
 // ModelService.growContext, before it refuses a request or drops part of it): to the next power of two at or
 // above the tokens the request needs (so a conversation that keeps growing reloads a few times, not at
-// every turn), never past the context the model was trained for. The memory the sequences share grows
-// to that size, not to that size × --parallel: one long sequence uses what the idle ones leave.
+// every turn), never past the context the model was trained for. Each sequence is given that size, a KV
+// stream of its own, as at the default context: in one shared pool, llama.cpp's attention reads every
+// cell in use, so a cold prefill beside other sessions' long cached prefixes (coding agents) took about
+// three times as long. The engine caps what the sequences share to half the free memory; where that cap
+// is below size × --parallel they share one pool of it instead, and one long sequence uses what the idle
+// ones leave.
 import { kvTokensWithinMemory } from "../engine/context-memory.ts";
 import type { ContextCeiling } from "../generation/chat-spec.ts";
 
@@ -20,8 +24,8 @@ export interface GrownContext {
   sharedContext: number;
 }
 
-export function grownContext(size: number, sharedNow: number): GrownContext {
-  return { contextPerSequence: size, sharedContext: Math.max(size, sharedNow) };
+export function grownContext(size: number, sharedNow: number, parallel: number): GrownContext {
+  return { contextPerSequence: size, sharedContext: Math.max(size * parallel, sharedNow) };
 }
 
 /** What decides a model's ceiling: its trained context, whether it grows, and its loaded instances. */

@@ -6,7 +6,7 @@ import type { ToolCallParserName } from "../generation/chat-output.ts";
 import type { ImageFetchPolicy } from "../vision/image-fetch.ts";
 import type { StartupReadiness } from "./readiness.ts";
 import type { McpHub } from "../mcp/mcp-hub.ts";
-import type { RealtimeSettings } from "./openai/realtime/realtime-presets.ts";
+import type { RealtimeSettings } from "./realtime-config.ts";
 
 /** One finished generation (one choice), for metrics and request logs. */
 export interface FinishedGeneration {

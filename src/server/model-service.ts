@@ -356,7 +356,7 @@ export class ModelService {
     if (!this.options.growContext) return false;
     const size = grownContextSize(neededTokens, this.facts(model).trainedContext);
     if (size === undefined) return false;
-    const sizes = grownContext(size, Math.max(0, ...loaded.map((l) => l.engine.info.sharedContext)));
+    const sizes = grownContext(size, Math.max(0, ...loaded.map((l) => l.engine.info.sharedContext)), this.options.parallel);
     log.info(`growing the context of "${model.id}" from ${current || "its default"} to ${size} tokens (${sizes.sharedContext} shared by its sequences) for a request of ${neededTokens} tokens: reloading it once its running requests end`);
     this.grown.set(model.path, sizes);
     await Promise.all(loaded.map((l) => this.manager.retire(l.engine)));

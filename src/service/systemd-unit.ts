@@ -1,6 +1,6 @@
 // The systemd unit and environment file of `llamux install-service`, as plain text from options, so
 // that --dry-run shows exactly what would be installed and tests can verify it with systemd-analyze.
-import { profiles, type ProfileName } from "../server/profiles/index.ts";
+import { profileNamesOf, profiles, type ProfileName } from "../server/profiles/index.ts";
 
 export interface ServiceSettings {
   /** Absolute path of the llamux executable the unit runs. */
@@ -32,8 +32,7 @@ const STATE_DIR = "/var/lib/llamux";
 const CACHE_DIR = "/var/cache/llamux";
 
 function portsOf(profile: ProfileName | "all"): string {
-  const names: ProfileName[] = profile === "all" ? ["a", "b", "c"] : [profile];
-  return names.map((name) => `${profiles[name].defaultPort} (${profiles[name].anchor})`).join(", ");
+  return profileNamesOf(profile).map((name) => `${profiles[name].defaultPort} (${profiles[name].anchor})`).join(", ");
 }
 
 /** systemd splits ExecStart on spaces; quote what could contain one. */

@@ -36,8 +36,8 @@ export interface StoredModel {
 
 export interface ModelStoreOptions {
   root?: string;
-  /** Profile a (Ollama) also honours OLLAMA_MODELS. */
-  profile?: "a" | "b" | "c";
+  /** Honour OLLAMA_MODELS after LLAMUX_MODELS (where llamux reads Ollama's environment). */
+  ollamaModels?: boolean;
 }
 
 /** A name that is not in the store. Message in Ollama's words: `model 'x' not found`. */
@@ -48,11 +48,11 @@ export class ModelNotFoundError extends Error {
   }
 }
 
-/** options.root, else LLAMUX_MODELS, else OLLAMA_MODELS (profile a only), else ~/.llamux/models. */
+/** options.root, else LLAMUX_MODELS, else OLLAMA_MODELS (with options.ollamaModels), else ~/.llamux/models. */
 export function storeRoot(options: ModelStoreOptions = {}): string {
   if (options.root) return options.root;
   if (process.env.LLAMUX_MODELS) return process.env.LLAMUX_MODELS;
-  if (options.profile === "a" && process.env.OLLAMA_MODELS) return process.env.OLLAMA_MODELS;
+  if (options.ollamaModels && process.env.OLLAMA_MODELS) return process.env.OLLAMA_MODELS;
   return join(homedir(), ".llamux", "models");
 }
 

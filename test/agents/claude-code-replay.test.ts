@@ -10,7 +10,7 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { mkdtempSync, readdirSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { CHATML_HERMES_TEMPLATE } from "../../scripts/models/templates.ts";
+import { CHATML_HERMES_STRICT_TEMPLATE as STRICT_TEMPLATE, CHATML_HERMES_TEMPLATE } from "../../scripts/models/templates.ts";
 import { renderChatTemplate } from "../../src/chat/template.ts";
 import { RUN_TIMEOUT_MS, startAgentServer, type AgentServer } from "./agent-harness.ts";
 import { RECORDING_FORMAT, replayInit, type RecordedRequest, type Recording } from "../fixtures/recording-proxy.ts";
@@ -19,9 +19,6 @@ const recordings = join(import.meta.dir, "..", "fixtures", "recordings");
 const file = readdirSync(recordings).find((name) => name.startsWith("claude-code-") && name.endsWith(".json"))!;
 const recording = await Bun.file(join(recordings, file)).json() as Recording;
 
-const STRICT_TEMPLATE = CHATML_HERMES_TEMPLATE
-  .replace("{%- for message in messages %}", '{%- for message in messages %}{%- if message.role == "system" and not loop.first %}{{ raise_exception("System message must be at the beginning.") }}{%- endif %}')
-  .replace('(message.role == "system" and not loop.first) or ', "");
 const templateDir = mkdtempSync(join(tmpdir(), "llamux-replay-"));
 const servers: Record<string, AgentServer> = {};
 beforeAll(async () => {

@@ -20,8 +20,8 @@ afterAll(() => {
 
 const noTruncation: Partial<SamplerSettings> = { topK: 0, topP: 1, minP: 0, temperature: 1 };
 
-function chain(settings: Partial<SamplerSettings>, fullVocabularyDraw = true): SamplerChain {
-  const created = SamplerChain.create(model.vocab, model.trainedContextLength, { ...defaultSamplerSettings, ...settings }, { fullVocabularyDraw });
+function chain(settings: Partial<SamplerSettings>, fullVocabularyDraw = true, grammarFirst = false): SamplerChain {
+  const created = SamplerChain.create(model.vocab, model.trainedContextLength, { ...defaultSamplerSettings, ...settings }, { fullVocabularyDraw, grammarFirst });
   chains.push(created);
   return created;
 }
@@ -263,6 +263,54 @@ describe("composition with the samplers before the draw", () => {
       counts[allowed.includes(token) ? allowed.indexOf(token) : allowed.length]!++;
     }
     // 5 degrees of freedom (five letters and the rest): 20.5 is the 0.1% critical value.
+    expect(chiSquare(counts, expected, draws)).toBeLessThan(20.5);
+  });
+
+  // A rejected pick is drawn again from the k highest tokens the grammar allows, found by checking the
+  // highest candidates only (the shim's allowed_highest) instead of the whole vocabulary: the same
+  // tokens llama.cpp's grammar-then-top-k keeps (the reference puts the grammar first in the chain).
+  test("greedy under a grammar picks what the grammar-first chain picks, without checking every token", () => {
+    const grammar = "root ::= [a-e]+";
+    const shortcut = chain({ temperature: 0, grammar });
+    const reference = chain({ temperature: 0, grammar }, true, true);
+    for (let i = 0; i < 40; i++) {
+      // the highest tokens are mostly not letters: nearly every first pick is rejected
+      const logits = randomLogits(model.vocab.size, 500 + i, 8);
+      expect(shortcut.sampleFrom(logits)).toBe(reference.sampleFrom(logits));
+    }
+  });
+
+  test("top-k under a grammar draws as llama-server does: the chain's pick if allowed, else from the k highest allowed", () => {
+    // lowercase words: a share of the vocabulary, as inside a JSON string, so the highest allowed are found early
+    const grammar = "root ::= [a-z]+";
+    const settings = { topK: 40, topP: 1, minP: 0, temperature: 1, seed: 31 };
+    const logits = randomLogits(model.vocab.size, 901, 8);
+    // the k highest allowed (the grammar first in the chain: llama.cpp's reference) and the k highest of all
+    const permitted = chain({ ...settings, grammar }, true, true).candidates(logits).kept.filter((c) => c.logit > -Infinity);
+    const highest = chain(settings).candidates(logits).kept;
+    expect(permitted).toHaveLength(40);
+    // a pick from the k highest of all is kept when allowed (then it is among the k highest allowed);
+    // otherwise the draw is again, from the k highest allowed
+    const pAll = softmax(highest.map((c) => c.logit));
+    const pAllowed = softmax(permitted.map((c) => c.logit));
+    const kept = new Map(highest.map((c, i) => [c.token, pAll[i]!]));
+    const passing = permitted.reduce((sum, c) => sum + (kept.get(c.token) ?? 0), 0);
+    const mass = permitted.map((c, i) => (kept.get(c.token) ?? 0) + (1 - passing) * pAllowed[i]!);
+    // the five likeliest on their own, the other 35 together
+    const order = permitted.map((_, i) => i).sort((a, b) => mass[b]! - mass[a]!);
+    const buckets = order.slice(0, 5);
+    const expected = [...buckets.map((i) => mass[i]!), order.slice(5).reduce((sum, i) => sum + mass[i]!, 0)];
+    const counts = new Array<number>(6).fill(0);
+    const draws = 2000;
+    const sampler = chain({ ...settings, grammar });
+    const tokens = permitted.map((c) => c.token);
+    for (let i = 0; i < draws; i++) {
+      const token = sampler.sampleFrom(logits);
+      expect(tokens).toContain(token);
+      const index = tokens.indexOf(token);
+      counts[buckets.includes(index) ? buckets.indexOf(index) : 5]!++;
+    }
+    // 5 degrees of freedom: 20.5 is the 0.1% critical value
     expect(chiSquare(counts, expected, draws)).toBeLessThan(20.5);
   });
 });

@@ -18,6 +18,7 @@ function handleOf(engine: Engine, chatTemplate?: string): EngineHandle {
     info: chatTemplate ? { ...engine.info, chatTemplate } : engine.info,
     tokenize: async (text, options = {}) => engine.tokenize(text, options.addSpecial ?? true, options.parseSpecial ?? true),
     detokenize: async (tokens) => engine.detokenize(tokens),
+    countPromptTokens: async (prompt) => engine.countPromptTokens(prompt),
     generate: () => {
       throw new Error("not used here");
     },

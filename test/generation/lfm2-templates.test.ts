@@ -31,6 +31,7 @@ function handleOf(chatTemplate: string): EngineHandle {
     info: { ...engine.info, chatTemplate },
     tokenize: async (text, options = {}) => engine.tokenize(text, options.addSpecial ?? true, options.parseSpecial ?? true),
     detokenize: async (tokens) => engine.detokenize(tokens),
+    countPromptTokens: async (prompt) => engine.countPromptTokens(prompt),
     generate: () => {
       throw new Error("not used here");
     },

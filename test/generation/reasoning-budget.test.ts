@@ -16,6 +16,7 @@ function scriptedEngine(scripts: string[][]): { engine: EngineHandle; requests: 
     info: {} as ModelInfo,
     tokenize: async (text) => [...text].map((_, i) => 900 + i).slice(0, 2),
     detokenize: async (tokens) => tokens.map(String).join(" "),
+    countPromptTokens: async () => 2,
     async *generate(request): AsyncGenerator<EngineEvent> {
       requests.push(request);
       const words = scripts[requests.length - 1] ?? [];

@@ -20,6 +20,7 @@ function recordingEngine(asked: Array<Omit<GenerateRequest, "id">>): EngineHandl
     info,
     tokenize: async (text) => [...text].map(() => 1),
     detokenize: async () => "",
+    countPromptTokens: async (prompt) => prompt.prompt.length,
     async *generate(request): AsyncGenerator<EngineEvent> {
       asked.push(request);
       yield { type: "token", id: "r", token: 2, text: "ok" };

@@ -80,6 +80,20 @@ describe("LLM", () => {
     expect(tokens!.prompt).toBe("<|startoftext|>Once upon");
   });
 
+  test("generate reads text and token prompts through the chat orchestrator: the same tokens give the same reply, a prompt longer than the context is refused as chat's", async () => {
+    const [text] = await llm.generate("Once upon a time", greedy, { progress: false });
+    const [tokens] = await llm.generate({ prompt_token_ids: text!.prompt_token_ids }, greedy, { progress: false });
+    expect(tokens!.prompt).toBe(`<|startoftext|>${text!.prompt}`);
+    expect(tokens!.outputs[0]!.token_ids).toEqual(text!.outputs[0]!.token_ids);
+    expect(tokens!.outputs[0]!.text).toBe(text!.outputs[0]!.text);
+    const long = { prompt_token_ids: Array.from({ length: 600 }, () => 7454) };
+    // (caught rather than expect().rejects, which stalls here while the engine's Worker answers)
+    const refused = await llm.generate(long, greedy, { progress: false }).catch((error: unknown) => error);
+    expect((refused as Error).message).toBe("Cannot fit a prompt of 600 tokens in a context of 512");
+    const chat = await llm.chat(Array.from({ length: 700 }, (_, i) => `word${i}`).join(" "), greedy, { progress: false }).catch((error: unknown) => error);
+    expect((chat as Error).message).toMatch(/^Cannot fit a prompt of \d+ tokens in a context of 512$/);
+  });
+
   test("n samples several outputs per prompt", async () => {
     const [result] = await llm.generate("Hello", { n: 3, max_tokens: 4, ignore_eos: true, temperature: 1, seed: 11 });
     expect(result!.outputs.map((o) => o.index)).toEqual([0, 1, 2]);

@@ -1,73 +1,17 @@
-// README's HAProxy recipe, run as written: the configuration is read out of README.md (only the replicas'
-// and the listener's addresses change), HAProxy (Debian's package) fronts two `llamux serve` processes,
-// and 4 agent sessions of 4 turns each, with Claude Code's, Codex's and the generic session header, must
-// read at least 90% of every later turn's prompt from the cache. The same replicas behind round-robin
-// (the recipe with its balance lines changed) must read less. Skipped where haproxy is not installed.
+// README's HAProxy recipe, run as written (scripts/haproxy-recipe.ts: the configuration is read out of
+// README.md, only the replicas' and the listener's addresses change): HAProxy (Debian's package) fronts
+// two `llamux serve` processes, and 4 agent sessions of 4 turns each, with Claude Code's, Codex's and the
+// generic session header, must read at least 90% of every later turn's prompt from the cache. The same
+// replicas behind round-robin (the recipe with its balance lines changed) must read less. Skipped where
+// haproxy is not installed.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
 import OpenAI from "openai";
 import { ensureModel } from "../../scripts/gen-models.ts";
+import { HAPROXY, Haproxy, haproxyInstalled, localHaproxyConfig as localConfig, readmeHaproxyConfig, roundRobinConfig as roundRobin } from "../../scripts/haproxy-recipe.ts";
 import { freePort, type RunningServer, startServer, waitUntilReady } from "./serve-fixture.ts";
 
-const HAPROXY = "/usr/sbin/haproxy";
-const root = join(import.meta.dir, "..", "..");
-const haveHaproxy = Bun.spawnSync(["test", "-x", HAPROXY]).exitCode === 0;
+const haveHaproxy = haproxyInstalled();
 if (!haveHaproxy) console.warn(`skipping the HAProxy recipe test: ${HAPROXY} is not installed (apt-get install haproxy)`);
-
-/** The first ```haproxy block of README.md. */
-function readmeHaproxyConfig(): string {
-  const readme = readFileSync(join(root, "README.md"), "utf8");
-  const match = /```haproxy\n([\s\S]*?)```/.exec(readme);
-  if (!match) throw new Error("README.md has no ```haproxy block");
-  return match[1]!;
-}
-
-/** The recipe pointed at this machine: replica N's address becomes 127.0.0.1:ports[N-1], the listener `port`. */
-function localConfig(recipe: string, port: number, replicaPorts: number[]): string {
-  let config = recipe.replace(/^(\s*bind )\S+/m, `$1127.0.0.1:${port}`);
-  config = config.replace(/^(\s*server replica(\d+) )\S+/gm, (_, head: string, n: string) => `${head}127.0.0.1:${replicaPorts[Number(n) - 1]}`);
-  expect(config).not.toContain("10.0.0.");
-  return config;
-}
-
-/** The recipe without session affinity or least connections: every request to the next replica in turn. */
-const roundRobin = (config: string) => config.replace(/^(\s*)balance .*$/gm, "$1balance roundrobin");
-
-class Haproxy {
-  private constructor(private readonly child: ReturnType<typeof Bun.spawn>, readonly url: string, private readonly dir: string) {}
-
-  static async start(config: string, port: number): Promise<Haproxy> {
-    const dir = mkdtempSync(join(tmpdir(), "llamux-haproxy-"));
-    const file = join(dir, "haproxy.cfg");
-    writeFileSync(file, config);
-    const check = Bun.spawnSync([HAPROXY, "-c", "-f", file], { stderr: "pipe", stdout: "pipe" });
-    if (check.exitCode !== 0) throw new Error(`haproxy rejects the recipe: ${check.stdout}${check.stderr}`);
-    const child = Bun.spawn([HAPROXY, "-db", "-f", file], { stdout: "ignore", stderr: "pipe" });
-    const proxy = new Haproxy(child, `http://127.0.0.1:${port}`, dir);
-    // up, and both replicas seen healthy by the checks
-    const deadline = Date.now() + 30_000;
-    for (;;) {
-      try {
-        const seen = new Set<string>();
-        for (let i = 0; i < 4; i++) {
-          const response = await fetch(`${proxy.url}/health`);
-          if (response.ok) seen.add("ok");
-        }
-        if (seen.size) return proxy;
-      } catch { /* not listening yet */ }
-      if (child.exitCode !== null || Date.now() > deadline) throw new Error(`haproxy did not start: ${await new Response(child.stderr as ReadableStream).text()}`);
-      await Bun.sleep(100);
-    }
-  }
-
-  async stop(): Promise<void> {
-    this.child.kill("SIGTERM");
-    await this.child.exited;
-    rmSync(this.dir, { recursive: true, force: true });
-  }
-}
 
 /** Each session names itself the way its agent does. */
 const SESSION_HEADERS = ["X-Claude-Code-Session-Id", "session_id", "x-session-id", "x-session-id"];

@@ -54,3 +54,44 @@ describe("--cache-ram", () => {
     expect(value("vllm:prefix_cache_hits_total")).toBeGreaterThan(300);
   });
 });
+
+describe("--cache-disk", () => {
+  test("after a restart, a session's next turn reads its prefix from the disk tier, over the Anthropic API", async () => {
+    const { mkdtempSync, readdirSync, rmSync } = await import("node:fs");
+    const { tmpdir } = await import("node:os");
+    const { join } = await import("node:path");
+    const dir = mkdtempSync(join(tmpdir(), "llamux-restart-"));
+    const model = await ensureModel("tiny-llama");
+    // the server's defaults but for the folder (and a small context, for speed)
+    const args = [model, "--profile", "a", "--served-model-name", MODEL, "--ctx-size", "2048", "--threads", "2", "--cache-disk", dir];
+    const files = () => readdirSync(dir, { recursive: true }).map(String).filter((name) => name.endsWith(".state"));
+    const longSystem = Array.from({ length: 40 }, (_, i) => `Repository rule ${i}: read the file before you edit it and run the tests after.`).join("\n");
+    const turn1: Anthropic.MessageParam[] = [{ role: "user", content: "List the failing tests." }];
+    try {
+      const before = await startServer(args);
+      const client = new Anthropic({ baseURL: before.baseUrl, apiKey: "placeholder", maxRetries: 0 });
+      const first = await client.messages.create({ model: MODEL, system: longSystem, messages: turn1, max_tokens: 4, temperature: 0 });
+      expect(first.usage.input_tokens).toBeGreaterThan(600);
+      // the state is written when the engine is idle; a clean stop waits for what is on its way
+      for (let i = 0; i < 200 && files().length === 0; i++) await Bun.sleep(50);
+      await before.stop();
+      expect(files().length).toBeGreaterThan(0);
+
+      const after = await startServer(args);
+      try {
+        const again = new Anthropic({ baseURL: after.baseUrl, apiKey: "placeholder", maxRetries: 0 });
+        const reply = first.content.map((block) => (block.type === "text" ? block.text : "")).join("");
+        const turn2: Anthropic.MessageParam[] = [...turn1, { role: "assistant", content: reply || "..." }, { role: "user", content: "And the slowest one?" }];
+        const second = await again.messages.create({ model: MODEL, system: longSystem, messages: turn2, max_tokens: 4, temperature: 0 });
+        const cached = second.usage.cache_read_input_tokens ?? 0;
+        const total = second.usage.input_tokens + cached + (second.usage.cache_creation_input_tokens ?? 0);
+        // everything up to the first turn's question comes back from disk
+        expect(cached / total).toBeGreaterThan(0.8);
+      } finally {
+        await after.stop();
+      }
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  }, 240_000);
+});

@@ -4,6 +4,7 @@ import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, 
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { DigestMismatchError, type Manifest, ModelNotFoundError, ModelStore, layerMediaType, storeRoot } from "../../src/store/model-store.ts";
+import { profiles } from "../../src/server/profiles/index.ts";
 
 const dir = mkdtempSync(join(tmpdir(), "llamux-store-test-"));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -234,16 +235,17 @@ describe("rm and cp", () => {
   });
 });
 
-test("storeRoot: option, LLAMUX_MODELS, OLLAMA_MODELS in profile a only, then ~/.llamux/models", () => {
+test("storeRoot: option, LLAMUX_MODELS, OLLAMA_MODELS where asked for (profile a), then ~/.llamux/models", () => {
   const saved = { LLAMUX_MODELS: process.env.LLAMUX_MODELS, OLLAMA_MODELS: process.env.OLLAMA_MODELS };
   try {
     delete process.env.LLAMUX_MODELS;
     process.env.OLLAMA_MODELS = "/ollama/models";
-    expect(storeRoot({ profile: "a" })).toBe("/ollama/models");
-    expect(storeRoot({ profile: "b" })).toEndWith(join(".llamux", "models"));
+    expect(storeRoot({ ollamaModels: profiles.a.ollamaEnvironment })).toBe("/ollama/models");
+    expect(storeRoot({ ollamaModels: profiles.b.ollamaEnvironment })).toEndWith(join(".llamux", "models"));
+    expect(storeRoot({ ollamaModels: profiles.c.ollamaEnvironment })).toEndWith(join(".llamux", "models"));
     process.env.LLAMUX_MODELS = "/llamux/models";
-    expect(storeRoot({ profile: "a" })).toBe("/llamux/models");
-    expect(storeRoot({ root: "/explicit", profile: "a" })).toBe("/explicit");
+    expect(storeRoot({ ollamaModels: true })).toBe("/llamux/models");
+    expect(storeRoot({ root: "/explicit", ollamaModels: true })).toBe("/explicit");
     expect(ModelStore.open({ root: "/explicit" }).root).toBe("/explicit");
   } finally {
     for (const [key, value] of Object.entries(saved)) {

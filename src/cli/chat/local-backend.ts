@@ -9,7 +9,7 @@ import { engineSettings } from "../../options/engine-settings.ts";
 import { readOllamaOptions } from "../../options/ollama-names.ts";
 import { mergeOptionValues, ollamaDefaults, type OptionValues } from "../../options/values.ts";
 import { loadableModelPath } from "../../store/model-file.ts";
-import { keepAliveMs } from "../../server/ollama/duration.ts";
+import { keepAliveMs } from "../../duration.ts";
 import type { ResolvedModel } from "../../store/resolved-model.ts";
 import { modelDetails, type ModelDetails } from "../model-details.ts";
 import { openStore } from "../model-store-access.ts";

@@ -144,6 +144,23 @@ export class Speculation {
     if (held > 0) log.debug(`drafting at ${streams} streams held for ${held} steps: drafting steps made ${this.stepYield.ratios()[streams]!.toFixed(2)}x the tokens per ms of steps without`);
   }
 
+  /** Drafts for the step's generating sequences; a scoring request's next tokens are known, so it drafts nothing. */
+  planFor(group: Iterable<SequenceSlot>, batchCapacity: number, contextPerSequence: number): Map<SequenceSlot, number[]> {
+    const generating = [...group].filter((slot) => slot.active && !slot.active.prefilling && !slot.active.request.forcedTokens);
+    return this.plan(generating, batchCapacity, contextPerSequence);
+  }
+
+  /**
+   * Starts measuring a step of generating sequences only (the slots of its batch, drafts planned): call
+   * the result with the step's whole time once its tokens are sampled, and recordYield learns what it produced.
+   */
+  measureYield(slots: readonly SequenceSlot[]): (ms: number) => void {
+    const generating = slots.filter((slot) => slot.outputIndex >= 0).length;
+    const drafted = slots.some((slot) => slot.draft);
+    const acceptedBefore = this.acceptedTokens;
+    return (ms) => this.recordYield(generating, drafted, generating + this.acceptedTokens - acceptedBefore, ms);
+  }
+
   /** Tokens per ms of drafting steps over steps without, by number of generating sequences (stats and logs). */
   get yieldRatios(): Record<number, number> {
     return this.stepYield.ratios();

@@ -4,7 +4,7 @@ import { ApiError, badRequest, notFound } from "../api-error.ts";
 import type { ServerDeps } from "../deps.ts";
 import type { KeepAliveRequest, ServedModel } from "../model-service.ts";
 import type { EngineOptions } from "../../engine/types.ts";
-import { keepAliveMs } from "./duration.ts";
+import { keepAliveMs } from "../../duration.ts";
 
 /** generate, chat, show and delete say `model 'x' not found`; embed and the scheduler add a hint. */
 export type NotFoundWording = "quoted" | "pull-hint";

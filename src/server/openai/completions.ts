@@ -1,24 +1,21 @@
-// POST /v1/completions: the legacy text completion. No chat template; a list of prompts gives
-// len(prompt) × n choices, numbered prompt by prompt.
+// POST /v1/completions: the legacy text completion. No chat template: each prompt (text or token ids) is a
+// raw prompt the orchestrator runs, constrained as chat is; a list of prompts gives len(prompt) × n choices,
+// numbered prompt by prompt.
 import type { Context } from "hono";
 import { z } from "zod";
 import { badRequest } from "../api-error.ts";
-import { tokenIdProblem } from "../../engine/token-ids.ts";
 import { readJsonBody, validate } from "../validation.ts";
 import type { ServerDeps } from "../deps.ts";
 import { samplingFields } from "./schemas.ts";
 import { outputConstraintOf, structuredOutputFields } from "./structured-output.ts";
-import { constraintGrammar } from "../../chat/structured/constraint.ts";
-import { ContextLimitError } from "../../generation/chat-spec.ts";
-import { promptFits } from "../../generation/prompt-fit.ts";
-import { replyTokens } from "../../generation/run-chat.ts";
-import { engineSettings } from "../../options/engine-settings.ts";
+import type { ChatSpec, ReplyLimit } from "../../generation/chat-spec.ts";
+import type { OptionValues } from "../../options/values.ts";
+import { runChat, type RunningChat } from "../../generation/run-chat.ts";
+import { refuseEmbeddingModel, serverRun, servedModel } from "../chat-request.ts";
 import { requestOptions } from "../request-options.ts";
 import { requestSchedule } from "../session-hint.ts";
-import { startChoices } from "../../generation/choices.ts";
 import { errorChunk, finishReasonOf, stopReasonOf, streamChoices, type ChunkFormat } from "./stream-choices.ts";
 import { openAiEventStream } from "./sse.ts";
-import { observeChoices } from "../observe.ts";
 import { ttlKeepAlive } from "../ttl.ts";
 import { draftModelOverrides } from "./draft-model.ts";
 import { requestedMaxTokens } from "./max-tokens.ts";
@@ -39,11 +36,35 @@ export const completionSchema = z.object({
   ...structuredOutputFields,
 });
 
+type CompletionRequest = z.infer<typeof completionSchema>;
+
 /** Each prompt as text or token ids. */
-function promptList(prompt: z.infer<typeof completionSchema>["prompt"]): Array<string | number[]> {
+function promptList(prompt: CompletionRequest["prompt"]): Array<string | number[]> {
   if (typeof prompt === "string") return [prompt];
   if (typeof prompt[0] === "number") return [prompt as number[]];
   return prompt as string[] | number[][];
+}
+
+/** The chat spec of one prompt of a body: the model reads it as it is, and its text is the reply, nothing parsed out. */
+function completionSpec(prompt: string | number[], body: CompletionRequest, options: OptionValues, limit: ReplyLimit): ChatSpec {
+  const constraint = outputConstraintOf(body);
+  return {
+    // A text prompt gets BOS as the vocabulary asks, as vLLM's tokenizer adds it.
+    prompt: typeof prompt === "string" ? { kind: "text", text: prompt, addSpecial: true } : { kind: "tokens", tokens: prompt },
+    output: { reasoning: false, readCallsAs: "none", ...(constraint ? { constraint } : {}) },
+    options, limit, n: body.n ?? 1,
+    ...(body.logprobs != null ? { logprobs: body.logprobs } : {}),
+  };
+}
+
+/** Every prompt's run; when one is refused, the choices the others started are cancelled and its error thrown. */
+async function runAll(starts: Array<Promise<RunningChat>>): Promise<RunningChat[]> {
+  const settled = await Promise.allSettled(starts);
+  const refused = settled.find((result) => result.status === "rejected");
+  const runs = settled.flatMap((result) => (result.status === "fulfilled" ? [result.value] : []));
+  if (!refused) return runs;
+  await Promise.all(runs.flatMap((run) => run.choices.map((choice) => choice.stream.cancel())));
+  throw refused.reason;
 }
 
 /** `extension` adds a profile's own fields to non-streamed bodies (LM Studio's /api/v0 stats). */
@@ -55,43 +76,28 @@ export function completions(deps: ServerDeps, extension?: ResponseExtension) {
     const n = body.n ?? 1;
     const model = deps.models.resolve(body.model);
     const options = requestOptions(deps.profile, model, body, stopStrings(body.stop));
-    const settings = engineSettings(options);
-    const constraint = outputConstraintOf(body);
-    const sampling = { ...settings.sampling, ...(constraint ? { grammar: constraintGrammar(constraint) } : {}) };
     checkChoiceOptions(body, n, options);
-
-    if (deps.models.embeds(model)) throw badRequest(`Model "${model.id}" is an embedding model and does not support completions`, "model");
-    const engine = await deps.models.engine(model, { ...settings.load, ...draftModelOverrides(deps, body.draft_model) }, ttlKeepAlive(deps.profile, body.ttl));
-    for (const ids of promptList(body.prompt)) {
-      const problem = typeof ids === "string" ? undefined : tokenIdProblem(ids, engine.info.vocabularySize, "prompt");
-      if (problem) throw badRequest(problem, "prompt");
-    }
-    const prompts = await Promise.all(promptList(body.prompt).map((p) => (typeof p === "string" ? engine.tokenize(p) : Promise.resolve(p))));
-    const texts = await Promise.all(prompts.map((p) => engine.detokenize(p)));
+    refuseEmbeddingModel(deps, model, "completions");
     const requested = requestedMaxTokens(deps.profile, body.max_tokens, 0);
-    // LM Studio's -1: generate until the context is full (no limit for the engine).
-    const maxTokens = requested === "unlimited" ? undefined : requested ?? settings.generation.maxTokens ?? 16;
-    const context = engine.info.contextPerSequence;
-    for (const tokens of prompts) {
-      if (!promptFits(tokens.length, context)) throw new ContextLimitError("prompt", tokens.length, context);
-      replyTokens({ ...(maxTokens !== undefined ? { maxTokens } : {}), overflow: deps.profile.replyOverflow }, undefined, tokens.length, context);
-    }
-    if (maxTokens === 0 && !body.echo) throw badRequest("max_tokens must be at least 1 unless echo is set", "max_tokens");
-    const { minTokens } = settings.generation;
-    if (minTokens !== undefined && maxTokens !== undefined && minTokens > maxTokens) throw badRequest(`min_tokens (${minTokens}) must not exceed max_tokens (${maxTokens})`, "min_tokens");
+    if (requested === 0 && !body.echo) throw badRequest("max_tokens must be at least 1 unless echo is set", "max_tokens");
+    // LM Studio's -1 ("unlimited"): until the context is full. max_tokens 0 with echo: the one token the engine
+    // generates at least is left out of the text.
+    const limit: ReplyLimit = {
+      ...(requested !== undefined ? { maxTokens: requested === 0 ? 1 : requested } : {}), overflow: deps.profile.replyOverflow, defaultMaxTokens: 16,
+    };
 
+    const load = { extra: draftModelOverrides(deps, body.draft_model), keepAlive: ttlKeepAlive(deps.profile, body.ttl) };
+    const run = serverRun(deps, model, c.req.raw.signal, arrived);
+    const schedule = requestSchedule(c.req.raw.headers);
+    const runs = await runAll(promptList(body.prompt).map((prompt) =>
+      runChat(servedModel(deps, model, load), { ...completionSpec(prompt, body, options, limit), ...schedule }, run)));
+    const { engine, maxTokens } = runs[0]!;
+    const choices = runs.flatMap(({ choices }) => choices.map((choice) => choice.stream));
     const logprobs = body.logprobs ?? undefined;
-    const fields = { ...settings.generation, ...(logprobs !== undefined ? { logprobs } : {}) };
-    delete fields.maxTokens;
-    if (maxTokens !== undefined) fields.maxTokens = Math.max(1, maxTokens);
-    const schedule = { ...requestSchedule(c.req.raw.headers).schedule, ...settings.schedule };
-    const requests = prompts.map((prompt) => ({ prompt, sampling, ...fields, ...(Object.keys(schedule).length ? { schedule } : {}) }));
     const id = completionId("cmpl");
     const created = Math.floor(Date.now() / 1000);
-    const choices = await startChoices(engine, requests, n, c.req.raw.signal, observeChoices(deps, model.id, arrived));
-    const promptTokens = prompts.reduce((sum, p) => sum + p.length, 0);
-    const echoOf = (index: number) => (body.echo ? texts[Math.floor(index / n)]! : "");
-
+    const promptTokens = runs.reduce((sum, { prompt }) => sum + prompt.tokens.length, 0);
+    const echoOf = (index: number) => (body.echo ? runs[Math.floor(index / n)]!.prompt.text : "");
     if (!body.stream) {
       const results = await Promise.all(choices.map((choice) => choice.collect()));
       const usage = toUsage(promptTokens, results.map((r) => r.usage));
@@ -100,7 +106,7 @@ export function completions(deps: ServerDeps, extension?: ResponseExtension) {
         id, object: "text_completion", created, model: model.id,
         choices: results.map((r, index) => ({
           index,
-          text: echoOf(index) + (maxTokens === 0 ? "" : r.text),
+          text: echoOf(index) + (requested === 0 ? "" : r.text),
           logprobs: logprobs !== undefined ? textLogprobs(r.logprobs, echoOf(index).length) : null,
           finish_reason: finishReasonOf(r.finishReason),
           stop_reason: stopReasonOf(r),

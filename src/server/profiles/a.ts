@@ -1,6 +1,8 @@
 // Profile a: Ollama (port 11434, /api/*, Modelfiles).
 import { ApiError } from "../api-error.ts";
 import { EngineError } from "../../engine/types.ts";
+import { ModelService } from "../model-service.ts";
+import { pullHintNotFound } from "../ollama/model-request.ts";
 import { ollamaNotFound, ollamaRoutes } from "../ollama/routes.ts";
 import { ollamaOpenAiError } from "./openai-errors.ts";
 import type { Profile } from "./profile.ts";
@@ -44,4 +46,13 @@ export const profileA: Profile = {
   notFound: ollamaNotFound,
   publicPaths: [],
   webUiAtRoot: false,
+  ollamaEnvironment: true,
+  pullsFrom: "ollama-registry",
+  contextFlagIsLimit: false,
+  // Ollama keeps one instance of a model and names a missing one with a hint to pull it.
+  modelRules: { instances: "one", modelNotFound: pullHintNotFound },
+  modelService: (manager, served, options) => ({ models: new ModelService(manager, served, options) }),
+  loadsBeforeReady: false,
+  lmStudioMcpConfig: false,
+  sdkDiscovery: false,
 };

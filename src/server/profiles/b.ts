@@ -1,5 +1,7 @@
 // Profile b: vLLM's OpenAI-compatible server (port 8000, /health, /tokenize, /metrics, …).
 import { ApiError } from "../api-error.ts";
+import { ModelService } from "../model-service.ts";
+import { createVllmMetrics } from "../vllm/metrics.ts";
 import { vllmRoutes } from "../vllm/routes.ts";
 import { vllmOpenAiError } from "./openai-errors.ts";
 import type { Profile } from "./profile.ts";
@@ -30,4 +32,14 @@ export const profileB: Profile = {
   routes: (deps) => vllmRoutes(deps),
   publicPaths: [],
   webUiAtRoot: false,
+  ollamaEnvironment: false,
+  apiKeyVariable: "VLLM_API_KEY",
+  pullsFrom: "hub",
+  contextFlagIsLimit: true,
+  modelRules: {},
+  modelService: (manager, served, options) => ({ models: new ModelService(manager, served, options) }),
+  loadsBeforeReady: true,
+  lmStudioMcpConfig: false,
+  metrics: createVllmMetrics,
+  sdkDiscovery: false,
 };

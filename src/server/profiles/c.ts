@@ -1,5 +1,6 @@
 // Profile c: LM Studio's server (port 1234, /api/v0, /api/v1, the SDK's WebSocket protocol, the web UI).
 import { ApiError } from "../api-error.ts";
+import { LmStudioModelService } from "../lmstudio/model-service.ts";
 import { lmStudioRoutes } from "../lmstudio/routes.ts";
 import { SDK_SOCKET_PATHS } from "../lmstudio/sdk/websocket.ts";
 import { lmStudioV1ErrorBody } from "../lmstudio/v1-error.ts";
@@ -33,4 +34,16 @@ export const profileC: Profile = {
   routes: (deps, options) => lmStudioRoutes(deps, options.keyAccess),
   publicPaths: SDK_SOCKET_PATHS,
   webUiAtRoot: true,
+  ollamaEnvironment: false,
+  pullsFrom: "hub",
+  contextFlagIsLimit: false,
+  modelRules: {},
+  // Store names load just in time, any other name gets the loaded model (LM Studio's way of picking models).
+  modelService(manager, served, options) {
+    const models = new LmStudioModelService(manager, served, options);
+    return { models, loadServed: () => models.loadServed() };
+  },
+  loadsBeforeReady: false,
+  lmStudioMcpConfig: true,
+  sdkDiscovery: true,
 };

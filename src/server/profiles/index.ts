@@ -15,3 +15,8 @@ function withMessagesApiErrors(profile: Profile): Profile {
 export const profiles: Record<ProfileName, Profile> = {
   a: withMessagesApiErrors(profileA), b: withMessagesApiErrors(profileB), c: withMessagesApiErrors(profileC),
 };
+
+/** The profiles `--profile a|b|c|all` names. */
+export function profileNamesOf(choice: ProfileName | "all"): ProfileName[] {
+  return choice === "all" ? ["a", "b", "c"] : [choice];
+}

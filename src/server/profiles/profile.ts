@@ -1,10 +1,14 @@
 // What differs between the three personalities, as data: the shared code reads these fields and never
 // asks which profile it serves. One file per profile (a.ts, b.ts, c.ts) fills them in.
 import type { Hono, Context } from "hono";
+import type { ModelManager } from "../../engine/model-manager.ts";
+import type { UsageBook } from "../../keys/usage-book.ts";
 import type { OptionValues } from "../../options/values.ts";
 import type { ApiError } from "../api-error.ts";
 import type { ServerDeps } from "../deps.ts";
+import type { ModelService, ModelServiceOptions } from "../model-service.ts";
 import type { ServerOptions } from "../server-options.ts";
+import type { ModelStore } from "../../store/model-store.ts";
 
 export type ProfileName = "a" | "b" | "c";
 
@@ -67,4 +71,39 @@ export interface Profile {
   publicPaths: readonly string[];
   /** The web UI answers at "/" too (LM Studio's server page); elsewhere only at /ui. */
   webUiAtRoot: boolean;
+
+  // How `llamux serve` sets up the profile's listener.
+  /**
+   * Ollama's environment variables set what the flags leave open: OLLAMA_HOST (when the profile serves
+   * alone), OLLAMA_MODELS, OLLAMA_NUM_PARALLEL, OLLAMA_CONTEXT_LENGTH, OLLAMA_KEEP_ALIVE, OLLAMA_MAX_QUEUE,
+   * OLLAMA_FLASH_ATTENTION, OLLAMA_KV_CACHE_TYPE, OLLAMA_ORIGINS, OLLAMA_DEBUG and OLLAMA_MAX_LOADED_MODELS.
+   */
+  ollamaEnvironment: boolean;
+  /** The anchor's own variable for the API key, read when neither --api-key nor LLAMUX_API_KEY gives one. */
+  apiKeyVariable?: string;
+  /**
+   * Where `serve MODEL` pulls a name the store lacks, when the profile serves alone: Ollama's registry, or
+   * the Hugging Face hub, ORG/MODEL naming a repository (as vLLM and LM Studio name models).
+   */
+  pullsFrom: "ollama-registry" | "hub";
+  /** --ctx-size (vLLM's --max-model-len) is a limit: a request that needs more context is refused rather than growing it. */
+  contextFlagIsLimit: boolean;
+  /** How many engines one model may have, and the words for a name that finds no model (defaults: ModelServiceOptions'). */
+  modelRules: Pick<ModelServiceOptions, "instances" | "modelNotFound">;
+  /**
+   * The listener's model service. `loadServed`, where the profile shows the model named on `serve` as loaded
+   * from the start (as `lms load` leaves it), loads it: serve calls it when the profile serves alone.
+   */
+  modelService(manager: ModelManager, served: ServedModelFiles, options: ModelServiceOptions & { store: ModelStore }): { models: ModelService; loadServed?(): Promise<void> };
+  /** The model named on `serve` loads at start, and /health answers 503 until it has (vLLM is not up before its model). */
+  loadsBeforeReady: boolean;
+  /** With --mcp, LM Studio's own ~/.lmstudio/mcp.json is read beside llamux's. */
+  lmStudioMcpConfig: boolean;
+  /** The profile's metrics (vLLM's /metrics), spread into the listener's deps. */
+  metrics?(manager: ModelManager, models: ModelService, keyUsage: UsageBook): Pick<ServerDeps, "observer" | "metrics">;
+  /** LM Studio's SDK sockets answer on the discovery port too (--sdk-port), where LMStudioClient() looks. */
+  sdkDiscovery: boolean;
 }
+
+/** The model files named on `serve`, as a model service takes them. */
+export type ServedModelFiles = ConstructorParameters<typeof ModelService>[1];

@@ -7,7 +7,7 @@ import { chatMessageSchema, toolSchema } from "../openai/schemas.ts";
 export const tokenizeSchema = z.object({
   model: z.string().nullable().optional().describe("served model name; unset or empty means the first served model"),
   prompt: z.string().optional().describe("prompt form: the text to tokenize"),
-  messages: z.array(chatMessageSchema).optional().describe("chat form: rendered with the model's chat template first"),
+  messages: z.array(chatMessageSchema).optional().describe("chat form: rendered as /v1/chat/completions renders them (template, Modelfile layers, tools, images, audio)"),
   add_special_tokens: z.boolean().optional()
     .describe("add BOS/EOS as the vocabulary asks; prompt form default true; chat form default: as /v1/chat/completions does (BOS only when the template wrote none)"),
   return_token_strs: z.boolean().optional().describe("also return each token's text; default false"),

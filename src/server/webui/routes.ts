@@ -41,7 +41,7 @@ export function webUiRoutes(setup: WebUiSetup): Hono {
   const { deps, options, history } = setup;
   // Profile c's model service has the store its listings come from; other profiles open LLAMUX_MODELS's.
   const serviceStore = (deps.models as { store?: unknown }).store;
-  const openStore = setup.store ?? (() => (serviceStore instanceof ModelStore ? serviceStore : ModelStore.open({ profile: deps.profile.name })));
+  const openStore = setup.store ?? (() => (serviceStore instanceof ModelStore ? serviceStore : ModelStore.open({ ollamaModels: deps.profile.ollamaEnvironment })));
   const app = new Hono();
   const page = webUiPage(`llamux · ${deps.profile.anchor} profile`);
   const servePage = (c: Context) => c.html(page, 200, { "Content-Security-Policy": WEB_UI_CONTENT_SECURITY_POLICY });

@@ -167,6 +167,39 @@ describe("vLLM extras and validation (profile b)", () => {
       (await client().completions.create({ model: "org/tiny-chat", prompt: "Hello", max_tokens: 3, temperature: 0 })).choices[0]!.text);
   });
 
+  test("text completions take token ids through the client: one list or several, echoed as their text", async () => {
+    const tokenized = await fetch(`${servers.b!.baseUrl}/tokenize`, {
+      method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ model: "org/tiny-chat", prompt: "Hello world", add_special_tokens: false }),
+    });
+    const ids = ((await tokenized.json()) as { tokens: number[] }).tokens;
+    expect(ids.length).toBeGreaterThan(1);
+    const greedy = { model: "org/tiny-chat", max_tokens: 4, temperature: 0, ignore_eos: true } as const;
+    const fromText = await client().completions.create({ ...greedy, prompt: "Hello world" } as never) as OpenAI.Completion;
+    const fromIds = await client().completions.create({ ...greedy, prompt: ids } as never) as OpenAI.Completion;
+    expect(fromIds.choices[0]!.text).toBe(fromText.choices[0]!.text);
+    expect(fromIds.usage!.prompt_tokens).toBe(ids.length);
+    expect(fromIds.usage!.completion_tokens).toBe(4);
+
+    const both = await client().completions.create({ model: "org/tiny-chat", prompt: [ids, ids.slice(0, 1)], max_tokens: 2, n: 2, temperature: 1, seed: 4, echo: true });
+    expect(both.choices.map((choice) => choice.index)).toEqual([0, 1, 2, 3]);
+    expect(both.choices[0]!.text).toStartWith("Hello world");
+    expect(both.choices[1]!.text).toStartWith("Hello world");
+    expect(both.choices[3]!.text).toStartWith("Hello");
+    expect(both.usage!.prompt_tokens).toBe(ids.length + 1);
+    expect(both.usage!.completion_tokens).toBe(8);
+
+    const chunks: OpenAI.Completion[] = [];
+    for await (const chunk of await client().completions.create({ ...greedy, prompt: ids, stream: true } as never) as unknown as AsyncIterable<OpenAI.Completion>) chunks.push(chunk);
+    expect(chunks.map((chunk) => chunk.choices[0]?.text ?? "").join("")).toBe(fromIds.choices[0]!.text);
+
+    // One prompt that cannot fit refuses the whole request (the others' choices are cancelled), in vLLM's words.
+    const long = Array.from({ length: 1100 }, (_, i) => ids[i % ids.length]!);
+    const refused = await client().completions.create({ ...greedy, prompt: [ids, long] } as never).catch((error: unknown) => error);
+    expect(refused).toBeInstanceOf(OpenAI.BadRequestError);
+    expect((refused as Error).message).toContain("This model's maximum context length is 1024 tokens. However, your request has 1100 input tokens.");
+    expect((await client().completions.create({ ...greedy, prompt: ids } as never) as OpenAI.Completion).choices[0]!.text).toBe(fromIds.choices[0]!.text);
+  });
+
   test("embeddings as floats and as base64 decode to the same vectors", async () => {
     const floats = await client().embeddings.create({ model: embeddingModel, input: ["first text", "second text"], encoding_format: "float" });
     // Without encoding_format the client asks for base64 and decodes it itself.
@@ -183,6 +216,18 @@ describe("vLLM extras and validation (profile b)", () => {
     const error = await client().embeddings.create({ model: "org/tiny-chat", input: "x" }).catch((e) => e);
     expect(error).toBeInstanceOf(OpenAI.BadRequestError);
   });
+});
+
+describe("text completions run through the chat orchestrator", () => {
+  test("a token prompt longer than the context grows it, as a chat does (profile a)", async () => {
+    const tokenized = await fetch(`${servers.b!.baseUrl}/tokenize`, {
+      method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ model: "org/tiny-chat", prompt: "Once upon a time", add_special_tokens: false }),
+    });
+    const ids = ((await tokenized.json()) as { tokens: number[] }).tokens;
+    const long = Array.from({ length: 1100 }, (_, i) => ids[i % ids.length]!);
+    const completion = await clients.a!.completions.create({ model: "org/tiny-chat", prompt: long, max_tokens: 2, temperature: 0, ignore_eos: true } as never) as OpenAI.Completion;
+    expect(completion.usage).toMatchObject({ prompt_tokens: 1100, completion_tokens: 2 });
+  }, 120_000);
 });
 
 describe("streaming over raw HTTP", () => {

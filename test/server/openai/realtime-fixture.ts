@@ -26,7 +26,7 @@ import { ModelService } from "../../../src/server/model-service.ts";
 import { profiles } from "../../../src/server/profiles/index.ts";
 import { serverOptions } from "../../../src/server/server-options.ts";
 import { endpointWebSocket } from "../../../src/server/websocket-endpoints.ts";
-import { loadRealtimeConfig } from "../../../src/server/openai/realtime/realtime-presets.ts";
+import { loadRealtimeConfig } from "../../../src/server/realtime-config.ts";
 import { speechSegments } from "../../../src/server/openai/realtime/speech-segments.ts";
 import { decodeAudio, encodeAudio, type RealtimeAudioFormat } from "../../../src/audio/realtime/audio-formats.ts";
 

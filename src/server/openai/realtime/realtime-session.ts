@@ -19,7 +19,7 @@ import { transcribe } from "./input-transcription.ts";
 import { mcpRequestsOf, SessionMcp } from "./realtime-mcp.ts";
 import { RealtimeReply, type SpokenItem } from "./reply-run.ts";
 import { initialSession, updatedSession, type SessionConfig } from "./session-config.ts";
-import type { RealtimeSettings } from "./realtime-presets.ts";
+import type { RealtimeSettings } from "../../realtime-config.ts";
 import { sessionWire } from "./session-wire.ts";
 
 const log = logger("realtime");

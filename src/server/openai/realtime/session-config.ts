@@ -8,7 +8,7 @@ import { REALTIME_AUDIO_FORMATS, type RealtimeAudioFormat } from "../../../audio
 import { MAX_SPEECH_FRAMES } from "../../../generation/speech-spec.ts";
 import { MAX_SPEECH_SPEED, MIN_SPEECH_SPEED } from "../../../audio/speech/time-stretch.ts";
 import { ClientEventError } from "./client-events.ts";
-import { presetFor, type RealtimePreset, type RealtimeSettings } from "./realtime-presets.ts";
+import { presetFor, type RealtimePreset, type RealtimeSettings } from "../../realtime-config.ts";
 
 export type Modality = "text" | "audio";
 

@@ -1,6 +1,7 @@
 // Ollama's keep_alive values: a JSON number of seconds, or a Go duration string ("5m", "1h30m", "-1s").
 // Ollama parses the string with Go's time.ParseDuration, so a bare "300" is an error there; its
-// environment variable OLLAMA_KEEP_ALIVE accepts whole seconds too.
+// environment variable OLLAMA_KEEP_ALIVE accepts whole seconds too. Here, beside config.ts, because the
+// environment, the Ollama routes and the CLI's chat all read them: no dialect owns them.
 
 const unitMs: Record<string, number> = { ns: 1e-6, us: 1e-3, "µs": 1e-3, "μs": 1e-3, ms: 1, s: 1000, m: 60_000, h: 3_600_000 };
 

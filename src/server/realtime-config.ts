@@ -8,7 +8,7 @@
 // the default preset's other fields. `--realtime-voice-model` is the speech model when no preset names one.
 import { readFileSync } from "node:fs";
 import { z } from "zod";
-import { MAX_SPEECH_FRAMES } from "../../../generation/speech-spec.ts";
+import { MAX_SPEECH_FRAMES } from "../generation/speech-spec.ts";
 
 const name = z.string().min(1).max(256);
 
