@@ -273,7 +273,10 @@ export class Engine {
   }
 
   stats(): EngineStats {
-    return this.scheduler.stats();
+    const stats = this.scheduler.stats();
+    // a speech engine's one sequence runs speeches, never the scheduler's requests
+    if (this.speech) return { ...stats, running: this.speech.active ? 1 : 0, waiting: this.speech.waiting, speechFrames: this.speech.framesMade };
+    return stats;
   }
 
   /**

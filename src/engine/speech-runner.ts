@@ -43,6 +43,8 @@ export class SpeechRunner {
   private disposedReason: string | undefined;
   private readonly generator: AudioGenerator;
   private readonly suppressed: Array<[number, number]>;
+  /** Audio frames made since the engine started, over every speech (the engine's stats report them). */
+  framesMade = 0;
 
   constructor(
     private readonly model: LlamaModel, private readonly context: LlamaContext, private readonly projector: MtmdContext,
@@ -187,6 +189,7 @@ export class SpeechRunner {
           continue;
         }
         frames++;
+        this.framesMade++;
         if (++windowFrames === window) {
           windowFrames = 0;
           send();

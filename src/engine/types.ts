@@ -241,6 +241,8 @@ export interface EngineStats {
   /** llama_decode calls since the engine started, and the tokens they took: batching shows as tokens per step. */
   decodeSteps: number;
   decodedTokens: number;
+  /** Audio frames a speech model made since the engine started (a speech engine only): a stopped speech stops adding. */
+  speechFrames?: number;
   /** Images run through the vision encoder (an image seen again is taken from the cache, not counted). */
   imageEncodes: number;
   /** Speculative decoding since the engine started: tokens drafted and accepted (0 without speculation). */

@@ -1,5 +1,6 @@
 // Chat: pick a model, set temperature, max tokens and top-p, send text and images (upload, drag and
-// drop, or URL), watch the reply stream in with its reasoning apart, stop it, start a new chat.
+// drop, or URL), watch the reply stream in with its reasoning apart, stop it, start a new chat, or talk
+// with the model by voice (talk-panel.ts).
 // Conversations are kept in this browser.
 import { html } from "htm/preact";
 import { useEffect, useRef, useState } from "preact/hooks";
@@ -8,6 +9,7 @@ import { streamChat, type Sampling } from "./chat-stream.ts";
 import { loadConversations, newConversation, saveConversations, type ChatMessage, type Conversation } from "./conversations.ts";
 import { isLoaded, modelLabel } from "./types.ts";
 import { speak } from "./speech.ts";
+import { TalkPanel } from "./talk-panel.ts";
 
 const SETTINGS_STORAGE = "llamux.chatSettings";
 const defaultSampling: Sampling = { temperature: 0.7, maxTokens: 512, topP: 0.95 };
@@ -208,6 +210,7 @@ export function ChatTab(props: { models: ModelsState }) {
         </div>
         ${error && html`<p class="error" role="alert">${error}</p>`}
       </form>
+      <${TalkPanel} model=${model?.key} sampling=${sampling} disabled=${Boolean(model?.capabilities?.speech)} />
     </div>
   </div>`;
 }

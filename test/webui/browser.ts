@@ -4,9 +4,10 @@ import { chromium, type Browser } from "playwright-core";
 
 export const CHROMIUM_PATH = "/usr/bin/chromium";
 
-export function launchChromium(): Promise<Browser> {
+/** `extraArgs`: more of Chromium's switches (a fake microphone, say). */
+export function launchChromium(extraArgs: string[] = []): Promise<Browser> {
   return chromium.launch({
     executablePath: CHROMIUM_PATH,
-    args: ["--headless", "--no-sandbox", "--disable-gpu", "--no-first-run", "--disable-background-networking", "--disable-component-update", "--disable-sync"],
+    args: ["--headless", "--no-sandbox", "--disable-gpu", "--no-first-run", "--disable-background-networking", "--disable-component-update", "--disable-sync", ...extraArgs],
   });
 }

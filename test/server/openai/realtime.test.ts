@@ -1,141 +1,29 @@
-// OpenAI's Realtime API end to end: one HTTPS listener (a self-signed certificate: the openai package's
-// realtime clients only speak wss:) with an API key, the tiny llama model with its audio projector as the
-// model that hears and transcribes, the tiny Qwen3-TTS model as the voice, and the openai package's
-// realtime clients. Speech from espeak-ng goes in as pcm16 chunks at real-time pace; events are checked
-// for order and shape, and the audio out against /v1/audio/speech's samples for the same text.
+// OpenAI's Realtime API end to end (realtime-fixture.ts: HTTPS with a key, the tiny llama model with its
+// audio projector as the model that hears and transcribes, the tiny Qwen3-TTS model as the voice, the
+// openai package's realtime clients). Speech from espeak-ng goes in as pcm16 chunks at real-time pace;
+// events are checked for order and shape, and the audio out against /v1/audio/speech's samples for the
+// same text. Stopping a reply is checked in the engines themselves: their stats stop moving.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { mkdtempSync, readFileSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
-import type { Server } from "bun";
 import OpenAI from "openai";
-import { OpenAIRealtimeWS } from "openai/realtime/ws";
 import { OpenAIRealtimeWebSocket } from "openai/realtime/websocket";
-import { ensureModel } from "../../../scripts/gen-models.ts";
-import { ModelManager } from "../../../src/engine/model-manager.ts";
-import { createApp } from "../../../src/server/app.ts";
-import { listen } from "../../../src/server/listener.ts";
-import { ModelService } from "../../../src/server/model-service.ts";
-import { profiles } from "../../../src/server/profiles/index.ts";
-import { serverOptions } from "../../../src/server/server-options.ts";
-import { endpointWebSocket } from "../../../src/server/websocket-endpoints.ts";
-import { loadRealtimeConfig } from "../../../src/server/realtime-config.ts";
-import { speechSegments } from "../../../src/server/openai/realtime/speech-segments.ts";
-import { decodeAudio, encodeAudio } from "../../../src/audio/realtime/audio-formats.ts";
+import { encodeAudio } from "../../../src/audio/realtime/audio-formats.ts";
+import {
+  audioOf, connect as connectTo, engineStats, expectedSpeech, expectInOrder, KEY, spoken, startRealtimeServer, stream, typesFrom,
+  type Event, type RealtimeServer,
+} from "./realtime-fixture.ts";
 
-const KEY = "sk-realtime-test";
-const SPEECH = { seed: 7, temperature: 0.7, top_p: 0.9, top_k: 20 };
-const SAMPLES_PER_FRAME = 1920;
-const dir = mkdtempSync(join(tmpdir(), "llamux-realtime-"));
-let server: Server<undefined>;
-let manager: ModelManager;
-let base: string;
-let ca: string;
+let server: RealtimeServer;
 
 beforeAll(async () => {
-  const [llama, audioProjector, tts, ttsProjector] = await Promise.all([
-    ensureModel("tiny-llama"), ensureModel("tiny-audio-mmproj"), ensureModel("tiny-qwen3tts"), ensureModel("tiny-qwen3tts-mmproj"),
-  ]);
-  const made = Bun.spawnSync(["openssl", "req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes", "-keyout", join(dir, "key.pem"), "-out", join(dir, "cert.pem"), "-days", "2", "-subj", "/CN=127.0.0.1", "-addext", "subjectAltName=IP:127.0.0.1"], { stderr: "pipe" });
-  if (made.exitCode !== 0) throw new Error(`openssl failed: ${made.stderr.toString()}`);
-  ca = readFileSync(join(dir, "cert.pem"), "utf8");
-  const pipeline = { model: "tiny-audio", transcription_model: "tiny-audio", voice_model: "tiny-tts", instructions: "Answer briefly." };
-  writeFileSync(join(dir, "realtime.json"), JSON.stringify({
-    default: "assistant",
-    presets: {
-      assistant: { ...pipeline, speech: { ...SPEECH, max_frames: 4 } },
-      "long-voice": { ...pipeline, speech: { ...SPEECH, max_frames: 4096 } },
-    },
-  }));
-  manager = new ModelManager();
-  const models = new ModelService(manager, [
-    { path: llama, name: "tiny-audio", projectorPath: audioProjector },
-    { path: tts, name: "tiny-tts", projectorPath: ttsProjector },
-  ], { parallel: 2, contextPerSequence: 2048, threads: 2 });
-  const profile = profiles.b;
-  const app = createApp({ profile, models, realtime: loadRealtimeConfig(join(dir, "realtime.json")) }, serverOptions({ apiKeys: [KEY] }));
-  server = listen({ fetch: app.fetch, profile, hostname: "127.0.0.1", port: 0, websocket: endpointWebSocket as never, tls: { cert: ca, key: readFileSync(join(dir, "key.pem"), "utf8") } });
-  base = `https://127.0.0.1:${server.port}`;
+  server = await startRealtimeServer();
 }, 600_000);
 
 afterAll(async () => {
-  server?.stop(true);
-  await manager?.stopAll();
+  await server?.stop();
 });
 
-type Event = { type: string; [key: string]: unknown };
-
-/** A realtime client with every server event recorded, and a wait for the next event that matches. */
-function connect(target: { model: string } | { intent: "transcription" }) {
-  const client = new OpenAI({ baseURL: `${base}/v1`, apiKey: KEY, maxRetries: 0 });
-  const rt = new OpenAIRealtimeWS({ ...target, options: { ca } } as never, client);
-  const events: Event[] = [];
-  const waiters: Array<{ match: (e: Event) => boolean; resolve: (e: Event) => void }> = [];
-  rt.on("event", (event) => {
-    events.push(event as unknown as Event);
-    for (const waiter of waiters.splice(0)) {
-      if (waiter.match(event as unknown as Event)) waiter.resolve(event as unknown as Event);
-      else waiters.push(waiter);
-    }
-  });
-  rt.on("error", () => {}); // error events are read from `events`
-  const waitFor = (type: string, match: (e: Event) => boolean = () => true, from = 0) => {
-    const seen = events.slice(from).find((e) => e.type === type && match(e));
-    if (seen) return Promise.resolve(seen);
-    return new Promise<Event>((resolve) => waiters.push({ match: (e) => e.type === type && match(e), resolve }));
-  };
-  return { rt, events, waitFor, send: (event: Record<string, unknown>) => rt.send(event as never), close: () => rt.close() };
-}
-
-/** espeak-ng speaking `text`, then `silence` seconds, as pcm16 at 24 kHz. */
-function spoken(text: string, silence = 1): Int16Array {
-  const raw = Bun.spawnSync(["bash", "-c", `espeak-ng --stdout "${text}" | sox -t wav - -t raw -r 24000 -e signed -b 16 -c 1 - pad 0.3 ${silence}`]).stdout;
-  return decodeAudio("pcm16", new Uint8Array(raw));
-}
-
-/** Appends the samples in 100 ms chunks at real-time pace. */
-async function stream(client: ReturnType<typeof connect>, samples: Int16Array, format: "pcm16" | "g711_ulaw" = "pcm16"): Promise<void> {
-  const chunk = 2400;
-  for (let at = 0; at < samples.length; at += chunk) {
-    const part = samples.subarray(at, at + chunk);
-    const bytes = format === "pcm16" ? encodeAudio("pcm16", part) : encodeAudio("g711_ulaw", everyThird(part));
-    client.send({ type: "input_audio_buffer.append", audio: Buffer.from(bytes).toString("base64") });
-    await Bun.sleep(100);
-  }
-}
-const everyThird = (samples: Int16Array) => samples.filter((_, i) => i % 3 === 0);
-
-/** The samples /v1/audio/speech gives for the reply's transcript, piece by piece as the session speaks it. */
-async function expectedSpeech(transcript: string, maxFrames: number): Promise<Int16Array> {
-  const parts: Int16Array[] = [];
-  let left = maxFrames;
-  for (const piece of speechSegments(transcript)) {
-    if (left <= 0) break;
-    const response = await fetch(`${base}/v1/audio/speech`, {
-      method: "POST", headers: { authorization: `Bearer ${KEY}`, "content-type": "application/json" },
-      body: JSON.stringify({ model: "tiny-tts", input: piece, response_format: "pcm", max_frames: left, ...SPEECH }), tls: { ca },
-    } as RequestInit);
-    expect(response.status).toBe(200);
-    const pcm = decodeAudio("pcm16", new Uint8Array(await response.arrayBuffer()));
-    left -= Math.ceil(pcm.length / SAMPLES_PER_FRAME);
-    parts.push(pcm);
-  }
-  const out = new Int16Array(parts.reduce((n, p) => n + p.length, 0));
-  let at = 0;
-  for (const part of parts) {
-    out.set(part, at);
-    at += part.length;
-  }
-  return out;
-}
-
-const typesFrom = (events: Event[], from: number) => events.slice(from).map((e) => e.type);
-/** `types` appear in this order among `events` (others may come between). */
-function expectInOrder(events: Event[], types: string[]): void {
-  let at = 0;
-  for (const event of events) if (event.type === types[at]) at++;
-  expect(types.slice(at)).toEqual([]);
-}
+const connect = (target: { model: string } | { intent: "transcription" }) => connectTo(server, target);
+const base = () => server.base;
 
 describe("GET /v1/realtime", () => {
   test("server_vad: a spoken turn is detected, committed, transcribed and answered in speech equal to /v1/audio/speech's samples", async () => {
@@ -187,53 +75,117 @@ describe("GET /v1/realtime", () => {
     const deltas = client.events.filter((e) => e.type === "response.output_audio_transcript.delta").map((e) => e.delta).join("");
     expect(deltas).toBe(transcript);
     const audio = Buffer.concat(client.events.filter((e) => e.type === "response.output_audio.delta").map((e) => Buffer.from(e.delta as string, "base64")));
-    const expected = await expectedSpeech(transcript, 4);
+    const expected = await expectedSpeech(server, transcript, 4);
     expect(expected.length).toBeGreaterThan(0);
     expect(audio.equals(Buffer.from(encodeAudio("pcm16", expected)))).toBe(true);
   }, 300_000);
 });
 
+/** Lets the engines run on a while (a step is milliseconds, a frame tens of them), for a check that nothing moved. */
+const settle = () => Bun.sleep(1500);
+
 describe("stopping a reply", () => {
-  test("response.cancel stops the reply in its engines; speech over a reply cancels it (turn_detected) and truncates its item", async () => {
-    const client = connect({ model: "long-voice" });
+  test("response.cancel mid-text: the chat's sequence has left its engine at the cancel's response.done, and no token is decoded after it", async () => {
+    const client = connect({ model: "assistant" });
     await client.waitFor("session.created");
-    client.send({ type: "session.update", session: { type: "realtime", max_output_tokens: 16, audio: { input: { turn_detection: { type: "server_vad", create_response: false } } } } });
+    client.send({ type: "session.update", session: { type: "realtime", output_modalities: ["text"], max_output_tokens: 1500, audio: { input: { turn_detection: null } } } });
     await client.waitFor("session.updated");
     client.send({ type: "conversation.item.create", item: { type: "message", role: "user", content: [{ type: "input_text", text: "Tell me a long story." }] } });
     client.send({ type: "response.create" });
-    // the reply is in progress (its speech, up to 4,096 frames, follows its text)
-    const first = await client.waitFor("response.output_audio_transcript.delta");
+    const first = await client.waitFor("response.output_text.delta");
     client.send({ type: "response.cancel" });
     const cancelled = await client.waitFor("response.done", (e) => (e.response as { id: string }).id === first.response_id);
+    const atDone = await engineStats(server, server.chatPath);
     const response = cancelled.response as Record<string, any>;
     expect(response.status).toBe("cancelled");
     expect(response.status_details).toEqual({ type: "cancelled", reason: "client_cancelled" });
+    expect(atDone.running).toBe(0);
+    await settle();
+    expect((await engineStats(server, server.chatPath)).decodedTokens).toBe(atDone.decodedTokens);
     const doneAt = client.events.indexOf(cancelled);
-    expect(typesFrom(client.events, doneAt + 1)).not.toContain("response.output_audio.delta");
-
-    // the engines are free again: the next reply speaks, and speech over it stops it
-    const from = client.events.length;
-    client.send({ type: "response.create" });
-    const second = await client.waitFor("response.output_audio_transcript.delta", () => true, from);
-    await stream(client, spoken("Wait, stop please.", 0.8));
-    const bargedIn = await client.waitFor("response.done", (e) => (e.response as { id: string }).id === second.response_id);
-    expect((bargedIn.response as Record<string, any>).status).toBe("cancelled");
-    expect((bargedIn.response as Record<string, any>).status_details.reason).toBe("turn_detected");
-    expectInOrder(client.events.slice(from), ["response.created", "response.output_audio_transcript.delta", "input_audio_buffer.speech_started", "response.done", "input_audio_buffer.speech_stopped", "input_audio_buffer.committed"]);
-    // an item whose audio had started playing is cut to what played
-    const truncated = client.events.find((e) => e.type === "conversation.item.truncated");
-    if (truncated) expect(truncated.item_id).toBe(second.item_id);
+    expect(typesFrom(client.events, doneAt + 1)).not.toContain("response.output_text.delta");
+    // what was written before the cancel is the item's text, well short of the 1,500 tokens asked for (a
+    // cancel that did not reach the engine would be told only once the sequence had run to its end)
+    const text = client.events.filter((e) => e.type === "response.output_text.delta").map((e) => e.delta).join("");
+    expect(response.output[0].content[0].text).toBe(text);
+    expect(response.usage.output_tokens).toBeLessThan(1000);
     client.close();
   }, 300_000);
 
-  test("a client that leaves mid-reply stops the work: the next session's reply runs to its end", async () => {
+  test("response.cancel mid-speech, then speech over the next reply: no audio after either's response.done, the speech engine makes no frame after it, and the spoken item is cut to what played", async () => {
+    const client = connect({ model: "long-voice" });
+    await client.waitFor("session.created");
+    // Greedy text, so that both replies say the same words and the speech model (seeded) speaks them alike:
+    // the tiny model can draw its end code early for some texts (1 in 12 within 300 frames), and for these
+    // words it speaks on far past the barge-in.
+    client.send({ type: "session.update", session: { type: "realtime", temperature: 0, max_output_tokens: 16, audio: { input: { turn_detection: { type: "server_vad", create_response: false } } } } });
+    await client.waitFor("session.updated");
+    client.send({ type: "conversation.item.create", item: { type: "message", role: "user", content: [{ type: "input_text", text: "Tell me a long story." }] } });
+    client.send({ type: "response.create" });
+    // the speech (up to 4,096 frames) is under way: its first decode window has gone out
+    const first = await client.waitFor("response.output_audio.delta");
+    client.send({ type: "response.cancel" });
+    const cancelled = await client.waitFor("response.done", (e) => (e.response as { id: string }).id === first.response_id);
+    const framesAtCancel = await engineStats(server, server.speechPath);
+    const response = cancelled.response as Record<string, any>;
+    expect(response.status).toBe("cancelled");
+    expect(response.status_details).toEqual({ type: "cancelled", reason: "client_cancelled" });
+    expect(framesAtCancel.running).toBe(0);
+    expect(framesAtCancel.speechFrames!).toBeLessThan(4096);
+
+    // the engines are free again: the same reply again speaks, and speech over it stops it
+    client.send({ type: "conversation.item.delete", item_id: first.item_id });
+    await client.waitFor("conversation.item.deleted");
+    const from = client.events.length;
+    client.send({ type: "response.create" });
+    const second = await client.waitFor("response.output_audio.delta", () => true, from);
+    expect((await engineStats(server, server.speechPath)).speechFrames!).toBeGreaterThan(framesAtCancel.speechFrames!);
+    expect(typesFrom(client.events, client.events.indexOf(cancelled) + 1).slice(0, from - client.events.indexOf(cancelled) - 1)).not.toContain("response.output_audio.delta");
+    await stream(client, spoken("Wait, stop please.", 0.8));
+    const bargedIn = await client.waitFor("response.done", (e) => (e.response as { id: string }).id === second.response_id);
+    const framesAtBargeIn = await engineStats(server, server.speechPath);
+    expect((bargedIn.response as Record<string, any>).status).toBe("cancelled");
+    expect((bargedIn.response as Record<string, any>).status_details.reason).toBe("turn_detected");
+    expect(framesAtBargeIn.running).toBe(0);
+    expectInOrder(client.events.slice(from), ["response.created", "response.output_audio.delta", "input_audio_buffer.speech_started", "conversation.item.truncated", "response.done", "input_audio_buffer.speech_stopped", "input_audio_buffer.committed"]);
+    const doneAt = client.events.indexOf(bargedIn);
+    expect(typesFrom(client.events, doneAt + 1)).not.toContain("response.output_audio.delta");
+
+    // the item keeps what had played when the speech started: less than the audio sent, and its transcript in proportion
+    const sentMs = audioOf(client.events.slice(from, doneAt).filter((e) => e.item_id === second.item_id), "pcm16").length / 24;
+    const truncated = client.events.find((e, i) => i >= from && e.type === "conversation.item.truncated")!;
+    expect(truncated.item_id).toBe(second.item_id);
+    expect(truncated.audio_end_ms as number).toBeGreaterThan(0);
+    expect(truncated.audio_end_ms as number).toBeLessThan(sentMs);
+    const transcript = client.events.filter((e, i) => i >= from && e.type === "response.output_audio_transcript.delta").map((e) => e.delta).join("");
+    client.send({ type: "conversation.item.retrieve", item_id: second.item_id });
+    const retrieved = await client.waitFor("conversation.item.retrieved");
+    const kept = (retrieved.item as Record<string, any>).content[0].transcript as string;
+    expect(transcript.startsWith(kept)).toBe(true);
+    expect(kept.length).toBeLessThanOrEqual(Math.ceil((transcript.length * (truncated.audio_end_ms as number)) / sentMs));
+
+    await settle();
+    expect((await engineStats(server, server.speechPath)).speechFrames).toBe(framesAtBargeIn.speechFrames);
+    client.close();
+  }, 300_000);
+
+  test("a client that leaves mid-speech stops the work: the speech engine stops making frames, and the next session's reply runs to its end", async () => {
     const leaving = connect({ model: "long-voice" });
     await leaving.waitFor("session.created");
     leaving.send({ type: "conversation.item.create", item: { type: "message", role: "user", content: [{ type: "input_text", text: "Talk for a long time." }] } });
     leaving.send({ type: "response.create", response: { max_output_tokens: 8 } });
-    // the reply is being written: its speech (up to 4,096 frames, minutes on this model) is queued behind it
-    await leaving.waitFor("response.output_audio_transcript.delta");
+    await leaving.waitFor("response.output_audio.delta");
     leaving.close();
+    // the speech (up to 4,096 frames) stops: the engine's frame count comes to rest well short of it
+    let stats = await engineStats(server, server.speechPath);
+    for (let tries = 0; stats.running > 0 && tries < 100; tries++) {
+      await Bun.sleep(100);
+      stats = await engineStats(server, server.speechPath);
+    }
+    expect(stats.running).toBe(0);
+    await settle();
+    expect((await engineStats(server, server.speechPath)).speechFrames).toBe(stats.speechFrames);
+
     const next = connect({ model: "assistant" });
     await next.waitFor("session.created");
     next.send({ type: "conversation.item.create", item: { type: "message", role: "user", content: [{ type: "input_text", text: "Hi." }] } });
@@ -307,7 +259,7 @@ describe("bad input", () => {
     const client = connect({ model: "assistant" });
     await client.waitFor("session.created");
     const errors = () => client.events.filter((e) => e.type === "error").map((e) => e.error as { code: string; message: string; param: string | null; event_id: string | null });
-    (client.rt.socket as unknown as { send(text: string): void }).send("this is not JSON {");
+    client.rt.socket.send("this is not JSON {");
     client.send({ type: "input_audio_buffer.explode", event_id: "evt_1" });
     client.send({ type: "input_audio_buffer.append", audio: "%%%not base64%%%" });
     client.send({ type: "input_audio_buffer.commit" });
@@ -325,12 +277,12 @@ describe("bad input", () => {
   }, 60_000);
 
   test("the key: none is refused before the upgrade; the browsers' openai-insecure-api-key subprotocol is accepted", async () => {
-    const refused = await fetch(`${base}/v1/realtime?model=assistant`, { headers: { upgrade: "websocket", connection: "upgrade", "sec-websocket-key": "dGhlIHNhbXBsZSBub25jZQ==", "sec-websocket-version": "13" }, tls: { ca } } as RequestInit);
+    const refused = await fetch(`${base()}/v1/realtime?model=assistant`, { headers: { upgrade: "websocket", connection: "upgrade", "sec-websocket-key": "dGhlIHNhbXBsZSBub25jZQ==", "sec-websocket-version": "13" }, tls: { ca: server.ca } } as RequestInit);
     expect(refused.status).toBe(401);
     const previous = process.env.NODE_TLS_REJECT_UNAUTHORIZED;
     process.env.NODE_TLS_REJECT_UNAUTHORIZED = "0";
     try {
-      const rt = new OpenAIRealtimeWebSocket({ model: "assistant" }, new OpenAI({ baseURL: `${base}/v1`, apiKey: KEY, dangerouslyAllowBrowser: true }));
+      const rt = new OpenAIRealtimeWebSocket({ model: "assistant" }, new OpenAI({ baseURL: `${base()}/v1`, apiKey: KEY, dangerouslyAllowBrowser: true }));
       const created = await new Promise<Event>((resolve, reject) => {
         rt.on("session.created", (event) => resolve(event as unknown as Event));
         rt.on("error", reject);

@@ -19,7 +19,7 @@ export const contentPartSchema = z.looseObject({
 
 export const itemSchema = z.looseObject({
   id: z.string().max(256).optional(),
-  type: z.enum(["message", "function_call", "function_call_output"]),
+  type: z.enum(["message", "function_call", "function_call_output", "mcp_approval_response"]),
   role: z.enum(["user", "assistant", "system"]).optional(),
   content: z.array(contentPartSchema).max(64).optional(),
   call_id: z.string().max(256).optional(),
@@ -27,6 +27,10 @@ export const itemSchema = z.looseObject({
   arguments: text.optional(),
   output: text.optional(),
   status: z.string().optional(),
+  /** mcp_approval_response: the approval request it answers, and the answer. */
+  approval_request_id: z.string().max(256).optional(),
+  approve: z.boolean().optional(),
+  reason: z.string().max(10_000).nullable().optional(),
 });
 export type ClientItem = z.infer<typeof itemSchema>;
 
@@ -47,6 +51,7 @@ export type ResponseParams = z.infer<typeof responseParamsSchema>;
 
 export const clientEventSchema = z.discriminatedUnion("type", [
   z.looseObject({ type: z.literal("session.update"), event_id: eventId, session: z.looseObject({}) }),
+  z.looseObject({ type: z.literal("transcription_session.update"), event_id: eventId, session: z.looseObject({}) }),
   z.looseObject({ type: z.literal("input_audio_buffer.append"), event_id: eventId, audio: z.string() }),
   z.looseObject({ type: z.literal("input_audio_buffer.commit"), event_id: eventId }),
   z.looseObject({ type: z.literal("input_audio_buffer.clear"), event_id: eventId }),

@@ -1,6 +1,6 @@
-// The items of one session's conversation (messages, function calls and their outputs), in order, and
-// how they become the chat messages of a reply. User audio is kept as a WAV of what was committed: a
-// model that hears gets it as audio, any other model the transcript of it.
+// The items of one session's conversation (messages, function calls and their outputs, MCP listings,
+// calls and approvals), in order, and how they become the chat messages of a reply. User audio is kept as
+// a WAV of what was committed: a model that hears gets it as audio, any other model the transcript of it.
 import type { ChatMessage, ToolCall } from "../../../chat/types.ts";
 import { newId } from "../../../ids.ts";
 import { badRequest } from "../../api-error.ts";
@@ -20,9 +20,11 @@ export interface ContentPart {
   audioMs?: number;
 }
 
+export type McpItemType = "mcp_list_tools" | "mcp_call" | "mcp_approval_request" | "mcp_approval_response";
+
 export interface Item {
   id: string;
-  type: "message" | "function_call" | "function_call_output";
+  type: "message" | "function_call" | "function_call_output" | McpItemType;
   role?: "user" | "assistant" | "system";
   status: "completed" | "incomplete" | "in_progress";
   content?: ContentPart[];
@@ -32,7 +34,11 @@ export interface Item {
   output?: string;
   /** Settles when the item's audio has a transcript (or the transcription failed). */
   transcribed?: Promise<void>;
+  /** An MCP item's fields as events carry them (its id and status aside). */
+  mcp?: Record<string, unknown>;
 }
+
+const isMcp = (item: Item) => item.mcp !== undefined;
 
 export const newItemId = () => `item_${crypto.randomUUID().replaceAll("-", "").slice(0, 24)}`;
 export const newCallId = () => newId("callId");
@@ -72,6 +78,7 @@ export class Conversation {
 
 /** The item as events carry it (never its audio bytes, as OpenAI leaves them out). */
 export function itemWire(item: Item): Record<string, unknown> {
+  if (isMcp(item)) return { id: item.id, ...item.mcp };
   const base = { id: item.id, object: "realtime.item", type: item.type, status: item.status };
   if (item.type === "function_call") return { ...base, call_id: item.call_id, name: item.name, arguments: item.arguments ?? "" };
   if (item.type === "function_call_output") return { ...base, call_id: item.call_id, output: item.output ?? "" };
@@ -96,6 +103,15 @@ export async function transcriptsOf(items: Item[]): Promise<void> {
 export function chatMessages(instructions: string, items: Item[], hears: boolean): ChatMessage[] {
   const messages: ChatMessage[] = instructions ? [{ role: "system", content: instructions }] : [];
   for (const item of items) {
+    if (item.type === "mcp_call") {
+      // a call the server ran: the model reads it as its own call and the tool's result
+      const { name, arguments: args, output, error } = item.mcp as { name: string; arguments: string; output?: string | null; error?: { message?: string } | null };
+      messages.push({ role: "assistant", content: null, tool_calls: [{ id: item.id, type: "function", function: { name, arguments: args || "{}" } }] });
+      messages.push({ role: "tool", tool_call_id: item.id, content: output ?? `Error: ${error?.message ?? "the call did not run"}` });
+      continue;
+    }
+    // listings and approvals are the client's business; an approved call shows as its mcp_call
+    if (isMcp(item)) continue;
     if (item.type === "function_call") {
       const call: ToolCall = { id: item.call_id!, type: "function", function: { name: item.name!, arguments: item.arguments ?? "{}" } };
       const last = messages.at(-1);

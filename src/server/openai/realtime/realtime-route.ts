@@ -2,12 +2,15 @@
 // listener's guards first; the key may come as "Authorization: Bearer KEY" or, from browsers, as the
 // `openai-insecure-api-key.KEY` subprotocol (middleware/api-key.ts reads both). `?model=` names the
 // session's model (a --realtime-config preset or a served model), `?intent=transcription` opens a
-// transcription session. Sessions per listener are bounded; the socket's frames go to a RealtimeSession.
+// transcription session, and `OpenAI-Beta: realtime=v1` (or the `openai-beta.realtime-v1` subprotocol)
+// asks for the beta interface's events. Sessions per listener are bounded; the socket's frames go to a RealtimeSession.
 import type { Server, ServerWebSocket } from "bun";
 import type { Context } from "hono";
 import { ApiError } from "../../api-error.ts";
 import type { ServerDeps } from "../../deps.ts";
+import { keyRequest } from "../../middleware/api-key.ts";
 import type { SocketEndpoint } from "../../websocket-endpoints.ts";
+import { asksForBeta } from "./beta-wire.ts";
 import { RealtimeSession } from "./realtime-session.ts";
 
 /** Realtime sessions one listener holds at once; more are refused with a 503 before the upgrade. */
@@ -58,10 +61,12 @@ export function realtime(deps: ServerDeps) {
     if (typeof server?.upgrade !== "function") throw new ApiError(501, "WebSocket upgrades are not available on this listener");
     if (open >= MAX_REALTIME_SESSIONS) throw new ApiError(503, `Too many Realtime sessions (at most ${MAX_REALTIME_SESSIONS} on this listener): close one first`);
     const kind = intent === "transcription" ? "transcription" : "realtime";
+    const key = keyRequest(c);
+    const beta = asksForBeta(c.req.header("openai-beta"), c.req.header("sec-websocket-protocol"));
     let released = false;
     const data: RealtimeSocketData = {
       endpoint: realtimeEndpoint,
-      start: (link) => new RealtimeSession(deps, deps.realtime, link, kind, model),
+      start: (link) => new RealtimeSession(deps, deps.realtime, link, kind, model, key, beta),
       release: () => {
         if (!released) open--;
         released = true;

@@ -1,18 +1,22 @@
 // One Realtime WebSocket session: client events in, server events out, in OpenAI's order. It holds the
 // session's settings, its conversation, the input audio buffer with its turn detection, the one reply in
-// progress and the transcriptions of committed audio. Frames are handled one at a time, in order; a frame
+// progress, the transcriptions of committed audio and the MCP servers its tools name. Frames are handled one at a time, in order; a frame
 // that is not a valid client event gets an `error` event and changes nothing. Closing the socket stops
-// every piece of work the session started.
+// every piece of work the session started. Events are written in the GA interface's names and shapes, or
+// the beta's for a client that asks for it (beta-wire.ts).
 import { decodeAudio, FORMAT_SAMPLE_RATES } from "../../../audio/realtime/audio-formats.ts";
 import { TurnDetector, type TurnEvent } from "../../../audio/realtime/turn-detector.ts";
 import { createVoiceActivity, type VoiceActivity } from "../../../audio/realtime/voice-activity.ts";
 import { toApiError } from "../../api-error.ts";
 import type { ServerDeps } from "../../deps.ts";
 import { logger } from "../../../log.ts";
+import type { KeyRequest } from "../../../keys/key-request.ts";
+import { betaEvent, isBetaSession } from "./beta-wire.ts";
 import { ClientEventError, parseClientEvent, type ClientEvent, type ClientItem } from "./client-events.ts";
 import { Conversation, itemWire, newItemId, type ContentPart, type Item } from "./conversation.ts";
 import { InputAudioBuffer, MIN_COMMIT_MS, wavOf } from "./input-buffer.ts";
 import { transcribe } from "./input-transcription.ts";
+import { mcpRequestsOf, SessionMcp } from "./realtime-mcp.ts";
 import { RealtimeReply, type SpokenItem } from "./reply-run.ts";
 import { initialSession, updatedSession, type SessionConfig } from "./session-config.ts";
 import type { RealtimeSettings } from "../../realtime-config.ts";
@@ -40,17 +44,24 @@ export class RealtimeSession {
   private reply: RealtimeReply | undefined;
   private lastSpoken: SpokenItem | undefined;
   private readonly work = new AbortController();
+  private readonly mcp: SessionMcp;
   private queue: Promise<void> = Promise.resolve();
   private idleTimer: ReturnType<typeof setTimeout> | undefined;
   private closed = false;
 
-  constructor(private readonly deps: ServerDeps, private readonly settings: RealtimeSettings | undefined, private readonly link: SocketLink, kind: SessionConfig["kind"], model: string | undefined) {
+  /** `key`: the key the socket was opened with; the session's replies and MCP servers run as its work. */
+  constructor(
+    private readonly deps: ServerDeps, private readonly settings: RealtimeSettings | undefined, private readonly link: SocketLink,
+    kind: SessionConfig["kind"], model: string | undefined, private readonly key?: KeyRequest, private beta = false,
+  ) {
     this.config = initialSession(kind, `sess_${crypto.randomUUID().replaceAll("-", "").slice(0, 24)}`, model, settings);
     this.buffer = new InputAudioBuffer(FORMAT_SAMPLE_RATES[this.config.inputFormat]);
+    this.mcp = new SessionMcp(deps, key, this.conversation, (type, fields) => this.emit(type, fields), this.work.signal);
   }
 
   opened(): void {
     this.emit("session.created", { session: sessionWire(this.config) });
+    if (this.beta && this.config.kind === "realtime") this.emit("conversation.created", { conversation: { id: `conv_${this.config.id.slice(5)}`, object: "realtime.conversation" } });
     this.touch();
   }
 
@@ -64,12 +75,15 @@ export class RealtimeSession {
     clearTimeout(this.idleTimer);
     this.work.abort();
     this.reply?.cancel("client_cancelled");
+    this.mcp.close();
     this.vad?.activity.close();
   }
 
   private emit(type: string, fields: Record<string, unknown>): void {
     if (this.closed) return;
-    this.link.send(JSON.stringify({ type, event_id: `event_${crypto.randomUUID().replaceAll("-", "").slice(0, 20)}`, ...fields }));
+    const event = this.beta ? betaEvent(type, fields, this.config) : { type, fields };
+    if (!event) return;
+    this.link.send(JSON.stringify({ type: event.type, event_id: `event_${crypto.randomUUID().replaceAll("-", "").slice(0, 20)}`, ...event.fields }));
   }
 
   private error(error: unknown, clientEventId: string | null): void {
@@ -106,6 +120,10 @@ export class RealtimeSession {
   private async dispatch(event: ClientEvent): Promise<void> {
     switch (event.type) {
       case "session.update":
+        return this.updateSession(event.session);
+      case "transcription_session.update":
+        // the beta's event for a transcription session
+        this.beta = true;
         return this.updateSession(event.session);
       case "input_audio_buffer.append":
         return this.append(event.audio);
@@ -150,6 +168,12 @@ export class RealtimeSession {
 
   private async updateSession(update: Record<string, unknown>): Promise<void> {
     const next = updatedSession(this.config, update, this.settings);
+    // a client that sends the beta's session shape reads the beta's events from now on
+    if (isBetaSession(update)) this.beta = true;
+    // MCP entries are checked before anything changes; their servers are listed once the update is told
+    const mcpChanged = JSON.stringify(next.mcpTools) !== JSON.stringify(this.config.mcpTools);
+    const mcpRequests = mcpChanged ? mcpRequestsOf(this.deps, Array.isArray(update.tools) ? update.tools : [], "session.") : undefined;
+    if (mcpRequests?.length) this.key?.requireScope("mcp", "use MCP servers (tools the server runs)");
     if (next.inputFormat !== this.config.inputFormat) {
       this.buffer = new InputAudioBuffer(FORMAT_SAMPLE_RATES[next.inputFormat]);
       this.turn = undefined;
@@ -163,6 +187,7 @@ export class RealtimeSession {
         : undefined;
     }
     this.emit("session.updated", { session: sessionWire(this.config) });
+    if (mcpRequests) this.mcp.set(mcpRequests, next.tools.map((tool) => tool.name));
   }
 
   private async append(base64: string): Promise<void> {
@@ -255,6 +280,13 @@ export class RealtimeSession {
     };
     if (input.type === "function_call_output" && !input.call_id) throw new ClientEventError("A function_call_output item needs the call_id of the call it answers", "item.call_id", "missing_required_parameter");
     if (input.type === "function_call" && (!input.call_id || !input.name)) throw new ClientEventError("A function_call item needs a call_id and a name", "item.call_id", "missing_required_parameter");
+    if (input.type === "mcp_approval_response") {
+      const id = input.approval_request_id;
+      if (id === undefined || input.approve === undefined) throw new ClientEventError("An mcp_approval_response item needs approval_request_id and approve (true or false)", "item.approval_request_id", "missing_required_parameter");
+      if (!this.mcp.isPending(id)) throw new ClientEventError(`No MCP approval request '${id}' is waiting in this session`, "item.approval_request_id", "invalid_value");
+      item.mcp = { type: input.type, approval_request_id: id, approve: input.approve, reason: input.reason ?? null };
+      return { item };
+    }
     let clip: ContentPart | undefined;
     if (input.type === "message") {
       item.content = (input.content ?? []).map((part, index) => {
@@ -295,12 +327,16 @@ export class RealtimeSession {
 
   private createResponse(params: NonNullable<Extract<ClientEvent, { type: "response.create" }>["response"]>, input: ClientItem[] | undefined): void {
     if (this.config.kind === "transcription") throw new ClientEventError("A transcription session makes no responses", "type", "invalid_value");
+    const mcpAt = params.tools?.findIndex((tool) => tool.type === "mcp") ?? -1;
+    if (mcpAt >= 0) throw new ClientEventError("MCP servers are set for the whole session: name them in session.update's tools", `response.tools[${mcpAt}]`, "invalid_value");
     if (this.reply?.active) throw new ClientEventError(`Conversation already has an active response in progress: ${this.reply.id}. Wait until the response is finished before creating a new one.`, null, "conversation_already_has_active_response");
     this.startReply(params, input?.map((entry) => this.itemOf(entry).item));
   }
 
   private startReply(params: NonNullable<Extract<ClientEvent, { type: "response.create" }>["response"]>, input: Item[] | undefined): void {
-    const reply = new RealtimeReply({ deps: this.deps, config: this.config, conversation: this.conversation, input, params, emit: (type, fields) => this.emit(type, fields) });
+    const setup = { deps: this.deps, config: this.config, conversation: this.conversation, input, params, mcp: this.mcp, emit: (type: string, fields: Record<string, unknown>) => this.emit(type, fields) };
+    // the reply's sequences count for the socket's key, and its model and MCP servers are the key's to use
+    const reply = this.key ? this.key.run(() => new RealtimeReply(setup)) : new RealtimeReply(setup);
     this.reply = reply;
     void reply.finished.then(() => {
       if (reply.spoken) this.lastSpoken = reply.spoken;

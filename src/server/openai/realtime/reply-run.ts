@@ -1,12 +1,14 @@
 // One response of a Realtime session: the conversation becomes a chat spec for the one orchestrator
-// (runChat), its events are written back as the Realtime API's (output items, content parts, text or
-// transcript and audio deltas, function-call arguments), and in audio sessions each finished piece of the
-// reply is spoken through the speech path as the rest is still being written. A cancel (the client's, or
+// (runChat, through the tool loop), its events are written back as the Realtime API's (output items, content parts, text or
+// transcript and audio deltas, function-call arguments, MCP calls), and in audio sessions each finished
+// piece of the reply is spoken through the speech path as the rest is still being written. The session's
+// MCP servers run through the tool loop: their calls are mcp_call items of the reply, and the model goes
+// on with their results (a call that needs approval ends the reply with an mcp_approval_request). A cancel (the client's, or
 // speech that starts over the reply) stops the chat and the speech in their engines within one step or
 // frame; the response then ends as `cancelled`.
 import { parseToolChoice } from "../../../generation/chat-output.ts";
 import type { ChatSpec } from "../../../generation/chat-spec.ts";
-import { runChat } from "../../../generation/run-chat.ts";
+import { runToolLoop, type ServerTool, type ToolLoopEvent } from "../../../generation/tool-loop.ts";
 import type { ToolDefinition } from "../../../chat/types.ts";
 import type { RequestUsage } from "../../../engine/types.ts";
 import { EngineError } from "../../../engine/types.ts";
@@ -19,8 +21,10 @@ import { badRequest, toApiError } from "../../api-error.ts";
 import { modelOptions, refuseEmbeddingModel, serverRun, servedModel } from "../../chat-request.ts";
 import type { ServerDeps } from "../../deps.ts";
 import { voiceFolders } from "../speech.ts";
+import { mcpApprovalRequestItem, mcpCallItem, mcpToolChoice } from "../responses-mcp.ts";
 import type { ResponseParams } from "./client-events.ts";
 import { chatMessages, itemWire, newItemId, transcriptsOf, type ContentPart, type Conversation, type Item } from "./conversation.ts";
+import type { SessionMcp } from "./realtime-mcp.ts";
 import { ReplySpeaker } from "./reply-speaker.ts";
 import type { Modality, SessionConfig } from "./session-config.ts";
 import { formatWire } from "./session-wire.ts";
@@ -37,6 +41,8 @@ export interface ReplySetup {
   /** The items response.create gave as the reply's own context, in place of the conversation. */
   input: Item[] | undefined;
   params: ResponseParams;
+  /** The session's MCP servers. */
+  mcp: SessionMcp;
   emit: Emit;
 }
 
@@ -182,17 +188,24 @@ export class RealtimeReply {
     const speaker = await this.speaker();
     const audio = speaker !== undefined;
     const maxTokens = params.max_output_tokens ?? params.max_response_output_tokens ?? config.maxOutputTokens;
+    const toolset = await this.setup.mcp.toolset();
+    const asked = params.tool_choice ?? config.toolChoice;
+    const toolChoice = mcpToolChoice(asked, toolset) ?? parseToolChoice(asked);
     const spec: ChatSpec = {
       prompt: { kind: "conversation", messages: chatMessages(params.instructions ?? config.instructions, items, hears), ...(model.stored ? { layers: model.stored } : {}), overflow: "drop-oldest" },
-      output: { tools: this.tools(), ...(parseToolChoice(params.tool_choice ?? config.toolChoice) ? { toolChoice: parseToolChoice(params.tool_choice ?? config.toolChoice)! } : {}) },
+      output: { tools: this.tools(), ...(toolChoice ? { toolChoice } : {}) },
       options: mergeOptionValues(deps.profile.openAiDefaults, modelOptions(model), (params.temperature ?? config.temperature) !== undefined ? { temperature: params.temperature ?? config.temperature! } : {}),
       limit: { ...(maxTokens !== "inf" ? { maxTokens } : {}), overflow: "clamp" },
     };
-    const { choices: [choice] } = await runChat(servedModel(deps, model), spec, serverRun(deps, model, this.stop.signal, arrived));
+    const resumed = toolset ? this.setup.mcp.resumedCalls(items, toolset.tools) : [];
+    const loop = await runToolLoop(servedModel(deps, model), spec, serverRun(deps, model, this.stop.signal, arrived), { tools: toolset?.tools ?? [], resumed });
 
     let message: { item: Item; part: ContentPart; index: number } | undefined;
     const cutter = new SegmentCutter();
+    // calls by their index in the current generation (indices start again each round), MCP calls also by id
     const calls = new Map<number, Item>();
+    const mcpCalls = new Map<number, Item>();
+    const mcpCallsById = new Map<string, Item>();
     const openMessage = () => {
       if (message) return message;
       const part: ContentPart = audio ? { type: "output_audio", transcript: "" } : { type: "output_text", text: "" };
@@ -212,10 +225,18 @@ export class RealtimeReply {
       }
       return item;
     };
+    const openMcpCall = (tool: ServerTool, approvalRequestId?: string) => {
+      const id = newItemId();
+      const { id: _id, ...wire } = mcpCallItem(id, tool, "", approvalRequestId ? { approvalRequestId } : {});
+      const item: Item = { id, type: "mcp_call", status: "in_progress", mcp: wire };
+      this.addItem(item);
+      this.emit("response.mcp_call.in_progress", { item_id: id, output_index: this.output.indexOf(item) });
+      return item;
+    };
 
     let usage: RequestUsage | undefined;
     let finishReason = "stop";
-    for await (const event of choice!.events()) {
+    for await (const event of loop.events() as AsyncGenerator<ToolLoopEvent>) {
       if (event.type === "content") {
         if (!event.text) continue;
         const { item, part, index } = openMessage();
@@ -239,6 +260,39 @@ export class RealtimeReply {
         item.status = "completed";
         this.emit("response.function_call_arguments.done", { item_id: item.id, output_index: this.output.indexOf(item), call_id: item.call_id, name: item.name, arguments: item.arguments });
         this.doneItem(item);
+      } else if (event.type === "round") {
+        calls.clear();
+        mcpCalls.clear();
+      } else if (event.type === "server_call_delta") {
+        // a call that waits for approval shows as its approval request once complete
+        if (event.tool.requiresApproval) continue;
+        let item = mcpCalls.get(event.index);
+        if (!item) mcpCalls.set(event.index, item = openMcpCall(event.tool));
+        if (!event.arguments) continue;
+        item.mcp!.arguments += event.arguments;
+        this.emit("response.mcp_call_arguments.delta", { item_id: item.id, output_index: this.output.indexOf(item), delta: event.arguments });
+      } else if (event.type === "server_call") {
+        const item = (event.index !== undefined ? mcpCalls.get(event.index) : undefined) ?? openMcpCall(event.tool, event.approvalRequestId);
+        mcpCallsById.set(event.call.id, item);
+        item.mcp!.arguments = JSON.stringify(event.call.arguments);
+        this.emit("response.mcp_call_arguments.done", { item_id: item.id, output_index: this.output.indexOf(item), arguments: item.mcp!.arguments });
+      } else if (event.type === "server_result") {
+        const item = mcpCallsById.get(event.call.id);
+        if (!item) continue;
+        const { id: _id, ...wire } = mcpCallItem(item.id, event.tool, JSON.stringify(event.call.arguments), {
+          outcome: event.outcome, ...(event.approvalRequestId ? { approvalRequestId: event.approvalRequestId } : {}),
+        });
+        item.mcp = wire;
+        item.status = event.outcome.ok ? "completed" : "incomplete";
+        this.emit(event.outcome.ok ? "response.mcp_call.completed" : "response.mcp_call.failed", { item_id: item.id, output_index: this.output.indexOf(item) });
+        this.doneItem(item);
+      } else if (event.type === "approval_request") {
+        const id = newItemId();
+        const { id: _id, ...wire } = mcpApprovalRequestItem(id, event.tool, JSON.stringify(event.call.arguments));
+        const item: Item = { id, type: "mcp_approval_request", status: "completed", mcp: wire };
+        this.addItem(item);
+        this.doneItem(item);
+        this.setup.mcp.waitForApproval({ id, serverLabel: event.tool.origin.label, name: event.tool.serverName, arguments: event.call.arguments, callId: reshapeId(event.call.id, "callId") });
       } else if (event.type === "done") {
         usage = event.usage;
         finishReason = event.finishReason;
