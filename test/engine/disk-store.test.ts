@@ -112,12 +112,17 @@ describe("DiskPromptStore", () => {
     const limit = 3 * (bytes + 4000);
     const a = await storeWith({ limitBytes: limit });
     const b = await storeWith({ limitBytes: limit, key: "d".repeat(64) });
+    // file times come from the kernel's coarse clock (a tick of up to 10 ms): writes a tick apart keep their order
+    const tick = () => Bun.sleep(25);
     a.enqueue(saved(1, bytes));
     await a.flush();
+    await tick();
     b.enqueue(saved(20_000, bytes));
     await b.flush();
+    await tick();
     a.enqueue(saved(40_000, bytes));
     await a.flush();
+    await tick();
     b.enqueue(saved(60_000, bytes));
     await b.flush();
     const total = files().reduce((sum, name) => sum + statSync(join(dir, name)).size, 0);

@@ -216,7 +216,7 @@ export class DiskPromptStore {
       this.entries.push({ path, tokens: saved.tokens, hasLogits: saved.logits !== undefined, bytes, session: saved.session, lastUsed: Date.now() });
       this.counts.written++;
       this.log("debug", `prompt cache on disk: wrote ${saved.tokens.length} tokens (${mib(bytes)})`);
-      await this.evictOverCap();
+      await this.evictOverCap(path, bytes);
       return true;
     } catch (error) {
       this.counts.failed++;
@@ -225,10 +225,13 @@ export class DiskPromptStore {
     }
   }
 
-  /** Least recently used files of every identity go until all of them fit the cap. */
-  private async evictOverCap(): Promise<void> {
-    const files = await listStateFiles(this.options.dir);
-    const total = files.reduce((sum, file) => sum + file.bytes, 0);
+  /**
+   * Least recently used files of every identity go until all of them fit the cap; never `written`, the file
+   * just written (file times are only as fine as the kernel's clock tick, so it may tie with older ones).
+   */
+  private async evictOverCap(written: string, writtenBytes: number): Promise<void> {
+    const files = (await listStateFiles(this.options.dir)).filter((file) => file.path !== written);
+    const total = files.reduce((sum, file) => sum + file.bytes, 0) + writtenBytes;
     if (total <= this.options.limitBytes) return;
     for (const index of evictionOrder(files, 0, total, this.options.limitBytes)) {
       const file = files[index]!;
