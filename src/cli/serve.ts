@@ -238,8 +238,12 @@ export async function serveCommand(args: string[]): Promise<number | undefined> 
   const threads = integer(values.threads, "threads");
   const cacheRamMiB = integer(values["cache-ram"], "cache-ram", 0);
   const diskMiB = integer(values["cache-disk-mib"], "cache-disk-mib", 0);
-  const cacheDisk = cacheDiskSettings({ ...(values["cache-disk"] !== undefined ? { dir: values["cache-disk"] } : {}), ...(diskMiB !== undefined ? { limitMiB: diskMiB } : {}) });
-  if (cacheDisk) ensureCacheDiskDir(cacheDisk.dir);
+  let cacheDisk = cacheDiskSettings({ ...(values["cache-disk"] !== undefined ? { dir: values["cache-disk"] } : {}), ...(diskMiB !== undefined ? { limitMiB: diskMiB } : {}) });
+  const diskRefused = cacheDisk && ensureCacheDiskDir(cacheDisk);
+  if (diskRefused) {
+    log.warn(`${diskRefused}; prompt states are kept in memory only`);
+    cacheDisk = undefined;
+  }
   const sdkPort = sdkDiscoveryPort(values["sdk-port"]);
   const tls = tlsFiles(values["ssl-certfile"], values["ssl-keyfile"]);
   const realtime = realtimeSettings(values["realtime-config"], values["realtime-voice-model"]);
@@ -266,7 +270,7 @@ export async function serveCommand(args: string[]): Promise<number | undefined> 
       ...(flashAttention ? { flashAttention } : {}),
       ...(kvCacheType ? { kvCacheType } : {}),
       ...(cacheRamMiB !== undefined ? { cacheRamMiB } : {}),
-      ...(cacheDisk ? { cacheDisk } : {}),
+      ...(cacheDisk ? { cacheDisk: { dir: cacheDisk.dir, limitMiB: cacheDisk.limitMiB } } : {}),
       // LLAMUX_MODELS, else OLLAMA_MODELS where Ollama's environment is read, else ~/.llamux/models
       store: ModelStore.open({ ollamaModels: ollama }),
       ...engineExtras,

@@ -5,7 +5,7 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import OpenAI from "openai";
 import Anthropic from "@anthropic-ai/sdk";
 import { ensureModel } from "../../scripts/gen-models.ts";
-import { startServer, type RunningServer } from "./serve-fixture.ts";
+import { freePort, startServer, type RunningServer } from "./serve-fixture.ts";
 
 let server: RunningServer;
 let openai: OpenAI;
@@ -94,4 +94,37 @@ describe("--cache-disk", () => {
       rmSync(dir, { recursive: true, force: true });
     }
   }, 240_000);
+});
+
+describe("the disk tier's folder", () => {
+  test("a default folder that cannot be made turns the tier off with a warning; a folder asked for stops the start", async () => {
+    const { mkdtempSync, rmSync, writeFileSync } = await import("node:fs");
+    const { join } = await import("node:path");
+    const { tmpdir } = await import("node:os");
+    const dir = mkdtempSync(join(tmpdir(), "llamux-unwritable-"));
+    // a regular file where a folder would have to be: no one, root included, can make a folder under it
+    const blocker = join(dir, "file");
+    writeFileSync(blocker, "");
+    const model = await ensureModel("tiny-llama");
+    try {
+      const server = await startServer([model, "--profile", "b", "--served-model-name", MODEL, "--max-model-len", "512", "--parallel", "1"], { LLAMUX_CACHE_DISK: "", LLAMUX_CACHE_DIR: join(blocker, "cache") });
+      try {
+        expect(server.stderr()).toContain(`Cannot use prompt cache directory "${join(blocker, "cache", "prompts")}"`);
+        expect(server.stderr()).toContain("prompt states are kept in memory only");
+        const client = new OpenAI({ baseURL: `${server.baseUrl}/v1`, apiKey: "placeholder", maxRetries: 0 });
+        const reply = await client.chat.completions.create({ model: MODEL, messages: [{ role: "user", content: "Hi" }], max_tokens: 2 });
+        expect(reply.usage!.completion_tokens).toBeGreaterThan(0);
+      } finally {
+        await server.stop();
+      }
+      const named = Bun.spawn([process.execPath, join(import.meta.dir, "../../src/main.ts"), "serve", model, "--profile", "b", "--port", String(await freePort()), "--cache-disk", join(blocker, "prompts")], { stdout: "ignore", stderr: "pipe" });
+      const stray = setTimeout(() => named.kill(), 60_000);
+      const exitCode = await named.exited;
+      clearTimeout(stray);
+      expect(exitCode).not.toBe(0);
+      expect(await new Response(named.stderr).text()).toContain(`Cannot use prompt cache directory "${join(blocker, "prompts")}"`);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  }, 120_000);
 });

@@ -15,11 +15,15 @@ export const DEFAULT_CACHE_DISK_MIB = 8192;
 /** Share of the disk's free space the default may take. */
 const FREE_SPACE_SHARE = 0.1;
 
-/** The disk tier's directory and MiB, or undefined when it is off (0 MiB). */
-export function cacheDiskSettings(flags: { dir?: string; limitMiB?: number }, env: NodeJS.ProcessEnv = process.env): { dir: string; limitMiB: number } | undefined {
-  const dir = flags.dir ?? env.LLAMUX_CACHE_DISK ?? join(cacheRoot(env), "prompts");
-  if (flags.limitMiB !== undefined) return flags.limitMiB > 0 ? { dir, limitMiB: flags.limitMiB } : undefined;
-  return { dir, limitMiB: Math.min(DEFAULT_CACHE_DISK_MIB, Math.floor((freeBytesAt(dir) * FREE_SPACE_SHARE) / 1048576)) };
+/**
+ * The disk tier's directory and MiB, or undefined when it is off (0 MiB). `named`: the directory was asked
+ * for (--cache-disk, $LLAMUX_CACHE_DISK) rather than taken by default.
+ */
+export function cacheDiskSettings(flags: { dir?: string; limitMiB?: number }, env: NodeJS.ProcessEnv = process.env): { dir: string; limitMiB: number; named: boolean } | undefined {
+  const named = flags.dir ?? (env.LLAMUX_CACHE_DISK || undefined);
+  const dir = named ?? join(cacheRoot(env), "prompts");
+  const limitMiB = flags.limitMiB ?? Math.min(DEFAULT_CACHE_DISK_MIB, Math.floor((freeBytesAt(dir) * FREE_SPACE_SHARE) / 1048576));
+  return limitMiB > 0 ? { dir, limitMiB, named: named !== undefined } : undefined;
 }
 
 /** Free bytes on the disk that holds `dir` (or would: its nearest existing parent). */
@@ -34,11 +38,17 @@ function freeBytesAt(dir: string): number {
   }
 }
 
-/** Makes the directory now, so that a path that cannot be a directory stops the server at start. */
-export function ensureCacheDiskDir(dir: string): void {
+/**
+ * Makes the directory now. One that was asked for and cannot be made stops the server at start; the default
+ * one (a read-only home, a container's library folder) only turns the tier off: the reason is returned.
+ */
+export function ensureCacheDiskDir(settings: { dir: string; named: boolean }): string | undefined {
   try {
-    mkdirSync(dir, { recursive: true });
+    mkdirSync(settings.dir, { recursive: true });
+    return undefined;
   } catch (error) {
-    throw new Error(`Cannot use prompt cache directory "${dir}": ${(error as Error).message} (set --cache-disk to a writable directory, or --cache-disk-mib 0)`);
+    const reason = `Cannot use prompt cache directory "${settings.dir}": ${(error as Error).message} (set --cache-disk to a writable directory, or --cache-disk-mib 0)`;
+    if (settings.named) throw new Error(reason);
+    return reason;
   }
 }
