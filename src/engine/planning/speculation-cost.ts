@@ -47,6 +47,16 @@ export class StepCost {
     this.sumRowsMs = this.sumRowsMs * STEP_DECAY + rows * ms;
   }
 
+  /**
+   * What a step of `rows` costs: the fitted line once steps of different sizes were seen, else (every
+   * recent step had about as many rows) their mean, which is what a step of that size costs.
+   */
+  estimate(rows: number): number | undefined {
+    const line = this.line();
+    if (line) return line.fixed + line.perRow * rows;
+    return this.weight > 0 ? this.sumMs / this.weight : undefined;
+  }
+
   /** The fitted line, or undefined until steps of different sizes were seen. Neither part is negative. */
   line(): { fixed: number; perRow: number } | undefined {
     if (this.weight === 0) return undefined;

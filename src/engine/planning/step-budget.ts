@@ -48,10 +48,13 @@ export class StepCosts {
     this.promptTokenSum = this.promptTokenSum * PROMPT_COST_DECAY + promptTokens;
   }
 
-  /** The predicted ms of a step of `rows` generating rows alone, once known. */
+  /**
+   * The predicted ms of a step of `rows` generating rows alone, once known. Steady streams decode the
+   * same number of rows step after step, which fits no line; their mean cost is then the estimate (the
+   * moment a prompt arrives beside them is exactly when it is needed).
+   */
   decodeMs(rows: number): number | undefined {
-    const line = this.decode.line();
-    return line ? line.fixed + line.perRow * rows : undefined;
+    return this.decode.estimate(rows);
   }
 
   /** What one prompt token adds to a step, once known. */

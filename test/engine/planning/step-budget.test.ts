@@ -31,6 +31,16 @@ describe("promptTokenBudget", () => {
     expect(stepMs).toBeGreaterThan((STEP_BOUND_FACTOR - 0.1) * decodeMs);
   });
 
+  test("steady streams (every step the same rows, no line to fit) still bound a step with prompts beside them", () => {
+    // eight clients that started together decode eight rows step after step; then their next prompts arrive
+    const costs = new StepCosts();
+    for (let i = 0; i < 8; i++) costs.record(0, 128, 10 + 1.6 * 128);
+    for (let i = 0; i < 200; i++) costs.record(8, 0, 60);
+    const budget = promptTokenBudget(costs, 8, 512);
+    expect(budget).toBeLessThan(512);
+    expect(60 + budget * 1.6).toBeLessThanOrEqual(STEP_BOUND_FACTOR * 60 + 20);
+  });
+
   test("never fewer than MIN_PROMPT_CHUNK tokens, so prompts progress even beside a cheap step", () => {
     expect(promptTokenBudget(measured(5, 1, 3), 1, 511)).toBe(MIN_PROMPT_CHUNK);
   });
