@@ -7,26 +7,9 @@ import { mkdtempSync, readdirSync, rmSync, statSync, writeFileSync } from "node:
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { Engine } from "../../src/engine/engine.ts";
-import type { EngineEvent, EngineOptions, GenerateRequest } from "../../src/engine/types.ts";
+import type { EngineOptions } from "../../src/engine/types.ts";
 import { ensureModel } from "../../scripts/gen-models.ts";
-
-interface Outcome { tokens: number[]; done?: Extract<EngineEvent, { type: "done" }>; error?: Extract<EngineEvent, { type: "error" }> }
-
-let nextId = 0;
-function run(engine: Engine, request: Omit<GenerateRequest, "id">): Promise<Outcome> {
-  const outcome: Outcome = { tokens: [] };
-  return new Promise((resolve) => {
-    engine.submit({ ...request, id: `d${++nextId}` }, (event) => {
-      if (event.type === "token") {
-        if (event.token >= 0) outcome.tokens.push(event.token);
-      } else if (event.type !== "progress") {
-        if (event.type === "done") outcome.done = event;
-        else outcome.error = event;
-        resolve(outcome);
-      }
-    });
-  });
-}
+import { run } from "./engine-run.ts";
 
 const greedy = { temperature: 0 };
 /** A long agent-like prompt: a system part of `lines` rules, then a question. */

@@ -5,27 +5,8 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { Engine } from "../../src/engine/engine.ts";
 import { PromptCache } from "../../src/engine/prompt-cache/host-cache.ts";
-import type { EngineEvent, GenerateRequest } from "../../src/engine/types.ts";
 import { ensureModel } from "../../scripts/gen-models.ts";
-
-interface Outcome { tokens: number[]; done?: Extract<EngineEvent, { type: "done" }>; error?: Extract<EngineEvent, { type: "error" }> }
-
-let nextId = 0;
-function run(engine: Engine, request: Omit<GenerateRequest, "id">, onToken?: (count: number) => void): Promise<Outcome> {
-  const outcome: Outcome = { tokens: [] };
-  return new Promise((resolve) => {
-    engine.submit({ ...request, id: `p${++nextId}` }, (event) => {
-      if (event.type === "token") {
-        if (event.token >= 0) outcome.tokens.push(event.token);
-        onToken?.(outcome.tokens.length);
-      } else if (event.type !== "progress") {
-        if (event.type === "done") outcome.done = event;
-        else outcome.error = event;
-        resolve(outcome);
-      }
-    });
-  });
-}
+import { run, type Outcome } from "./engine-run.ts";
 
 const greedy = { temperature: 0 };
 /** A chat prompt whose long system part starts with `topic`, so that prompts of different topics share no prefix. */

@@ -7,32 +7,9 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { Engine } from "../../src/engine/engine.ts";
-import { EngineError, type EngineEvent, type EngineOptions, type GenerateRequest } from "../../src/engine/types.ts";
+import { EngineError, type EngineOptions, type GenerateRequest } from "../../src/engine/types.ts";
 import { ensureModel } from "../../scripts/gen-models.ts";
-
-interface Outcome { tokens: number[]; done?: Extract<EngineEvent, { type: "done" }>; error?: Extract<EngineEvent, { type: "error" }> }
-
-let nextId = 0;
-/** Submits a request; `onToken` hears each token's count. Resolves with what it produced. */
-function run(engine: Engine, request: Omit<GenerateRequest, "id">, onToken?: (count: number) => void): Promise<Outcome> {
-  const outcome: Outcome = { tokens: [] };
-  return new Promise((resolve, reject) => {
-    try {
-      engine.submit({ ...request, id: `l${++nextId}` }, (event) => {
-        if (event.type === "token") {
-          if (event.token >= 0) outcome.tokens.push(event.token);
-          onToken?.(outcome.tokens.length);
-        } else if (event.type !== "progress") {
-          if (event.type === "done") outcome.done = event;
-          else outcome.error = event;
-          resolve(outcome);
-        }
-      });
-    } catch (error) {
-      reject(error);
-    }
-  });
-}
+import { run } from "./engine-run.ts";
 
 const greedy = { temperature: 0 };
 /** A prompt long enough that what a sequence loses of it goes to the host cache (PROMPT_CACHE_MIN_TOKENS). */
