@@ -1,7 +1,7 @@
 // The engine of one model: loads it, creates a context for N parallel sequences, and drives the
 // scheduler's step loop. It does not know whether it runs in a child process or a Worker.
 import { statSync } from "node:fs";
-import { LlamaModel, LlamaContext, TokenBatch, DecodeStatus, computeSummary, backendDevices, loadLoraAdapter, applyLoraAdapters } from "../../ffi/llama.ts";
+import { LlamaModel, LlamaContext, TokenBatch, DecodeStatus, computeSummary, backendDevices } from "../../ffi/llama.ts";
 import { MtmdContext } from "../../ffi/mtmd.ts";
 import { readGgufHeaderSync, ggufNumber, ggufArchKey } from "../store/gguf.ts";
 import { freemem } from "node:os";
@@ -27,7 +27,7 @@ import { openKvEventPublisher, type KvEventPublisher } from "./kv-events/publish
 import type { KvEventsConfig } from "./kv-events/kv-events-config.ts";
 import type { SpeechEvent } from "./protocol.ts";
 import { SpeechRunner } from "./speech-runner.ts";
-import { LoraAdapters } from "./lora-adapters.ts";
+import { attachAdapters, type LoraAdapters } from "./lora-adapters.ts";
 import { EngineAdapters } from "./engine-adapters.ts";
 
 // llama.cpp's own log lines go through llamux's logger in every process that runs an engine.
@@ -237,12 +237,7 @@ export class Engine {
         ...(options.speculative && model.isRecurrentOrHybrid ? { recurrentRollback: options.speculative.maxDraftTokens ?? DEFAULT_MAX_DRAFT_TOKENS } : {}),
       });
       try {
-        const fixed = (options.loraAdapters ?? []).map((path) => loadLoraAdapter(model, path));
-        if (fixed.length > 0) applyLoraAdapters(context, fixed.map((adapter) => ({ adapter, scale: 1 })));
-        if (options.lora && !options.embeddings) {
-          adapters = new LoraAdapters(model, context, fixed, options.lora.maxLoras, options.lora.maxRank);
-          for (const { name, path } of options.lora.modules ?? []) adapters.load(name, path);
-        }
+        adapters = attachAdapters(model, context, options.loraAdapters ?? [], options.embeddings ? undefined : options.lora);
         if (options.projectorPath) {
           // a speech projector keeps libmtmd's own marker: the pipeline writes it to encode a reference voice
           const projector = MtmdContext.load(options.projectorPath, model, { threads, gpu: gpuLayers !== 0, ...(speaks ? {} : { mediaMarker: randomMediaMarker() }) });
@@ -456,7 +451,7 @@ export class Engine {
    * shutdown). Returns the states it queued.
    */
   async flushDiskCache(): Promise<number> {
-    await Promise.all([this.diskCacheReady, this.lora?.ready()]);
+    await this.diskCacheReady; // the adapters' stores too
     while (this.looping) await Bun.sleep(IDLE_POLL_MS);
     const queued = this.scheduler.persistIdle();
     await Promise.all([this.diskCache?.flush(), this.lora?.flush()]);

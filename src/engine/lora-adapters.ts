@@ -9,7 +9,7 @@ import { applyLoraAdapters, freeLoraAdapter, loadLoraAdapter, type LlamaContext,
 import { kindAt } from "../store/regular-file.ts";
 import { LoraAdapterFileError, readLoraAdapter } from "../store/lora-adapter-file.ts";
 import { BASE_ADAPTER } from "./planning/adapter-turns.ts";
-import { EngineError } from "./types.ts";
+import { EngineError, type EngineOptions } from "./types.ts";
 
 /** vLLM's defaults: adapters whose requests may hold sequences at once, and the largest rank loaded. */
 export const DEFAULT_MAX_LORAS = 1;
@@ -23,6 +23,22 @@ export interface ServedAdapter {
   readonly name: string;
   readonly path: string;
   readonly native: LoraAdapter;
+}
+
+/**
+ * Applies the Modelfile's adapters (`fixed`, always on) to the context, and with `perRequest` (--enable-lora;
+ * never on an embedding engine) returns the adapters requests may name, its modules loaded.
+ */
+export function attachAdapters(
+  model: LlamaModel, context: LlamaContext, fixedPaths: readonly string[],
+  perRequest: EngineOptions["lora"],
+): LoraAdapters | undefined {
+  const fixed = fixedPaths.map((path) => loadLoraAdapter(model, path));
+  if (fixed.length > 0) applyLoraAdapters(context, fixed.map((adapter) => ({ adapter, scale: 1 })));
+  if (!perRequest) return undefined;
+  const adapters = new LoraAdapters(model, context, fixed, perRequest.maxLoras, perRequest.maxRank);
+  for (const { name, path } of perRequest.modules ?? []) adapters.load(name, path);
+  return adapters;
 }
 
 export class LoraAdapters {
