@@ -26,7 +26,7 @@ export const TINY_MODEL_NAMES = [
   // reranking and audio input
   "tiny-bert-rerank", "tiny-audio-mmproj",
   // coding agents: a long trained context, a tool template and replies that end after a few words
-  "tiny-llama-agent",
+  "tiny-llama-agent", "tiny-lfm2-agent",
   // speech output: Qwen3-TTS (backbone and its audio-generation projector)
   "tiny-qwen3tts", "tiny-qwen3tts-mmproj",
   // speech output: Pocket TTS (backbone and its flow net, mimi decoder and voice encoder)
@@ -256,6 +256,15 @@ tinyRecipes.push(generated(
   tinyAgentShape,
   { ...QWEN_TOKENIZER, chatTemplate: CHATML_HERMES_TEMPLATE },
   llamaModel,
+));
+
+// A hybrid model for agents' prompts: tiny LFM2 with the agent model's context and tool template.
+tinyRecipes.push(generated(
+  "tiny-lfm2-agent",
+  "Tiny random-weight LFM2 hybrid model for coding agents: 64k trained context, ChatML/Hermes tool template",
+  { ...tinyLfm2Shape, nCtx: 65_536 },
+  { ...lfm2Tokenizer(), chatTemplate: CHATML_HERMES_TEMPLATE },
+  lfm2Model,
 ));
 
 // Qwen3-TTS, 64 wide: head size 32, so the M-RoPE sections sum to 16.

@@ -310,7 +310,7 @@ export class Scheduler {
     const views: PrefillView[] = prompts.map((slot) => {
       const active = slot.active!;
       // text up to the next image (which waits for an image step of its own), or to a state to save
-      let end = active.textEnd();
+      let end = Math.min(active.textEnd(), this.memory.markCut(active));
       if (active.sharedPrefixEnd > active.nextPromptIndex) end = Math.min(end, active.sharedPrefixEnd);
       return { left: active.prompt.length - active.nextPromptIndex, run: end - active.nextPromptIndex, passedOver: active.stepsPassedOver };
     });

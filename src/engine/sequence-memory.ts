@@ -7,7 +7,7 @@
 // under its own adapter (SequenceSlot.adapterId), in live sequences, the host cache (keyed by adapter) and
 // the disk tier (one store per adapter, its identity naming the adapter file).
 import type { LlamaContext } from "../../ffi/llama.ts";
-import type { ActiveRequest, SequenceSlot } from "./sequence.ts";
+import type { ActiveRequest, RecurrentMark, SequenceSlot } from "./sequence.ts";
 import { commonPrefixLength, planReuse, type ReusePlan } from "./planning/prefix-reuse.ts";
 import { choosePrefixSource, PROMPT_CACHE_MIN_TOKENS, type PrefixChoice } from "./planning/prefix-source.ts";
 import { statesToKeep } from "./planning/cache-tiers.ts";
@@ -16,6 +16,7 @@ import type { DiskEntry, DiskPromptStore } from "./prompt-cache/disk-store.ts";
 import { imageCutAt } from "./image-prompt.ts";
 import type { ImageEncoder } from "./image-encoder.ts";
 import { BASE_ADAPTER } from "./planning/adapter-turns.ts";
+import { isMark, markSpacing, nextMarkAt } from "./planning/recurrent-marks.ts";
 
 /** Recurrent/hybrid models save a checkpoint only after processing at least this many new prompt tokens. */
 export const CHECKPOINT_MIN_NEW_TOKENS = 32;
@@ -28,6 +29,8 @@ export class SequenceMemory {
   private clock = 0;
   /** Disk entries being read into the host cache, and what each read resolves to. */
   private readonly loading = new Map<DiskEntry, Promise<void>>();
+  /** Tokens between a recurrent prompt's marks (planning/recurrent-marks.ts). */
+  private readonly markSpacing: number;
 
   constructor(
     readonly slots: readonly SequenceSlot[],
@@ -40,6 +43,7 @@ export class SequenceMemory {
     disk?: DiskPromptStore,
   ) {
     this.disk = disk;
+    this.markSpacing = markSpacing(context.contextSize);
   }
 
   /** The disk tier, once it is open (it reads its index after the engine loads); none without a host cache. */
@@ -62,7 +66,7 @@ export class SequenceMemory {
     const rank = (slot: SequenceSlot) => (session !== undefined && slot.session === session ? Infinity : -slot.lastUsed);
     for (const slot of this.slots) {
       if (slot.active) continue;
-      const keep = slot.adapterId === adapter ? planReuse(slot.cached, prompt, this.canRollBack, slot.checkpoint?.length).keep : 0;
+      const keep = slot.adapterId === adapter ? planReuse(slot.cached, prompt, this.canRollBack, slot.checkpoint?.length, slot.markLengths()).keep : 0;
       if (keep > bestKeep || (keep === bestKeep && rank(slot) > rank(best!))) {
         best = slot;
         bestKeep = keep;
@@ -77,7 +81,8 @@ export class SequenceMemory {
    */
   prefixSource(slot: SequenceSlot, active: ActiveRequest): PrefixSource {
     const { prompt, images, adapterId } = active;
-    let own = slot.adapterId === adapterId ? planReuse(slot.cached, prompt, this.canRollBack, slot.checkpoint?.length) : { keep: 0, fromCheckpoint: false };
+    let own: ReusePlan = slot.adapterId === adapterId
+      ? planReuse(slot.cached, prompt, this.canRollBack, slot.checkpoint?.length, slot.markLengths()) : { keep: 0, fromCheckpoint: false };
     // An image is kept whole or processed again whole.
     const cut = imageCutAt(images, own.keep);
     if (cut) own = this.canRollBack ? { keep: cut.start, fromCheckpoint: false } : { keep: 0, fromCheckpoint: false };
@@ -111,7 +116,7 @@ export class SequenceMemory {
     let pending = this.loading.get(entry);
     if (!pending) {
       pending = this.diskFor(adapter)!.load(entry).then((saved) => {
-        if (saved) this.promptCache?.store(saved.tokens, saved.state, saved.logits, saved.session, true, adapter);
+        if (saved) this.promptCache?.store(saved.tokens, saved.state, { logits: saved.logits, session: saved.session, onDisk: true, adapter });
       }).finally(() => this.loading.delete(entry));
       this.loading.set(entry, pending);
     }
@@ -166,14 +171,28 @@ export class SequenceMemory {
   }
 
   /**
-   * After a decode, the states a recurrent prompt asked to keep: where it parts from another session's
-   * prompt (to the host cache, for the next session), and after its last token (its checkpoint, with the
-   * logits, so that the same prompt again needs no decode).
+   * Where the step processing this prompt must end so that a mark is saved after it (recurrent models, text
+   * prompts): the next mark's position, or the prompt's end when none comes before it.
+   */
+  markCut(active: ActiveRequest): number {
+    if (this.canRollBack || active.images.length > 0) return active.prompt.length;
+    return nextMarkAt(active.nextPromptIndex, active.prompt.length, this.markSpacing) || active.prompt.length;
+  }
+
+  /**
+   * After a decode, the states a recurrent prompt asked to keep: a mark, where it parts from another
+   * session's prompt (to the host cache, for the next session), and after its last token (its checkpoint,
+   * with the logits, so that the same prompt again needs no decode).
    */
   saveAfterDecode(slot: SequenceSlot): void {
     const active = slot.active!;
-    if (active.sharedPrefixEnd > 0 && active.nextPromptIndex === active.sharedPrefixEnd) {
-      this.promptCache!.store(slot.cached.slice(0, active.sharedPrefixEnd), this.context.saveSequence(slot.seq), undefined, undefined, false, slot.adapterId);
+    const processed = active.nextPromptIndex;
+    if (!this.canRollBack && active.images.length === 0 && isMark(processed, active.prompt.length, this.markSpacing)
+      && slot.cached.length === processed && (slot.marks.at(-1)?.length ?? 0) < processed) {
+      slot.marks.push({ length: processed, state: this.context.saveRecurrentState(slot.seq) });
+    }
+    if (active.sharedPrefixEnd > 0 && processed === active.sharedPrefixEnd) {
+      this.promptCache!.store(slot.cached.slice(0, processed), this.context.saveSequence(slot.seq), { adapter: slot.adapterId, marks: slot.marks });
       active.sharedPrefixEnd = 0;
     }
     if (active.checkpointAfterPrompt && slot.outputIndex >= 0 && active.nextPromptIndex === active.prompt.length) {
@@ -234,8 +253,9 @@ export class SequenceMemory {
       covered: cache.covers(slot.cached, slot.adapterId), heldElsewhere: this.heldElsewhere(slot),
     };
     const keepStates = statesToKeep(leaving);
-    if (keepStates.checkpoint) cache.store(slot.cached.slice(0, checkpoint!.length), checkpoint!.state, checkpoint!.logits, slot.session, false, slot.adapterId);
-    if (keepStates.whole) cache.store(slot.cached, this.context.saveSequence(slot.seq), undefined, slot.session, false, slot.adapterId);
+    const extras = { session: slot.session, adapter: slot.adapterId, marks: slot.marks };
+    if (keepStates.checkpoint) cache.store(slot.cached.slice(0, checkpoint!.length), checkpoint!.state, { ...extras, logits: checkpoint!.logits });
+    if (keepStates.whole) cache.store(slot.cached, this.context.saveSequence(slot.seq), extras);
   }
 
   /** The slot's memory goes to the host cache (when worth keeping there) and leaves the KV cache. */
@@ -372,9 +392,10 @@ export class SequenceMemory {
 
   /** The slot's memory is replaced by a host-cached state, cut to the prompt's prefix; on failure it starts empty. */
   private restoreFromHost(slot: SequenceSlot, active: ActiveRequest, entry: PromptCacheEntry, keep: number): void {
-    if (!this.loadState(slot, entry.state, entry.tokens, keep)) return;
+    if (!this.loadState(slot, entry.state, entry.tokens, keep, entry.marks.find((mark) => mark.length === keep))) return;
     this.promptCache!.touch(entry);
-    if (entry.logits) {
+    slot.marks = entry.marks.filter((mark) => mark.length <= keep);
+    if (entry.logits && keep === entry.tokens.length) {
       // a recurrent checkpoint: it serves this slot's next prompts as its own would
       slot.checkpoint = { length: keep, state: entry.state, logits: entry.logits };
       if (keep === active.prompt.length) active.restoredLogits = entry.logits;
@@ -383,14 +404,15 @@ export class SequenceMemory {
 
   /**
    * The slot's memory (kept in the host cache first, when worth it) is replaced by `state`, a save of
-   * `tokens`, cut back to their first `keep`. False, with the slot empty, when llama.cpp refuses either.
+   * `tokens`, cut back to their first `keep` (on a recurrent model, at `mark`). False, with the slot empty,
+   * when llama.cpp refuses any of it.
    */
-  private loadState(slot: SequenceSlot, state: Uint8Array, tokens: ArrayLike<number>, keep: number): boolean {
+  private loadState(slot: SequenceSlot, state: Uint8Array, tokens: ArrayLike<number>, keep: number, mark?: RecurrentMark): boolean {
     this.emptySlot(slot);
     // the state needs free cells for all its tokens: idle caches make way when they are missing
     const restored = this.context.restoreSequence(slot.seq, state)
       || (this.makeRoom(tokens.length + 1, slot) > tokens.length && this.context.restoreSequence(slot.seq, state));
-    if (!restored || (keep < tokens.length && !this.context.removeTokens(slot.seq, keep, -1))) {
+    if (!restored || (keep < tokens.length && !this.rollBack(slot, keep, mark))) {
       this.context.clearSequence(slot.seq);
       return false;
     }
@@ -398,7 +420,16 @@ export class SequenceMemory {
     return true;
   }
 
-  /** Keeps what the prompt can reuse of the slot's memory (live cache or checkpoint) and drops the rest. */
+  /**
+   * Drops the sequence's cells from `keep` on: on a recurrent model only at a mark, whose recurrent state
+   * is restored first (the attention cells before it stay). False when llama.cpp refuses.
+   */
+  private rollBack(slot: SequenceSlot, keep: number, mark?: RecurrentMark): boolean {
+    if (!this.canRollBack && (mark?.length !== keep || !this.context.restoreRecurrentState(slot.seq, mark.state))) return false;
+    return this.context.removeTokens(slot.seq, keep, -1);
+  }
+
+  /** Keeps what the prompt can reuse of the slot's memory (live cache, checkpoint or mark) and drops the rest. */
   private reuseCache(slot: SequenceSlot, active: ActiveRequest, plan: ReusePlan): void {
     const { prompt } = active;
     if (plan.keep < slot.cached.length) this.keepInHost(slot, plan.keep);
@@ -414,7 +445,8 @@ export class SequenceMemory {
       return;
     }
     if (plan.keep >= slot.cached.length) return;
-    if (plan.keep === 0 || !this.context.removeTokens(slot.seq, plan.keep, -1)) this.forget(slot);
+    const mark = plan.fromMark ? slot.marks.find((m) => m.length === plan.keep) : undefined;
+    if (plan.keep === 0 || !this.rollBack(slot, plan.keep, mark)) this.forget(slot);
     else slot.truncate(plan.keep);
   }
 }

@@ -166,11 +166,19 @@ export interface Checkpoint {
   logits: Float32Array;
 }
 
+/** The recurrent part of a sequence's state after its first `length` cached tokens (planning/recurrent-marks.ts). */
+export interface RecurrentMark {
+  length: number;
+  state: Uint8Array;
+}
+
 /** One of the context's parallel sequences and the tokens its memory currently holds. */
 export class SequenceSlot {
   cached: number[] = [];
   /** Saved state of a prefix of `cached`, for models whose memory cannot roll back. */
   checkpoint: Checkpoint | undefined;
+  /** Marks along `cached` (recurrent models), ascending by length. */
+  marks: RecurrentMark[] = [];
   active: ActiveRequest | undefined;
   lastUsed = 0;
   /** The session of the request that last used this memory (RequestSchedule.session), when it said. */
@@ -193,10 +201,16 @@ export class SequenceSlot {
     return this.adapter?.id ?? BASE_ADAPTER;
   }
 
-  /** Forgets cached tokens from `length` on, and a checkpoint that covered any of them. */
+  /** The lengths its marks cover, ascending (what planReuse weighs). */
+  markLengths(): number[] {
+    return this.marks.map((mark) => mark.length);
+  }
+
+  /** Forgets cached tokens from `length` on, and a checkpoint or marks that covered any of them. */
   truncate(length: number): void {
     this.cached.length = Math.min(this.cached.length, length);
     if (this.checkpoint && this.checkpoint.length > length) this.checkpoint = undefined;
+    if (this.marks.length > 0 && this.marks.at(-1)!.length > length) this.marks = this.marks.filter((mark) => mark.length <= length);
     for (const [other, shared] of this.sharedWith) {
       if (shared <= length) continue;
       if (length === 0) {

@@ -5,14 +5,17 @@
 // message anywhere but first raises, as Qwen3's and many GGUF templates do). Its attribution line (the first
 // system block, whose suffix changes with each session) never reaches the prompt, so a new session's first
 // request reads the system prompt and tools it shares with the first session from the cache, and a continued
-// session reads almost all of its prompt.
+// session reads almost all of its prompt. On a hybrid model (tiny LFM2), whose recurrent state cannot be cut
+// back, the new session's first request reads the shared part up to the first session's last mark before it.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { mkdtempSync, readdirSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { CHATML_HERMES_STRICT_TEMPLATE as STRICT_TEMPLATE, CHATML_HERMES_TEMPLATE } from "../../scripts/models/templates.ts";
 import { renderChatTemplate } from "../../src/chat/template.ts";
-import { RUN_TIMEOUT_MS, startAgentServer, type AgentServer } from "./agent-harness.ts";
+import { MODEL, RUN_TIMEOUT_MS, startAgentServer, type AgentServer } from "./agent-harness.ts";
+import { ensureModel } from "../../scripts/gen-models.ts";
+import { startServer } from "../server/serve-fixture.ts";
 import { RECORDING_FORMAT, replayInit, type RecordedRequest, type Recording } from "../fixtures/recording-proxy.ts";
 
 const recordings = join(import.meta.dir, "..", "fixtures", "recordings");
@@ -25,6 +28,9 @@ beforeAll(async () => {
   writeFileSync(join(templateDir, "strict.jinja"), STRICT_TEMPLATE);
   servers.inPlace = await startAgentServer("a");
   servers.strict = await startAgentServer("a", ["--chat-template", join(templateDir, "strict.jinja")]);
+  // the hybrid model, with the agent model's context and template
+  const hybrid = await startServer([await ensureModel("tiny-lfm2-agent"), "--served-model-name", MODEL, "--profile", "a"], { LLAMUX_LOG_LEVEL: "info" });
+  servers.hybrid = { profile: "a", server: hybrid, baseUrl: hybrid.baseUrl, stop: () => hybrid.stop() };
 }, 120_000);
 afterAll(async () => {
   await Promise.all(Object.values(servers).map((s) => s.stop()));
@@ -49,11 +55,19 @@ async function countTokens(body: MessagesBody): Promise<number> {
   return ((await response.json()) as { input_tokens: number }).input_tokens;
 }
 
-/** Sends a recorded request again; for a Messages request, the usage it reports (streamed or not). */
-async function replay(request: RecordedRequest): Promise<{ status: number; usage?: Usage }> {
-  const response = await fetch(server.baseUrl + request.path, replayInit(request));
+/**
+ * Sends a recorded request again; for a Messages request, the usage it reports (streamed or not). With
+ * `maxTokens`, replies are cut to that many tokens (a random-weight model without the agent model's short
+ * replies would write up to the recorded max_tokens).
+ */
+async function replay(request: RecordedRequest, maxTokens?: number): Promise<{ status: number; usage?: Usage }> {
+  const body = maxTokens !== undefined && isMessages(request) ? { ...bodyOf(request), max_tokens: maxTokens } : undefined;
+  const response = await fetch(server.baseUrl + request.path, replayInit(body ? { ...request, body } : request));
   const text = await response.text();
-  if (!isMessages(request) || response.status !== 200) return { status: response.status };
+  if (!isMessages(request) || response.status !== 200) {
+    if (response.status !== request.status) console.error(`${request.path}: ${response.status} ${text.slice(0, 500)}`);
+    return { status: response.status };
+  }
   if (!bodyOf(request).stream) return { status: response.status, usage: (JSON.parse(text) as { usage: Usage }).usage };
   const usages = text.split("\n").filter((line) => line.startsWith("data: ")).map((line) => JSON.parse(line.slice(6)) as { type: string; usage?: Usage })
     .filter((event) => event.type === "message_delta" && event.usage);
@@ -77,6 +91,22 @@ test("the strict template refuses the conversation as Claude Code sends it (a sy
   expect(() => renderChatTemplate(CHATML_HERMES_TEMPLATE, messages)).not.toThrow();
 });
 
+/** Sends the recording's requests in order; each run's Messages usages. */
+async function replayAll(maxTokens?: number): Promise<Record<string, Usage[]>> {
+  const usages: Record<string, Usage[]> = {};
+  for (const run of recording.runs) {
+    usages[run.name] = [];
+    for (const request of run.requests) {
+      const { status, usage } = await replay(request, maxTokens);
+      expect(`${request.method} ${request.path} ${status}`).toBe(`${request.method} ${request.path} ${request.status}`);
+      if (usage) usages[run.name]!.push(usage);
+    }
+  }
+  return usages;
+}
+
+const share = (usage: Usage) => usage.cache_read_input_tokens / (usage.cache_read_input_tokens + usage.input_tokens);
+
 describe.each([["writes system messages in place", "inPlace"], ["refuses later system messages", "strict"]])("a template that %s", (_, which) => {
   beforeAll(() => {
     server = servers[which]!;
@@ -91,16 +121,7 @@ describe.each([["writes system messages in place", "inPlace"], ["refuses later s
   }, RUN_TIMEOUT_MS);
 
   test("replayed in order: --continue reads ≥ 90% of its prompt from the cache, a new session its shared system prompt and tools", async () => {
-    const usages: Record<string, Usage[]> = {};
-    for (const run of recording.runs) {
-      usages[run.name] = [];
-      for (const request of run.requests) {
-        const { status, usage } = await replay(request);
-        expect(`${request.method} ${request.path} ${status}`).toBe(`${request.method} ${request.path} ${request.status}`);
-        if (usage) usages[run.name]!.push(usage);
-      }
-    }
-    const share = (usage: Usage) => usage.cache_read_input_tokens / (usage.cache_read_input_tokens + usage.input_tokens);
+    const usages = await replayAll();
     expect(share(usages.continue![0]!)).toBeGreaterThanOrEqual(0.9);
     // the part a new session shares: its system prompt and tools, before any message
     const fresh = bodyOf(firstMessages("new-session"));
@@ -108,5 +129,19 @@ describe.each([["writes system messages in place", "inPlace"], ["refuses later s
     const newSession = usages["new-session"]![0]!;
     expect(shared).toBeGreaterThan(5000);
     expect(newSession.cache_read_input_tokens).toBeGreaterThanOrEqual(shared);
+  }, 3 * RUN_TIMEOUT_MS);
+});
+
+describe("a hybrid model (tiny LFM2), whose recurrent state cannot be cut back", () => {
+  beforeAll(() => {
+    server = servers.hybrid!;
+  });
+
+  test("replayed in order: a new session's first request reads ≥ 70% of its prompt, a continued one ≥ 90%", async () => {
+    const usages = await replayAll(16);
+    expect(share(usages.continue![0]!)).toBeGreaterThanOrEqual(0.9);
+    const newSession = usages["new-session"]![0]!;
+    expect(newSession.cache_read_input_tokens + newSession.input_tokens).toBeGreaterThan(5000);
+    expect(share(newSession)).toBeGreaterThanOrEqual(0.7);
   }, 3 * RUN_TIMEOUT_MS);
 });

@@ -7,6 +7,7 @@ import { Engine } from "../../src/engine/engine.ts";
 import { PromptCache } from "../../src/engine/prompt-cache/host-cache.ts";
 import { ensureModel } from "../../scripts/gen-models.ts";
 import { run, type Outcome } from "./engine-run.ts";
+import { commonPrefixLength } from "../../src/engine/planning/prefix-reuse.ts";
 
 const greedy = { temperature: 0 };
 /** A chat prompt whose long system part starts with `topic`, so that prompts of different topics share no prefix. */
@@ -34,8 +35,20 @@ describe("PromptCache", () => {
     expect(cache.find([1, 2, 3, 4])?.keep).toBe(3);
     expect(cache.find([1, 2, 4, 4])).toBeUndefined();
     expect(cache.find([1, 2, 3])).toBeUndefined();
-    cache.store([5, 6, 7], state(100), new Float32Array(4));
+    cache.store([5, 6, 7], state(100), { logits: new Float32Array(4) });
     expect(cache.find([5, 6, 7])?.keep).toBe(3);
+  });
+
+  test("a recurrent entry serves a prompt parting from it up to the last of its marks, which count in its size", () => {
+    const cache = new PromptCache(10_000, false);
+    const mark = (length: number) => ({ length, state: state(10) });
+    const entry = cache.store([1, 2, 3, 4, 5, 6], state(100), { marks: [mark(2), mark(4), mark(6)] })!;
+    // a mark at the entry's end is no mark of it: the whole state is
+    expect(entry.marks.map((m) => m.length)).toEqual([2, 4]);
+    expect(entry.bytes).toBe(100 + 6 * 4 + 2 * 10);
+    expect(cache.find([1, 2, 3, 4, 5, 9])).toEqual({ entry, keep: 4 });
+    expect(cache.find([1, 2, 3, 9])).toEqual({ entry, keep: 2 });
+    expect(cache.find([1, 9])).toBeUndefined();
   });
 
   test("stays within its bound, evicting the least recently used entry and saying so", () => {
@@ -67,8 +80,8 @@ describe("PromptCache", () => {
 
   test("a request of a session renews its states, so a quiet session's go first", () => {
     const cache = new PromptCache(1000, true);
-    cache.store([1, 1], state(400), undefined, "agent-a");
-    cache.store([2, 2], state(400), undefined, "agent-b");
+    cache.store([1, 1], state(400), { session: "agent-a" });
+    cache.store([2, 2], state(400), { session: "agent-b" });
     cache.touchSession("agent-a");
     cache.store([3, 3], state(400));
     expect(cache.find([1, 1, 5])).toBeDefined();
@@ -196,8 +209,8 @@ describe("attention model: host cache and copies", () => {
 
 describe("hybrid LFM2: host-cached checkpoints", () => {
   /** tiny-lfm2 with a host cache, and the same without one for reference tokens; both disposed after `body`. */
-  async function withEngines(parallel: number, body: (engine: Engine, cold: Engine) => Promise<void>): Promise<void> {
-    const options = { modelPath: await ensureModel("tiny-lfm2"), parallel, contextPerSequence: 1024, threads: 2 };
+  async function withEngines(parallel: number, body: (engine: Engine, cold: Engine) => Promise<void>, contextPerSequence = 1024): Promise<void> {
+    const options = { modelPath: await ensureModel("tiny-lfm2"), parallel, contextPerSequence, threads: 2 };
     const engine = Engine.load({ ...options, cacheRamMiB: 16 });
     const cold = Engine.load({ ...options, cacheRamMiB: 0 });
     try {
@@ -208,9 +221,9 @@ describe("hybrid LFM2: host-cached checkpoints", () => {
     }
   }
 
-  /** Agents' turns: one system prompt of 12 rules, then each session's own question; and the system prompt's length in tokens. */
-  function agentSessions(engine: Engine) {
-    const system = `<|startoftext|>${chat("Agents", "", 12).slice("Agents".length).split("<|im_start|>user")[0]}`;
+  /** Agents' turns: one system prompt of `rules` rules, then each session's own question; and the system prompt's length in tokens. */
+  function agentSessions(engine: Engine, rules = 12) {
+    const system = `<|startoftext|>${chat("Agents", "", rules).slice("Agents".length).split("<|im_start|>user")[0]}`;
     const session = (question: string) => ({
       prompt: `${system}<|im_start|>user\n${question} ${"Tell me about the files of this project. ".repeat(4)}<|im_end|>\n<|im_start|>assistant\n`,
       maxTokens: 4, sampling: greedy, ignoreEos: true, addSpecial: false,
@@ -268,5 +281,46 @@ describe("hybrid LFM2: host-cached checkpoints", () => {
       const reference = await run(cold, session("Third?"));
       expect(third.tokens).toEqual(reference.tokens);
     });
+  });
+
+  // A system prompt of about 1,300 tokens: marks every 512 tokens (a 2,048-token context) fall inside it.
+  const longSessions = (engine: Engine) => agentSessions(engine, 75);
+  const markBefore = (engine: Engine, a: string, b: string) => {
+    const shared = commonPrefixLength(engine.tokenize(a, false, true), engine.tokenize(b, false, true));
+    return Math.floor(shared / 512) * 512;
+  };
+
+  test("a new session's first prompt keeps what it shares with the last session's up to a mark, and generates the cold tokens", async () => {
+    await withEngines(1, async (engine, cold) => {
+      const { session, systemTokens } = longSessions(engine);
+      expect(systemTokens).toBeGreaterThan(1024);
+      const first = session("First?");
+      const firstRun = await run(engine, first);
+      expect(firstRun.done!.usage.cachedPromptTokens).toBe(0);
+      const second = await run(engine, session("Second?"));
+      const mark = markBefore(engine, first.prompt, session("Second?").prompt);
+      expect(mark).toBe(1024);
+      expect(second.done!.usage.cachedPromptTokens).toBe(mark);
+      expect(second.tokens).toEqual((await run(cold, session("Second?"))).tokens);
+      // the first session's whole memory went to host memory before its sequence went back to the mark
+      const nextTurn = { ...first, prompt: `${first.prompt}Answer.<|im_end|>\n<|im_start|>user\nAnd then?<|im_end|>\n<|im_start|>assistant\n` };
+      const continued = await run(engine, nextTurn);
+      expect(continued.done!.usage.cachedPromptTokens).toBeGreaterThanOrEqual(firstRun.done!.usage.promptTokens);
+      expect(continued.tokens).toEqual((await run(cold, nextTurn)).tokens);
+    }, 2048);
+  });
+
+  test("a state in host memory serves a prompt that parts from it, up to one of its marks", async () => {
+    await withEngines(1, async (engine, cold) => {
+      const { session } = longSessions(engine);
+      await run(engine, session("First?"));
+      // the only sequence goes to another request: the first session's state and its marks move to host memory
+      await run(engine, { prompt: `<|startoftext|>${chat("Weather", "Rain?", 4)}`, maxTokens: 2, sampling: greedy, addSpecial: false });
+      const restoredBefore = engine.stats().promptCache!.restored;
+      const second = await run(engine, session("Second?"));
+      expect(engine.stats().promptCache!.restored).toBe(restoredBefore + 1);
+      expect(second.done!.usage.cachedPromptTokens).toBe(markBefore(engine, session("First?").prompt, session("Second?").prompt));
+      expect(second.tokens).toEqual((await run(cold, session("Second?"))).tokens);
+    }, 2048);
   });
 });

@@ -15,6 +15,9 @@
 // it about 2 ms. One checkpoint per sequence turns the two common misses into hits: the same prompt
 // sent again (regenerate), and a next turn whose re-rendered answer differs from the generated tokens.
 // (scripts/bench-prefix-reuse.ts reproduces these figures.)
+// A recurrent sequence also keeps marks (planning/recurrent-marks.ts): small saves of its recurrent part
+// along a long prompt, so that a prompt parting from the cached tokens keeps them up to the last mark before.
+import { markWithin } from "./recurrent-marks.ts";
 
 export function commonPrefixLength(cached: ArrayLike<number>, prompt: ArrayLike<number>): number {
   const limit = Math.min(cached.length, prompt.length);
@@ -28,20 +31,25 @@ export interface ReusePlan {
   keep: number;
   /** The kept tokens come from restoring the checkpoint rather than from the live cache. */
   fromCheckpoint: boolean;
+  /** The kept tokens end at a mark: its recurrent state is restored and the cells after it dropped. */
+  fromMark?: true;
 }
 
 /**
  * How many cached tokens a prompt can keep. From the live cache at least one prompt token is always
  * left to process, since the first generated token needs that token's logits; a checkpoint carries
  * them, so it may cover the whole prompt. `checkpointLength` is the number of leading cached tokens a
- * saved state covers, when there is one.
+ * saved state covers, when there is one; `marks` the lengths the sequence's marks cover, ascending.
  */
-export function planReuse(cached: ArrayLike<number>, prompt: ArrayLike<number>, canRollBack: boolean, checkpointLength = 0): ReusePlan {
+export function planReuse(
+  cached: ArrayLike<number>, prompt: ArrayLike<number>, canRollBack: boolean, checkpointLength = 0, marks: readonly number[] = [],
+): ReusePlan {
   const common = commonPrefixLength(cached, prompt);
   if (canRollBack) return { keep: Math.min(common, prompt.length - 1), fromCheckpoint: false };
   if (common === cached.length && cached.length < prompt.length) return { keep: common, fromCheckpoint: false };
-  if (checkpointLength > 0 && common >= checkpointLength && checkpointLength <= prompt.length) {
-    return { keep: checkpointLength, fromCheckpoint: true };
-  }
+  const checkpoint = checkpointLength > 0 && common >= checkpointLength && checkpointLength <= prompt.length ? checkpointLength : 0;
+  const mark = markWithin(marks, Math.min(common, prompt.length - 1));
+  if (checkpoint > 0 && checkpoint >= mark) return { keep: checkpoint, fromCheckpoint: true };
+  if (mark > 0) return { keep: mark, fromCheckpoint: false, fromMark: true };
   return { keep: 0, fromCheckpoint: false };
 }

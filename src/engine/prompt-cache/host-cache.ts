@@ -8,8 +8,10 @@
 // token when they were kept (a recurrent checkpoint), so that the same prompt again needs no decode.
 // Attention-only models can restore an entry and drop its cells past the common prefix, so an entry
 // serves any prompt sharing a prefix with it; a recurrent state cannot be rolled back, so there an
-// entry serves only prompts that start with all of its tokens. A state serves only prompts of the LoRA
-// adapter it was computed under (its id, BASE_ADAPTER for the base model).
+// entry serves prompts that start with all of its tokens, and others up to the last of the marks it
+// carries (planning/recurrent-marks.ts) before they part. A state serves only prompts of the LoRA adapter
+// it was computed under (its id, BASE_ADAPTER for the base model).
+import type { RecurrentMark } from "../sequence.ts";
 import { commonPrefixLength } from "../planning/prefix-reuse.ts";
 import { evictionOrder } from "../planning/cache-tiers.ts";
 import { entryServes, usableLength } from "./prefix-match.ts";
@@ -24,6 +26,8 @@ export interface PromptCacheEntry {
   readonly session: string | undefined;
   /** The LoRA adapter the state was computed under. */
   readonly adapter: number;
+  /** Marks along `tokens` (recurrent models), ascending: the state serves prompts parting from it after one. */
+  readonly marks: readonly RecurrentMark[];
   lastUsed: number;
   /** The disk tier holds this state already. */
   onDisk: boolean;
@@ -46,6 +50,18 @@ export interface PromptCacheStats {
   /** Admitted prompts that took tokens from this tier, and those that looked and found none worth taking. */
   hits: number;
   misses: number;
+}
+
+/** What a stored state comes with besides its tokens. */
+export interface StoredStateExtras {
+  /** The logits after its last token (a recurrent checkpoint). */
+  logits?: Float32Array;
+  session?: string;
+  /** Read from the disk tier, which holds it already. */
+  onDisk?: boolean;
+  adapter?: number;
+  /** Marks along its tokens (only those within them are kept). */
+  marks?: readonly RecurrentMark[];
 }
 
 /** Evicted bytes after which the engine collects garbage at once, so that freed states leave its memory. */
@@ -92,10 +108,10 @@ export class PromptCache {
    * that can roll back) are dropped; least recently used entries go until it fits. Returns the entry, or
    * undefined when it was not kept: larger than the whole cache, or already covered by an entry.
    */
-  store(
-    tokens: ArrayLike<number>, state: Uint8Array, logits?: Float32Array, session?: string, onDisk = false, adapter = BASE_ADAPTER,
-  ): PromptCacheEntry | undefined {
-    const bytes = state.byteLength + (logits?.byteLength ?? 0) + tokens.length * 4;
+  store(tokens: ArrayLike<number>, state: Uint8Array, extras: StoredStateExtras = {}): PromptCacheEntry | undefined {
+    const { logits, session, onDisk = false, adapter = BASE_ADAPTER } = extras;
+    const marks = (extras.marks ?? []).filter((mark) => mark.length < tokens.length);
+    const bytes = state.byteLength + (logits?.byteLength ?? 0) + tokens.length * 4 + marks.reduce((sum, mark) => sum + mark.state.byteLength, 0);
     if (bytes > this.limitBytes || tokens.length === 0) return undefined;
     if (this.covers(tokens, adapter)) return undefined;
     for (let i = this.entries.length - 1; i >= 0; i--) {
@@ -108,7 +124,7 @@ export class PromptCache {
       this.evicted++;
       this.log(`prompt cache: evicted ${entry.tokens.length} tokens (${size(entry.bytes)}), least recently used, to keep ${tokens.length} tokens (${size(bytes)}) within ${size(this.limitBytes)}`);
     }
-    const entry: PromptCacheEntry = { tokens: Int32Array.from(tokens), state, logits, bytes, session, adapter, lastUsed: ++this.clock, onDisk };
+    const entry: PromptCacheEntry = { tokens: Int32Array.from(tokens), state, logits, bytes, session, adapter, marks, lastUsed: ++this.clock, onDisk };
     this.entries.push(entry);
     this.bytes += bytes;
     this.stored++;
@@ -121,7 +137,7 @@ export class PromptCache {
     let best: PromptCacheMatch | undefined;
     for (const entry of this.entries) {
       if (entry.adapter !== adapter) continue;
-      const keep = usableLength(entry.tokens, entry.logits !== undefined, prompt, this.canRollBack);
+      const keep = usableLength(entry.tokens, entry.logits !== undefined, prompt, this.canRollBack, entry.marks.map((mark) => mark.length));
       if (keep > 0 && keep > (best?.keep ?? 0)) best = { entry, keep };
     }
     return best;

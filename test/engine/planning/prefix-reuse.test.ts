@@ -24,6 +24,21 @@ describe("planReuse", () => {
     expect(planReuse([1, 2, 3, 4, 5], [1, 2], false, 3)).toEqual({ keep: 0, fromCheckpoint: false });
   });
 
+  test("recurrent models go back to the last mark before the prompt parts from the cache, when no checkpoint gives more", () => {
+    const cached = Array.from({ length: 20 }, (_, i) => i);
+    const parting = [...cached.slice(0, 13), 99, 98];
+    expect(planReuse(cached, parting, false, 0, [4, 8, 12, 16])).toEqual({ keep: 12, fromCheckpoint: false, fromMark: true });
+    // a checkpoint within the shared part that covers more wins; one covering less loses to the mark
+    expect(planReuse(cached, parting, false, 13, [4, 8, 12])).toEqual({ keep: 13, fromCheckpoint: true });
+    expect(planReuse(cached, parting, false, 6, [4, 8, 12])).toEqual({ keep: 12, fromCheckpoint: false, fromMark: true });
+    // a mark leaves one prompt token to process (it carries no logits)
+    expect(planReuse(cached, cached.slice(0, 12), false, 0, [4, 8, 12])).toEqual({ keep: 8, fromCheckpoint: false, fromMark: true });
+    // a prompt the cache continues keeps all of it; attention models ignore marks
+    expect(planReuse(cached.slice(0, 10), cached, false, 0, [4, 8])).toEqual({ keep: 10, fromCheckpoint: false });
+    expect(planReuse(cached, parting, true, 0, [4, 8, 12])).toEqual({ keep: 13, fromCheckpoint: false });
+    expect(planReuse(cached, [99, ...cached], false, 0, [4, 8])).toEqual({ keep: 0, fromCheckpoint: false });
+  });
+
   test("commonPrefixLength", () => {
     expect(commonPrefixLength([1, 2, 3], [1, 2, 4])).toBe(2);
     expect(commonPrefixLength([], [1])).toBe(0);
