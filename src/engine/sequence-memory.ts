@@ -116,7 +116,7 @@ export class SequenceMemory {
     let pending = this.loading.get(entry);
     if (!pending) {
       pending = this.diskFor(adapter)!.load(entry).then((saved) => {
-        if (saved) this.promptCache?.store(saved.tokens, saved.state, { logits: saved.logits, session: saved.session, onDisk: true, adapter });
+        if (saved) this.promptCache?.store(saved.tokens, saved.state, { logits: saved.logits, session: saved.session, onDisk: true, adapter, marks: saved.marks });
       }).finally(() => this.loading.delete(entry));
       this.loading.set(entry, pending);
     }
@@ -215,18 +215,18 @@ export class SequenceMemory {
       const checkpoint = slot.checkpoint;
       if (checkpoint && checkpoint.length < slot.cached.length && disk.wants(slot.cached.slice(0, checkpoint.length))) {
         const tokens = Int32Array.from(slot.cached.slice(0, checkpoint.length));
-        if (disk.enqueue({ tokens, state: checkpoint.state, logits: checkpoint.logits, session: slot.session })) queued++;
+        if (disk.enqueue({ tokens, state: checkpoint.state, logits: checkpoint.logits, session: slot.session, marks: slot.marks })) queued++;
       }
       if (!disk.wants(slot.cached)) continue;
       const whole = checkpoint?.length === slot.cached.length ? checkpoint : undefined;
       const state = whole?.state ?? this.context.saveSequence(slot.seq);
-      if (disk.enqueue({ tokens: Int32Array.from(slot.cached), state, logits: whole?.logits, session: slot.session })) queued++;
+      if (disk.enqueue({ tokens: Int32Array.from(slot.cached), state, logits: whole?.logits, session: slot.session, marks: slot.marks })) queued++;
     }
     for (const entry of this.promptCache?.notOnDisk() ?? []) {
       const disk = this.diskFor(entry.adapter);
       if (!disk) continue;
       entry.onDisk = true;
-      if (disk.enqueue({ tokens: entry.tokens, state: entry.state, logits: entry.logits, session: entry.session })) queued++;
+      if (disk.enqueue({ tokens: entry.tokens, state: entry.state, logits: entry.logits, session: entry.session, marks: entry.marks })) queued++;
     }
     return queued;
   }
@@ -236,7 +236,7 @@ export class SequenceMemory {
     const disk = this.diskFor(entry.adapter);
     if (entry.onDisk || !disk) return;
     entry.onDisk = true;
-    disk.enqueue({ tokens: entry.tokens, state: entry.state, logits: entry.logits, session: entry.session });
+    disk.enqueue({ tokens: entry.tokens, state: entry.state, logits: entry.logits, session: entry.session, marks: entry.marks });
   }
 
   /**

@@ -97,6 +97,31 @@ describe.each(["tiny-llama", "tiny-lfm2"] as const)("%s: after a restart", (name
   });
 });
 
+test("tiny-lfm2: after a restart, a new session keeps what it shares with a saved state up to one of its marks", async () => {
+  const modelPath = await ensureModel("tiny-lfm2");
+  const options = { modelPath, parallel: 1, contextPerSequence: 2048, threads: 2, cacheDisk: { dir, limitMiB: 256 } };
+  const first = prompt("release", "List the steps.", 80);
+  const before = await loaded(options);
+  await run(before, { prompt: first, maxTokens: 4, sampling: greedy });
+  await before.flushDiskCache();
+  before.dispose();
+
+  const second = prompt("release", "Which step is the riskiest?", 80);
+  const after = await loaded(options);
+  const cold = Engine.load({ ...options, cacheDisk: undefined, cacheRamMiB: 0 });
+  try {
+    const shared = after.tokenize(second).findIndex((token, i) => token !== after.tokenize(first)[i]);
+    expect(shared).toBeGreaterThan(1024);
+    const restored = await run(after, { prompt: second, maxTokens: 8, sampling: greedy, ignoreEos: true });
+    expect(restored.done!.usage.cachedPromptTokens).toBe(Math.floor(shared / 512) * 512);
+    expect(after.stats().diskCache?.hits).toBe(1);
+    expect(restored.tokens).toEqual((await run(cold, { prompt: second, maxTokens: 8, sampling: greedy, ignoreEos: true })).tokens);
+  } finally {
+    after.dispose();
+    cold.dispose();
+  }
+});
+
 test("another model's states, or the same model's under another KV cache type, are never offered", async () => {
   const first = prompt("routing", "Which replica?");
   const llama = await loaded({ modelPath: await ensureModel("tiny-llama"), parallel: 1, contextPerSequence: 2048, threads: 2, cacheDisk: { dir, limitMiB: 64 } });

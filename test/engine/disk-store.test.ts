@@ -51,6 +51,39 @@ describe("state files", () => {
   });
 });
 
+describe("marks on disk", () => {
+  const mark = (length: number, fill: number) => ({ length, state: state(64, fill) });
+
+  test("a state's marks are written, read back and indexed; a prompt parting from its tokens finds the last mark before", async () => {
+    const store = await storeWith({ canRollBack: false });
+    expect(store.enqueue({ ...saved(100, 4096, 1600), marks: [mark(512, 1), mark(1024, 2), mark(1536, 3)] })).toBe(true);
+    await store.flush();
+    const parting = Int32Array.from([...tokens(100, 1100), 7, 7, 7]);
+    expect(store.find(parting)?.keep).toBe(1024);
+    const reopened = await storeWith({ canRollBack: false });
+    const match = reopened.find(parting)!;
+    expect(match.keep).toBe(1024);
+    const back = await reopened.load(match.entry);
+    expect(back?.marks?.map((m) => m.length)).toEqual([512, 1024, 1536]);
+    expect(back?.marks?.[1]!.state).toEqual(state(64, 2));
+    expect(back?.state).toEqual(state(4096));
+  });
+
+  test("a header whose marks do not fit its tokens is refused; a damaged mark fails the checksum", async () => {
+    const path = join(dir, "marks.state");
+    await writeStateFile(path, KEY, { ...saved(1, 1000, 600), marks: [mark(512, 5)] });
+    const bytes = readFileSync(path);
+    bytes[bytes.length - 20]! ^= 0xff;
+    writeFileSync(path, bytes);
+    await expect(readStateFile(path, KEY)).rejects.toThrow(/checksum/);
+    // a mark past the tokens: the header is edited, its length kept so that only the marks are wrong
+    await writeStateFile(path, KEY, { ...saved(1, 1000, 600), marks: [mark(512, 5)] });
+    const text = readFileSync(path).toString("latin1").replace('"length":512', '"length":900');
+    writeFileSync(path, Buffer.from(text, "latin1"));
+    await expect(readStateFile(path, KEY)).rejects.toThrow(/marks that do not fit/);
+  });
+});
+
 describe("DiskPromptStore", () => {
   test("a queued state is written and found by the longest prefix, after a reopen too", async () => {
     const store = await storeWith();

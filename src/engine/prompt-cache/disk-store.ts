@@ -16,7 +16,7 @@ import { mkdir, readdir, rm, stat, utimes } from "node:fs/promises";
 import { join } from "node:path";
 import { evictionOrder, WriteBudget } from "../planning/cache-tiers.ts";
 import { entryServes, usableLength } from "./prefix-match.ts";
-import { readStateFile, readStateHeader, stateFileBytes, StateFileError, writeStateFile, type SavedState } from "./state-file.ts";
+import { marksBytes, readStateFile, readStateHeader, stateFileBytes, StateFileError, writeStateFile, type SavedState } from "./state-file.ts";
 
 /** States shorter than this stay in memory only. */
 export const DISK_MIN_TOKENS = 512;
@@ -33,6 +33,8 @@ export interface DiskEntry {
   readonly path: string;
   readonly tokens: Int32Array;
   readonly hasLogits: boolean;
+  /** The lengths its marks cover (recurrent models), ascending. */
+  readonly marks: readonly number[];
   readonly bytes: number;
   readonly session: string | undefined;
   lastUsed: number;
@@ -114,7 +116,7 @@ export class DiskPromptStore {
   find(prompt: ArrayLike<number>): DiskMatch | undefined {
     let best: DiskMatch | undefined;
     for (const entry of this.entries) {
-      const keep = usableLength(entry.tokens, entry.hasLogits, prompt, this.options.canRollBack);
+      const keep = usableLength(entry.tokens, entry.hasLogits, prompt, this.options.canRollBack, entry.marks);
       if (keep > 0 && keep > (best?.keep ?? 0)) best = { entry, keep };
     }
     return best;
@@ -144,7 +146,8 @@ export class DiskPromptStore {
    */
   enqueue(saved: SavedState, done?: (written: boolean) => void): boolean {
     if (!this.wants(saved.tokens)) return false;
-    const bytes = stateFileBytes(512, saved.tokens.length, saved.state.byteLength, saved.logits?.length ?? 0);
+    const bytes = stateFileBytes(512, saved.tokens.length, saved.state.byteLength, saved.logits?.length ?? 0,
+      marksBytes(saved.marks?.map((mark) => ({ bytes: mark.state.byteLength }))));
     if (bytes > this.options.limitBytes) return false;
     this.pending.push({ saved, bytes, ...(done ? { done } : {}) });
     this.pendingBytes += bytes;
@@ -213,7 +216,8 @@ export class DiskPromptStore {
           if (superseded.path !== path) await rm(superseded.path, { force: true });
         }
       }
-      this.entries.push({ path, tokens: saved.tokens, hasLogits: saved.logits !== undefined, bytes, session: saved.session, lastUsed: Date.now() });
+      const marks = (saved.marks ?? []).map((mark) => mark.length).filter((length) => length < saved.tokens.length);
+      this.entries.push({ path, tokens: saved.tokens, hasLogits: saved.logits !== undefined, marks, bytes, session: saved.session, lastUsed: Date.now() });
       this.counts.written++;
       this.log("debug", `prompt cache on disk: wrote ${saved.tokens.length} tokens (${mib(bytes)})`);
       await this.evictOverCap(path, bytes);
@@ -256,7 +260,8 @@ export class DiskPromptStore {
         const { header, tokens, fileBytes } = await readStateHeader(path);
         if (header.key !== this.options.key) throw new StateFileError(path, "it was saved for another model or other settings");
         const { mtimeMs } = await stat(path);
-        this.entries.push({ path, tokens, hasLogits: header.logitsCount > 0, bytes: fileBytes, session: header.session, lastUsed: mtimeMs });
+        const marks = (header.marks ?? []).map((mark) => mark.length);
+        this.entries.push({ path, tokens, hasLogits: header.logitsCount > 0, marks, bytes: fileBytes, session: header.session, lastUsed: mtimeMs });
       } catch (error) {
         this.refuse({ path }, error);
       }

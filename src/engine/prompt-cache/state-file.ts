@@ -1,14 +1,17 @@
 // One saved sequence state on disk: a header naming the model identity it belongs to, the tokens it
-// covers, the state llama.cpp wrote, the logits after its last token (recurrent checkpoints), and a
-// CRC-32 over all of it. A file is checked whole before any of it reaches llama.cpp: a truncated,
+// covers, the state llama.cpp wrote, the logits after its last token (recurrent checkpoints), the marks
+// along its tokens (recurrent models: planning/recurrent-marks.ts), and a CRC-32 over all of it. A file is checked whole before any of it reaches llama.cpp: a truncated,
 // damaged or foreign file is refused (StateFileError), never restored.
 //
-//   "LMXSTATE"  u32 version  u32 header length  header (JSON)  tokens (i32 LE)  state  logits (f32 LE)  u32 CRC-32
+//   "LMXSTATE"  u32 version  u32 header length  header (JSON)  tokens (i32 LE)  state  logits (f32 LE)  marks  u32 CRC-32
+//
+// The header lists each mark's length and size; their states follow the logits in that order.
 //
 // Files are written to a temporary name and renamed, so a reader never sees half a file, and the CRC is
 // computed in slices with a yield between them, so a state of hundreds of MiB does not hold the engine's
 // step loop for long.
 import { open, rename, rm } from "node:fs/promises";
+import type { RecurrentMark } from "../sequence.ts";
 
 const MAGIC = new TextEncoder().encode("LMXSTATE");
 export const STATE_FILE_VERSION = 1;
@@ -24,6 +27,8 @@ export interface StateFileHeader {
   tokenCount: number;
   stateBytes: number;
   logitsCount: number;
+  /** The marks along the tokens: the tokens each covers and its state's bytes, in file order. */
+  marks?: Array<{ length: number; bytes: number }>;
   session?: string;
   /** ms since the epoch. */
   savedAt: number;
@@ -34,6 +39,7 @@ export interface SavedState {
   state: Uint8Array;
   logits: Float32Array | undefined;
   session: string | undefined;
+  marks?: readonly RecurrentMark[];
 }
 
 /** A state file that cannot be used: its path and what is wrong with it. */
@@ -45,14 +51,21 @@ export class StateFileError extends Error {
 }
 
 /** Bytes a file for these parts takes. */
-export function stateFileBytes(headerBytes: number, tokenCount: number, stateBytes: number, logitsCount: number): number {
-  return PREFIX_BYTES + headerBytes + tokenCount * 4 + stateBytes + logitsCount * 4 + 4;
+export function stateFileBytes(headerBytes: number, tokenCount: number, stateBytes: number, logitsCount: number, markBytes = 0): number {
+  return PREFIX_BYTES + headerBytes + tokenCount * 4 + stateBytes + logitsCount * 4 + markBytes + 4;
+}
+
+/** Bytes the marks' states take. */
+export function marksBytes(marks: ReadonlyArray<{ bytes: number }> | undefined): number {
+  return (marks ?? []).reduce((sum, mark) => sum + mark.bytes, 0);
 }
 
 /** Writes the state to `path` (through a temporary file renamed into place). */
 export async function writeStateFile(path: string, key: string, saved: SavedState): Promise<number> {
+  const marks = (saved.marks ?? []).filter((mark) => mark.length < saved.tokens.length);
   const header: StateFileHeader = {
     key, tokenCount: saved.tokens.length, stateBytes: saved.state.byteLength, logitsCount: saved.logits?.length ?? 0,
+    ...(marks.length > 0 ? { marks: marks.map((mark) => ({ length: mark.length, bytes: mark.state.byteLength })) } : {}),
     ...(saved.session !== undefined ? { session: saved.session } : {}), savedAt: Date.now(),
   };
   const headerBytes = new TextEncoder().encode(JSON.stringify(header));
@@ -61,7 +74,7 @@ export async function writeStateFile(path: string, key: string, saved: SavedStat
   const view = new DataView(prefix.buffer);
   view.setUint32(MAGIC.length, STATE_FILE_VERSION, true);
   view.setUint32(MAGIC.length + 4, headerBytes.length, true);
-  const parts = [prefix, headerBytes, bytesOf(saved.tokens), saved.state, ...(saved.logits ? [bytesOf(saved.logits)] : [])];
+  const parts = [prefix, headerBytes, bytesOf(saved.tokens), saved.state, ...(saved.logits ? [bytesOf(saved.logits)] : []), ...marks.map((mark) => mark.state)];
   let crc = 0;
   for (const part of parts) crc = await crc32Sliced(part, crc);
   const trailer = new Uint8Array(4);
@@ -77,7 +90,7 @@ export async function writeStateFile(path: string, key: string, saved: SavedStat
   }
   await file.close();
   await rename(temp, path);
-  return stateFileBytes(headerBytes.length, saved.tokens.length, saved.state.byteLength, saved.logits?.length ?? 0);
+  return stateFileBytes(headerBytes.length, saved.tokens.length, saved.state.byteLength, saved.logits?.length ?? 0, marksBytes(header.marks));
 }
 
 /** Reads only the header and tokens of a state file (for the index); throws StateFileError. */
@@ -87,7 +100,7 @@ export async function readStateHeader(path: string): Promise<{ header: StateFile
   const prefix = new Uint8Array(await file.slice(0, PREFIX_BYTES).arrayBuffer());
   const headerLength = checkPrefix(path, prefix);
   const header = parseHeader(path, new Uint8Array(await file.slice(PREFIX_BYTES, PREFIX_BYTES + headerLength).arrayBuffer()));
-  const expected = stateFileBytes(headerLength, header.tokenCount, header.stateBytes, header.logitsCount);
+  const expected = stateFileBytes(headerLength, header.tokenCount, header.stateBytes, header.logitsCount, marksBytes(header.marks));
   if (fileBytes !== expected) throw new StateFileError(path, `${fileBytes} bytes where its header says ${expected} (truncated or damaged)`);
   const start = PREFIX_BYTES + headerLength;
   const tokenBytes = new Uint8Array(await file.slice(start, start + header.tokenCount * 4).arrayBuffer());
@@ -101,7 +114,7 @@ export async function readStateFile(path: string, key: string): Promise<SavedSta
   const headerLength = checkPrefix(path, bytes.subarray(0, PREFIX_BYTES));
   const header = parseHeader(path, bytes.subarray(PREFIX_BYTES, PREFIX_BYTES + headerLength));
   if (header.key !== key) throw new StateFileError(path, "it was saved for another model or other settings");
-  const expected = stateFileBytes(headerLength, header.tokenCount, header.stateBytes, header.logitsCount);
+  const expected = stateFileBytes(headerLength, header.tokenCount, header.stateBytes, header.logitsCount, marksBytes(header.marks));
   if (bytes.length !== expected) throw new StateFileError(path, `${bytes.length} bytes where its header says ${expected} (truncated or damaged)`);
   const stored = new DataView(bytes.buffer, bytes.byteOffset + bytes.length - 4, 4).getUint32(0, true);
   if ((await crc32Sliced(bytes.subarray(0, bytes.length - 4), 0)) !== stored) throw new StateFileError(path, "its checksum does not match (damaged)");
@@ -111,7 +124,13 @@ export async function readStateFile(path: string, key: string): Promise<SavedSta
   const state = bytes.subarray(offset, offset + header.stateBytes);
   offset += header.stateBytes;
   const logits = header.logitsCount > 0 ? new Float32Array(bytes.slice(offset, offset + header.logitsCount * 4).buffer) : undefined;
-  return { tokens, state, logits, session: header.session };
+  offset += header.logitsCount * 4;
+  const marks: RecurrentMark[] = [];
+  for (const mark of header.marks ?? []) {
+    marks.push({ length: mark.length, state: bytes.subarray(offset, offset + mark.bytes) });
+    offset += mark.bytes;
+  }
+  return { tokens, state, logits, session: header.session, ...(marks.length > 0 ? { marks } : {}) };
 }
 
 function checkPrefix(path: string, prefix: Uint8Array): number {
@@ -136,7 +155,21 @@ function parseHeader(path: string, bytes: Uint8Array): StateFileHeader {
     || header.tokenCount === 0 || header.stateBytes === 0 || (header.session !== undefined && typeof header.session !== "string")) {
     throw new StateFileError(path, "its header lacks the key, the token count or the state size");
   }
+  if (header.marks !== undefined && !validMarks(header.marks, header.tokenCount!)) throw new StateFileError(path, "its header lists marks that do not fit its tokens");
   return { ...(header as StateFileHeader), savedAt: count(header.savedAt) ? header.savedAt! : 0 };
+}
+
+/** Marks as a header lists them: ascending lengths within the tokens, each with a state. */
+function validMarks(marks: unknown, tokenCount: number): boolean {
+  if (!Array.isArray(marks) || marks.length > tokenCount) return false;
+  let previous = 0;
+  for (const mark of marks as Array<{ length?: unknown; bytes?: unknown }>) {
+    const { length, bytes } = mark ?? {};
+    if (typeof length !== "number" || !Number.isSafeInteger(length) || length <= previous || length >= tokenCount) return false;
+    if (typeof bytes !== "number" || !Number.isSafeInteger(bytes) || bytes <= 0) return false;
+    previous = length;
+  }
+  return true;
 }
 
 function bytesOf(array: Int32Array | Float32Array): Uint8Array {
