@@ -39,6 +39,7 @@ export const envVars: EnvVar[] = [
 export const otherEnvVars: EnvVar[] = [
   { name: "LLAMUX_LIB_DIR", default: "", description: "load llama.cpp's libraries from this directory instead of the built-in ones" },
   { name: "LLAMUX_CPU_AMX", default: "0", description: "1 loads llama.cpp's Intel AMX kernels, left out by default because they crash or compute wrong results on some shapes" },
+  { name: "LLAMUX_STEP_TRACE", default: "", description: "append a line per decode step to this file: end time, generating rows, prompt tokens, step and decode ms, requests waiting" },
   { name: "LLAMUX_CACHE_DIR", default: "~/.cache/llamux", description: "where the executable extracts its libraries ($XDG_CACHE_HOME/llamux when set)" },
   { name: "LLAMUX_CACHE_DISK", default: "<cache>/prompts", description: "where servers keep prompt states on disk (--cache-disk wins); <cache> is LLAMUX_CACHE_DIR's directory" },
   { name: "XDG_CACHE_HOME", default: "~/.cache", description: "the cache directory's parent when LLAMUX_CACHE_DIR is unset" },

@@ -6,7 +6,8 @@
 // fair turns between keys, then least uncached prompt work, bounded so that nothing starves), where a
 // prompt's prefix comes from (prefix-source.ts: its own memory, another sequence, host memory, disk), how
 // many prompt tokens a step may take beside generating sequences and whose (step-budget.ts: a latency
-// bound from measured step costs), what the caches keep (cache-tiers.ts) and how far to draft
+// bound from measured step costs), where a hybrid model's prompt saves marks of its recurrent state
+// (recurrent-marks.ts), what the caches keep (cache-tiers.ts) and how far to draft
 // (speculation-cost.ts, draft-pace.ts). This class gathers the facts and carries the plans out; the
 // sequences' memory is sequence-memory.ts, sampling is token-output.ts.
 //
@@ -27,6 +28,7 @@ import { nextAdmission, waitingViews } from "./admission-facts.ts";
 import { allocatePrefill, prefillOrder, promptTokenBudget, StepCosts, type PrefillView } from "./planning/step-budget.ts";
 import { CHECKPOINT_MIN_NEW_TOKENS, SequenceMemory, type PrefixSource } from "./sequence-memory.ts";
 import { TokenOutput } from "./token-output.ts";
+import { StepTrace } from "./step-trace.ts";
 import { intakeRequest } from "./request-intake.ts";
 import type { KvCacheNotifications } from "./kv-events/kv-cache-events.ts";
 import { AdapterSchedule } from "./adapter-schedule.ts";
@@ -74,6 +76,7 @@ export class Scheduler {
   private readonly memory: SequenceMemory;
   private readonly output: TokenOutput;
   private readonly stepCosts = new StepCosts();
+  private readonly stepTrace = StepTrace.fromEnvironment();
   /** Most tokens one sequence may hold. */
   private readonly limit: number;
   private decodeSteps = 0;
@@ -293,6 +296,7 @@ export class Scheduler {
     const ended = performance.now();
     // the whole step, sampling included, is what generating sequences wait for
     this.stepCosts.record(decodeRows, this.batch.count - decodeRows, ended - started);
+    this.stepTrace?.record({ decodeRows, promptTokens: this.batch.count - decodeRows, stepMs: ended - started, decodeMs, waiting: this.queue.length });
     this.stepTimes.decode += decodeMs;
     this.stepTimes.sample += ended - sampleStarted;
     this.stepTimes.total += ended - started;
