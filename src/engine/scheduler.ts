@@ -264,7 +264,7 @@ export class Scheduler {
       }
     }
     const decodeRows = this.batch.count;
-    const { prefillingThisStep, progressing } = this.addPromptTokens(group, Math.min(cells, promptTokenBudget(this.stepCosts, decodeRows, this.batch.free)));
+    const { prefillingThisStep, progressing } = this.addPromptTokens(group, Math.min(cells, promptTokenBudget(this.stepCosts, decodeRows, this.batch.free, group.size)));
     if (this.batch.count === 0) return true;
 
     const decodeStarted = performance.now();

@@ -5,8 +5,12 @@
 // stream sees.
 //
 // The rule: while sequences are generating, a step may take only as many prompt tokens as keep it within
-// STEP_BOUND_FACTOR times what a step of those sequences alone costs, and never fewer than
-// MIN_PROMPT_CHUNK, so that prompts always progress. Costs are measured, not assumed: a line fitted to the
+// STEP_BOUND_FACTOR times what a step of every sequence generating costs (the context's sequences, or more
+// rows with drafts), and never fewer than MIN_PROMPT_CHUNK, so that prompts always progress. The bound is
+// the full batch's rather than the rows decoding now: one stream beside seven waiting prompts would
+// otherwise take a small share of a step at a time (a decode step of one row costs a third of eight's on a
+// CPU), keeping every waiting prompt from its first token for many steps, while the pause it spares that
+// stream is within what it sees anyway once the others generate. Costs are measured, not assumed: a line fitted to the
 // engine's own decode steps (ms against rows) and a decayed average of what a prompt token adds to a step.
 // Until both are known (the first steps of a new engine), and whenever nothing is generating, a step takes
 // what the batch holds. On a GPU a prompt token costs a few hundredths of a decode step, so the bound
@@ -66,11 +70,14 @@ export class StepCosts {
 /**
  * Prompt tokens this step may take beside `decodeRows` generating rows: the batch's free room when
  * nothing generates or costs are not known yet, else what keeps the step within STEP_BOUND_FACTOR times
- * the generating rows' own step, at least MIN_PROMPT_CHUNK, at most the free room.
+ * a step of `fullRows` generating rows (every sequence; at least `decodeRows`), at least MIN_PROMPT_CHUNK,
+ * at most the free room.
  */
-export function promptTokenBudget(costs: { decodeMs(rows: number): number | undefined; promptTokenMs(): number | undefined }, decodeRows: number, batchFree: number): number {
+export function promptTokenBudget(
+  costs: { decodeMs(rows: number): number | undefined; promptTokenMs(): number | undefined }, decodeRows: number, batchFree: number, fullRows = decodeRows,
+): number {
   if (decodeRows === 0) return batchFree;
-  const decodeMs = costs.decodeMs(decodeRows);
+  const decodeMs = costs.decodeMs(Math.max(decodeRows, fullRows));
   const tokenMs = costs.promptTokenMs();
   if (decodeMs === undefined || tokenMs === undefined) return batchFree;
   const fitting = tokenMs > 0 ? Math.floor(((STEP_BOUND_FACTOR - 1) * decodeMs) / tokenMs) : batchFree;

@@ -41,6 +41,17 @@ describe("promptTokenBudget", () => {
     expect(60 + budget * 1.6).toBeLessThanOrEqual(STEP_BOUND_FACTOR * 60 + 20);
   });
 
+  test("beside one stream of eight sequences, the bound is a full batch's step, not that stream's own", () => {
+    const costs = measured(20, 5, 1.6);
+    const alone = promptTokenBudget(costs, 1, 511);
+    const full = promptTokenBudget(costs, 1, 511, 8);
+    expect(full).toBeGreaterThan(alone);
+    // the step stays within STEP_BOUND_FACTOR times a step of all eight generating
+    expect(20 + 5 * 1 + full * 1.6).toBeLessThanOrEqual(STEP_BOUND_FACTOR * (20 + 5 * 8) + 0.01);
+    // with every sequence generating it is the same bound as before
+    expect(promptTokenBudget(costs, 8, 504, 8)).toBe(promptTokenBudget(costs, 8, 504));
+  });
+
   test("never fewer than MIN_PROMPT_CHUNK tokens, so prompts progress even beside a cheap step", () => {
     expect(promptTokenBudget(measured(5, 1, 3), 1, 511)).toBe(MIN_PROMPT_CHUNK);
   });
