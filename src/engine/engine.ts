@@ -11,6 +11,7 @@ import { setNativeLog } from "../../ffi/native-log.ts";
 import { kvTokensWithinMemory } from "./context-memory.ts";
 import { Scheduler, DEFAULT_QUEUE_LIMIT } from "./scheduler.ts";
 import { CPU_PROMPT_FLUSH_TOKENS } from "./planning/step-budget.ts";
+import { gatherArrivals } from "./planning/arrival-window.ts";
 import { DEFAULT_MAX_DRAFT_TOKENS } from "./speculative/options.ts";
 import { ImageEncoder } from "./image-encoder.ts";
 import { createSpeculation } from "./speculative/create.ts";
@@ -124,6 +125,8 @@ function controlTokenTexts(model: LlamaModel): string[] {
 export class Engine {
   private readonly scheduler: Scheduler;
   private looping = false;
+  /** When the latest request arrived (performance.now()), for gathering a burst (planning/arrival-window.ts). */
+  private latestArrival = 0;
   readonly info: ModelInfo;
   /** Resolves once the disk tier of the prompt cache is open, with the stores of the adapters loaded with the model (at once when there is none). */
   readonly diskCacheReady: Promise<void>;
@@ -299,6 +302,7 @@ export class Engine {
       throw new EngineError("invalid_request", `Model "${this.info.path}" is a text-to-speech model: it speaks text and generates none (its tokens are audio codes)`);
     }
     this.scheduler.submit(request, emit);
+    this.latestArrival = performance.now();
     void this.runLoop();
   }
 
@@ -409,13 +413,16 @@ export class Engine {
   }
 
   // Steps until no work is left, yielding to the event loop between steps so that new requests and
-  // cancellations (IPC messages) are taken in at every step. A step with nothing to run (requests waiting
+  // cancellations (IPC messages) are taken in at every step; woken from idle, it first lets a burst of
+  // requests arrive (planning/arrival-window.ts). A step with nothing to run (requests waiting
   // for a disk read) waits for that read, or a moment. Idle again, the engine writes what the disk tier
   // lacks of its sequences' memory.
   private async runLoop(): Promise<void> {
     if (this.looping) return;
     this.looping = true;
     try {
+      const woke = performance.now();
+      while (gatherArrivals(performance.now() - this.latestArrival, performance.now() - woke)) await Bun.sleep(1);
       while (this.scheduler.hasWork) {
         if (this.scheduler.step()) await new Promise<void>((resolve) => setImmediate(resolve));
         else await Promise.race([this.scheduler.waitForDisk(), Bun.sleep(IDLE_POLL_MS)]);
