@@ -82,9 +82,17 @@ function wavSamples(path: string): Int16Array {
 /** Float PCM as llama-tts writes it to WAV (mtmd-helper-gen.cpp write_wav16): clamped, scaled, truncated. */
 const toInt16 = (samples: Float32Array) => Int16Array.from(samples, (v) => Math.trunc(Math.max(-1, Math.min(1, v)) * 32767));
 
-async function oracle(request: SpeechRequest, speakerPath?: string, model: [string, string] = [backbone, projector]): Promise<Int16Array> {
+/** llama-tts's samples of each request, made once: the library sets' tests ask for the same ones. */
+const oracles = new Map<string, Promise<Int16Array>>();
+
+function oracle(request: SpeechRequest, speakerPath?: string, model: [string, string] = [backbone, projector]): Promise<Int16Array> {
+  const key = JSON.stringify({ request, speakerPath, model });
+  if (!oracles.has(key)) oracles.set(key, runOracle(request, join(dir, `oracle-${Bun.hash(key)}.wav`), speakerPath, model));
+  return oracles.get(key)!;
+}
+
+async function runOracle(request: SpeechRequest, out: string, speakerPath: string | undefined, model: [string, string]): Promise<Int16Array> {
   const tts = await ensureLlamaTool("llama-tts");
-  const out = join(dir, `oracle-${Bun.hash(JSON.stringify({ request, speakerPath, model }))}.wav`);
   const args = [tts, "-m", model[0], "-mm", model[1], "-p", request.text, "-o", out, "-n", String(request.maxFrames),
     "--seed", String(request.seed), "--top-k", String(request.topK), "--top-p", String(request.topP), "--temp", String(request.temperature),
     "-t", "2", "-c", String(CONTEXT), "-b", "64", ...(speakerPath ? ["--tts-speaker-file", speakerPath] : [])];
