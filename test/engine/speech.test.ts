@@ -132,7 +132,7 @@ const BELOW_SIGNAL_DB = 60;
 
 /**
  * A llama.cpp library set and how close llamux's speech on it is to llama-tts's (docs/images-audio-speech.md, Speech).
- * llama-tts (.native/tools) is built from the pinned source for this CPU: on libraries built the same
+ * llama-tts (.native/oracles) is built from the pinned source for this CPU: on libraries built the same
  * way (`make llama-from-source`, VARIANT "<platform>-source-cpu") llamux's samples are its samples
  * within 1 step. The CPU libraries llamux ships (prebuilt, portable) run other kernels for the same
  * operations, and the same speech (same codes, same length) may differ by more steps as it goes on.
@@ -172,9 +172,9 @@ async function pocketOn(libraryDir: string): Promise<EngineProcess> {
 
 const base: SpeechRequest = { text: "Hello there, this is a test of speech.", seed: 42, topK: 20, topP: 0.9, temperature: 0.7, maxFrames: 80 };
 
-// llama-tts runs its projector on more threads than this machine may have free, so it makes a frame in
-// seconds, not milliseconds: the comparisons take a few frames. The decode windows (72 and 8 frames) are
-// checked without it, against one read at the end.
+// llama-tts runs its projector on 4 threads whatever -t says: built without OpenMP (the benchmarks' copy in
+// .native/tools) it makes a frame in seconds on 2 busy cores, so the comparisons take a few frames. The
+// decode windows (72 and 8 frames) are checked without it, against one read at the end.
 const short: SpeechRequest = { ...base, maxFrames: 3 };
 
 /**
