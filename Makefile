@@ -7,8 +7,11 @@ NATIVE     := .native
 LIB        := $(NATIVE)/lib
 LLAMA_SRC  := $(NATIVE)/llama.cpp
 CC         ?= cc
+# Compile jobs of the sub-makes (the C companions) when make was not given -j itself (then they share its jobs).
+JOBS       ?= $(shell nproc 2>/dev/null || echo 2)
+SUBMAKE_J   = $(if $(findstring -j,$(MAKEFLAGS)),,-j$(JOBS))
 
-.PHONY: all setup native companions run test test-requirements test-unit test-e2e binary release package bench gpu-pack gpu-check models clean llama-from-source llama-portable typecheck image
+.PHONY: all setup fetched native companions oracle-tools run test test-requirements test-unit test-e2e binary release package bench gpu-pack gpu-check models clean llama-from-source llama-portable typecheck image
 
 all: setup
 
@@ -23,9 +26,13 @@ node_modules/.installed: package.json package-lock.json
 $(LIB)/VARIANT: scripts/native-packages.json scripts/fetch-native.sh
 	LIB=$(LIB) bash scripts/fetch-native.sh $(LLAMUX_GPU)
 
-native: node_modules/.installed
+# Fetched again when the libraries there are of another GPU variant. Needs neither npm packages nor Bun, so
+# `make -j2` fetches and compiles while npm installs.
+fetched:
 	@if [ ! -f $(LIB)/VARIANT ] || ! grep -q -- "-$(LLAMUX_GPU)$$" $(LIB)/VARIANT; then bash scripts/fetch-native.sh $(LLAMUX_GPU); fi
-	@$(MAKE) --no-print-directory companions
+
+native: fetched
+	@$(MAKE) --no-print-directory $(SUBMAKE_J) companions
 
 # What llamux builds beside a set of llama.cpp libraries in $(LIB): its shim, libmtmd, the vision shim and
 # the RPC back end. `make LIB=DIR -o DIR/VARIANT companions` completes a set kept elsewhere.
@@ -36,11 +43,11 @@ $(LIB)/libllamux-shim.so: ffi/shim.c $(LIB)/VARIANT
 	  ffi/shim.c -o $@ -L$(LIB) -l:$(notdir $(firstword $(wildcard $(LIB)/libllama.v*.so $(LIB)/libllama.*.v*.so) $(LIB)/libllama.so)) -Wl,-rpath,'$$ORIGIN'
 
 $(LIB)/libmtmd.so: scripts/mtmd.mk $(LIB)/VARIANT
-	$(MAKE) --no-print-directory -f scripts/mtmd.mk SRC=$(LLAMA_SRC) LIB=$(LIB) OBJ=$(NATIVE)/obj/mtmd
+	$(MAKE) --no-print-directory $(SUBMAKE_J) -f scripts/mtmd.mk SRC=$(LLAMA_SRC) LIB=$(LIB) OBJ=$(NATIVE)/obj/mtmd
 
 # ggml's RPC back end (models split across machines), loaded at run time like the CPU back ends.
 $(LIB)/libggml-rpc.so: scripts/rpc.mk $(LIB)/VARIANT
-	$(MAKE) --no-print-directory -f scripts/rpc.mk SRC=$(LLAMA_SRC) LIB=$(LIB) OBJ=$(NATIVE)/obj/rpc
+	$(MAKE) --no-print-directory $(SUBMAKE_J) -f scripts/rpc.mk SRC=$(LLAMA_SRC) LIB=$(LIB) OBJ=$(NATIVE)/obj/rpc
 
 # The vision shim links libmtmd, so only engines with a projector load either.
 # It also holds miniaudio's length query (ffi/audio-length.c), asked before libmtmd decodes audio.
@@ -54,7 +61,7 @@ $(LIB)/libllamux-mtmd.so: ffi/mtmd-shim.c ffi/audio-length.c $(LIB)/libmtmd.so
 llama-from-source: node_modules/.installed
 	@[ -f $(LLAMA_SRC)/include/llama.h ] || bash scripts/fetch-native.sh $(LLAMUX_GPU)
 	LIB=$(LIB) bash scripts/build-llama-from-source.sh libs $(LLAMUX_GPU)
-	@$(MAKE) --no-print-directory companions
+	@$(MAKE) --no-print-directory $(SUBMAKE_J) companions
 
 # The CPU libraries compiled here for any x86-64 processor (one back end per CPU generation, chosen at run
 # time, as in the prebuilt packages) into $(NATIVE)/lib-portable, with the shim, libmtmd and the RPC back end;
@@ -63,10 +70,10 @@ PORTABLE_LIB := $(NATIVE)/lib-portable
 llama-portable: node_modules/.installed
 	@[ -f $(LLAMA_SRC)/include/llama.h ] || bash scripts/fetch-native.sh $(LLAMUX_GPU)
 	LIB=$(PORTABLE_LIB) bash scripts/build-llama-from-source.sh portable-libs
-	@$(MAKE) --no-print-directory LIB=$(PORTABLE_LIB) -o $(PORTABLE_LIB)/VARIANT companions
+	@$(MAKE) --no-print-directory $(SUBMAKE_J) LIB=$(PORTABLE_LIB) -o $(PORTABLE_LIB)/VARIANT companions
 
 # llama-bench, llama-batched-bench, llama-server and llama-mtmd-cli from the same source, statically linked, into
-# $(NATIVE)/tools (for make bench, and the audio tests' oracle).
+# $(NATIVE)/tools (for make bench).
 .PHONY: llama-tools
 llama-tools: node_modules/.installed
 	@[ -f $(LLAMA_SRC)/include/llama.h ] || bash scripts/fetch-native.sh $(LLAMUX_GPU)
@@ -80,15 +87,17 @@ run: setup
 	$(BUN) scripts/make-run.ts
 
 # The system tools the tests drive (tmux, Chromium, systemd, ...) are checked first, naming what to install.
-# llama.cpp's llama-mtmd-cli and llama-server, built from the same source, are oracles of the audio and
-# rerank tests (minutes, once).
-ORACLE_TOOLS := $(NATIVE)/tools/llama-mtmd-cli $(NATIVE)/tools/llama-server $(NATIVE)/tools/llama-tts
+# llama.cpp's llama-mtmd-cli, llama-server and llama-tts, built from the same source into $(NATIVE)/oracles,
+# are oracles of the audio, rerank and speech tests (minutes, once). One build makes all three: llama,
+# ggml, common and mtmd are compiled once for them.
+ORACLE_TOOLS := $(NATIVE)/oracles/llama-mtmd-cli $(NATIVE)/oracles/llama-server $(NATIVE)/oracles/llama-tts
 test: test-requirements setup $(ORACLE_TOOLS)
 	$(BUN) scripts/run-tests.ts
 
-$(ORACLE_TOOLS):
-	@[ -f $(LLAMA_SRC)/include/llama.h ] || bash scripts/fetch-native.sh $(LLAMUX_GPU)
-	bash scripts/build-llama-from-source.sh tools $(notdir $@)
+oracle-tools: $(ORACLE_TOOLS)
+
+$(ORACLE_TOOLS) &: | fetched
+	bash scripts/build-llama-from-source.sh oracles
 
 test-requirements:
 	@bash scripts/test-requirements.sh

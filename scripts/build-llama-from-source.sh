@@ -19,7 +19,14 @@
 #   scripts/build-llama-from-source.sh tools [TOOL ...]
 #       llama-bench, llama-batched-bench, llama-server and llama-mtmd-cli (or only the named ones), statically
 #       linked, into .native/tools: the yardsticks of `make bench` (the engine against the first two, the
-#       whole server against llama-server) and the audio tests' oracle (llama-mtmd-cli).
+#       whole server against llama-server).
+#   scripts/build-llama-from-source.sh oracles [TOOL ...]
+#       llama-mtmd-cli, llama-server and llama-tts (or only the named ones), statically linked, into
+#       .native/oracles: what the audio, rerank and speech tests compare llamux with. As `tools`, but
+#       with OpenMP: llama-tts runs its projector on 4 threads whatever -t says, and on 2 cores ggml's
+#       own barriers spin until the OS runs the thread they wait for, a frame then takes seconds to a
+#       minute; OpenMP's barriers sleep when there are more threads than cores. The threads split the work
+#       as in the `tools` build, so the results are the same.
 #
 # Env: JOBS (parallel compile jobs, default: number of cores), CUDA_ARCHS (CMAKE_CUDA_ARCHITECTURES,
 # default: llama.cpp's own list, since "native" needs a visible GPU at build time), CMAKE_EXTRA_FLAGS (more
@@ -176,16 +183,20 @@ build_portable_libs() {
   install_set "$build" "$lib" "$(platform)-portable-cpu"
 }
 
+# Static llama.cpp tools: build_tools BUILD OUT "DEFAULT TOOLS" "MORE -D OPTIONS" [TOOL ...]
 build_tools() {
-  local build="$native/build-tools" out="$native/tools"
+  local build="$1" out="$2" defaults="$3" options="$4"
+  shift 4
   apply_patches
   # Static: the tools carry their own llama/ggml and do not depend on what is in .native/lib.
+  # shellcheck disable=SC2086 # one word per option
   cmake -S "$src" -B "$build" "${common_flags[@]}" "${native_flags[@]}" \
     -DBUILD_SHARED_LIBS=OFF -DGGML_BACKEND_DL=OFF \
     -DLLAMA_BUILD_COMMON=ON -DLLAMA_BUILD_TOOLS=ON -DLLAMA_BUILD_SERVER=ON \
-    -DLLAMA_BUILD_UI=OFF -DLLAMA_USE_PREBUILT_UI=OFF ${CMAKE_EXTRA_FLAGS:-} >&2
+    -DLLAMA_BUILD_UI=OFF -DLLAMA_USE_PREBUILT_UI=OFF $options ${CMAKE_EXTRA_FLAGS:-} >&2
   local tools=("$@")
-  [ ${#tools[@]} -gt 0 ] || tools=(llama-bench llama-batched-bench llama-server llama-mtmd-cli)
+  # shellcheck disable=SC2206 # one word per tool
+  [ ${#tools[@]} -gt 0 ] || tools=($defaults)
   cmake --build "$build" --target "${tools[@]}" -j "$jobs" >&2
   mkdir -p "$out"
   local tool
@@ -201,6 +212,7 @@ case "${1:-}" in
   libs) build_libs "${2:-cpu}" ;;
   libs-and-tools) build_libs "${2:-cpu}" with-tools ;;
   portable-libs) build_portable_libs ;;
-  tools) shift; build_tools "$@" ;;
-  *) echo "usage: $0 libs [cpu|cuda|vulkan] | libs-and-tools [cpu|cuda|vulkan] | portable-libs | tools [TOOL ...]" >&2; exit 2 ;;
+  tools) shift; build_tools "$native/build-tools" "$native/tools" "llama-bench llama-batched-bench llama-server llama-mtmd-cli" "" "$@" ;;
+  oracles) shift; build_tools "$native/build-oracles" "$native/oracles" "llama-mtmd-cli llama-server llama-tts" "-DGGML_OPENMP=ON" "$@" ;;
+  *) echo "usage: $0 libs [cpu|cuda|vulkan] | libs-and-tools [cpu|cuda|vulkan] | portable-libs | tools [TOOL ...] | oracles [TOOL ...]" >&2; exit 2 ;;
 esac

@@ -3,11 +3,14 @@
 # one list the README's requirements, `make test`'s check and .ci/run's installer all follow.
 #   scripts/test-requirements.sh            says what is missing and how to install it; exit 1 if anything is
 #   scripts/test-requirements.sh --missing  prints the missing packages (one line, space-separated), exit 0
+#   scripts/test-requirements.sh --missing-for-build  the same, of what `make` and the oracle tools' build
+#                                           need (.ci/run installs the tests' own while it builds)
 #   scripts/test-requirements.sh --list     prints every package of the list (one line)
 set -euo pipefail
 
-# need KIND WHAT PACKAGE WHY: KIND "command" looks WHAT up in PATH, "file" tests that WHAT exists
-requirements=(
+# need KIND WHAT PACKAGE WHY: KIND "command" looks WHAT up in PATH, "file" tests that WHAT exists.
+# What `make` and the oracle tools' build need, then what the tests themselves drive.
+build_requirements=(
   "command make build-essential the build"
   "command cc build-essential the C shim and libmtmd"
   "command g++ build-essential libmtmd"
@@ -20,6 +23,8 @@ requirements=(
   "command node nodejs npm and the set-up scripts"
   "command npm npm the npm packages (Bun comes from npm)"
   "file /etc/ssl/certs/ca-certificates.crt ca-certificates HTTPS to the npm registry"
+)
+test_requirements=(
   "command tmux tmux the interactive run tests (a real terminal)"
   "command systemd-analyze systemd the service test (verifies the unit install-service writes)"
   "file /usr/bin/chromium chromium the web UI tests (a real browser)"
@@ -33,6 +38,9 @@ requirements=(
   "command lame lame the audio tests (an MP3 to decode)"
   "command ffmpeg ffmpeg the speech tests (every response_format decoded back to samples)"
 )
+
+requirements=("${build_requirements[@]}" "${test_requirements[@]}")
+[ "${1:-}" = --missing-for-build ] && requirements=("${build_requirements[@]}")
 
 missing=()
 all=()
@@ -57,9 +65,9 @@ unique() {
 
 case "${1:-}" in
   --list) unique "${all[@]}"; exit 0 ;;
-  --missing) unique ${missing[@]+"${missing[@]}"}; exit 0 ;;
+  --missing|--missing-for-build) unique ${missing[@]+"${missing[@]}"}; exit 0 ;;
   "") ;;
-  *) echo "usage: $0 [--missing|--list]" >&2; exit 2 ;;
+  *) echo "usage: $0 [--missing|--missing-for-build|--list]" >&2; exit 2 ;;
 esac
 
 [ "${#missing[@]}" -eq 0 ] && exit 0

@@ -25,15 +25,17 @@ const refusal = (endpoint: string) => probeRpcServer(endpoint).then(
   (error: { code: string; message: string }) => ({ code: error.code, message: error.message }),
 );
 
+// Most of these wait out a time limit (5 s, 15 s) with nothing to do: each test has a peer and a server
+// of its own, so they run side by side.
 describe("the probe", () => {
-  test("a peer that accepts and never answers: 503-worthy, within the time limit", async () => {
+  test.concurrent("a peer that accepts and never answers: 503-worthy, within the time limit", async () => {
     const { endpoint } = await peer("silent");
     const { code, message } = await refusal(endpoint);
     expect(code).toBe("rpc_unavailable");
     expect(message).toStartWith(`RPC server "${endpoint}" accepted the connection but did not answer the protocol's HELLO within 5 s`);
   });
 
-  test("nothing listening, a hang-up, garbage, an old protocol, 2^32-1 devices", async () => {
+  test.concurrent("nothing listening, a hang-up, garbage, an old protocol, 2^32-1 devices", async () => {
     const refused = await closedPort();
     expect(await refusal(refused)).toEqual({ code: "rpc_unavailable", message: `RPC server "${refused}" cannot be reached: connection refused (is "llamux rpc-server" running there?)` });
     const hangUp = await peer("hang-up");
@@ -50,7 +52,7 @@ describe("the probe", () => {
     expect((await refusal("[::1]:50052")).message).toContain("takes HOST:PORT with a host name or an IPv4 address");
   });
 
-  test("a peer that answers properly passes, with its device count", async () => {
+  test.concurrent("a peer that answers properly passes, with its device count", async () => {
     expect(await probeRpcServer((await peer("probe-only")).endpoint)).toBe(1);
   });
 });
@@ -80,7 +82,7 @@ describe("llamux serve --rpc with a misbehaving peer", () => {
     ["many-devices", 502, "claims 4294967295 devices"],
     ["garbage", 502, "answered the protocol's HELLO with 5 bytes"],
   ] as const) {
-    test(`${behaviour}: every request is a ${status} naming the RPC server; the server stays up`, async () => {
+    test.concurrent(`${behaviour}: every request is a ${status} naming the RPC server; the server stays up`, async () => {
       const { endpoint } = await peer(behaviour);
       const server = await serveWith(endpoint);
       for (let i = 0; i < 2; i++) {
@@ -92,7 +94,7 @@ describe("llamux serve --rpc with a misbehaving peer", () => {
     }, 60_000);
   }
 
-  test("profile a: a peer that cannot be reached is a 503 that names it, not Ollama's 'server busy'", async () => {
+  test.concurrent("profile a: a peer that cannot be reached is a 503 that names it, not Ollama's 'server busy'", async () => {
     const endpoint = await closedPort();
     const server = await startServer(["--profile", "a", model, "--served-model-name", "split", "--rpc", endpoint, "--threads", "1", "--ctx-size", "256"]);
     servers.push(server);
@@ -101,7 +103,7 @@ describe("llamux serve --rpc with a misbehaving peer", () => {
     expect(((await answer.json()) as { error: string }).error).toBe(`RPC server "${endpoint}" cannot be reached: connection refused (is "llamux rpc-server" running there?)`);
   }, 60_000);
 
-  test("a peer that answers the probe and then not llama.cpp's back end: a 503 once the join time runs out", async () => {
+  test.concurrent("a peer that answers the probe and then not llama.cpp's back end: a 503 once the join time runs out", async () => {
     // every load makes two connections: the probe's, then the back end's
     const { endpoint } = await peer("probe-only", "silent");
     const server = await serveWith(endpoint);

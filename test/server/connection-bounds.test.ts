@@ -97,7 +97,9 @@ test("200 uploads that stall after one byte are all closed after the idle timeou
   expect((await fetch(`${server.baseUrl}/api/version`)).status).toBe(200);
 }, 20_000);
 
-test("a keep-alive connection left idle is closed; headers that never end are too", async () => {
+// The next three mostly wait for timeouts and gaps of seconds; they run side by side (the third has a
+// listener of its own, the first two use no sequence the other needs).
+test.concurrent("a keep-alive connection left idle is closed; headers that never end are too", async () => {
   // Bun's timers tick in steps of a few seconds, and it gives headers 10 s of its own.
   const idle = rawSend(server.port, "GET /api/version HTTP/1.1\r\nHost: localhost\r\n\r\n");
   const partial = rawSend(server.port, "GET /api/version HTTP/1.1\r\nHost: loc");
@@ -105,7 +107,7 @@ test("a keep-alive connection left idle is closed; headers that never end are to
   expect(await within(partial.closed, 20_000)).toBe("");
 }, 30_000);
 
-test("a generation silent for longer than the idle timeout is not cut, streamed or not", async () => {
+test.concurrent("a generation silent for longer than the idle timeout is not cut, streamed or not", async () => {
   const body = (stream: boolean, numPredict: number) => JSON.stringify({
     model, prompt: "Once upon a time", stream, options: { num_predict: numPredict, temperature: 0, ignore_eos: true },
   });
@@ -126,7 +128,7 @@ test("a generation silent for longer than the idle timeout is not cut, streamed 
   expect(lines.at(-1)!.done).toBe(true);
 }, 120_000);
 
-test("the listener keeps a silent answer and a stream with long gaps open, and closes a stalled body", async () => {
+test.concurrent("the listener keeps a silent answer and a stream with long gaps open, and closes a stalled body", async () => {
   // Bun checks timeouts every few seconds: gaps of 6 s would be cut under a 1 s idle timeout.
   const gapMs = 6_000;
   const bound = listen({
@@ -150,14 +152,15 @@ test("the listener keeps a silent answer and a stream with long gaps open, and c
   });
   try {
     const base = `http://127.0.0.1:${bound.port}`;
+    // a body that stalls, while the others wait out their gaps
+    const stalled = within(rawSend(bound.port!, "POST /silent HTTP/1.1\r\nHost: localhost\r\nContent-Length: 10\r\n\r\nab").closed, 8_000);
     const [silent, stream] = await Promise.all([
       fetch(`${base}/silent`, { method: "POST", body: "abc" }).then((r) => r.json()),
       fetch(`${base}/stream`).then((r) => r.text()),
     ]);
     expect(silent).toEqual({ received: 3 });
     expect(stream.trim().split("\n")).toEqual(['{"n":0}', '{"n":1}', '{"n":2}']);
-    const stalled = rawSend(bound.port!, "POST /silent HTTP/1.1\r\nHost: localhost\r\nContent-Length: 10\r\n\r\nab");
-    expect(await within(stalled.closed, 8_000)).toBe("");
+    expect(await stalled).toBe("");
   } finally {
     bound.stop(true);
   }

@@ -97,7 +97,9 @@ describe.each(PROFILES)("every listener of profile %s", (profile) => {
     }
   });
 
-  test("a keep-alive connection left idle is closed", async () => {
+  // This test and the next wait seconds for the idle timeout to close connections: they run side by
+  // side, on every port at once.
+  test.concurrent("a keep-alive connection left idle is closed", async () => {
     // Bun checks its timers every few seconds: 1 s of idle timeout closes within about 5.
     await Promise.all(ports().map(async (port) => {
       const answer = await exchange(port, "GET /lmstudio-greeting HTTP/1.1\r\nHost: localhost\r\n\r\n", 12_000);
@@ -106,8 +108,8 @@ describe.each(PROFILES)("every listener of profile %s", (profile) => {
     }));
   }, 20_000);
 
-  test("oversized headers and bodies are refused before they are buffered", async () => {
-    for (const port of ports()) {
+  test.concurrent("oversized headers and bodies are refused before they are buffered", async () => {
+    await Promise.all(ports().map(async (port) => {
       const headers = await exchange(port, `GET /lmstudio-greeting HTTP/1.1\r\nHost: localhost\r\nX-Padding: ${"a".repeat(200_000)}\r\n\r\n`, 12_000);
       // Bun answers 431 and closes, or closes at once.
       if (headers !== "") expect(statusOf(headers)).toBe(431);
@@ -118,7 +120,7 @@ describe.each(PROFILES)("every listener of profile %s", (profile) => {
         expect({ port, path, refused: status >= 400 && status < 500 }).toEqual({ port, path, refused: true });
         expectNoInternals(body);
       }));
-    }
+    }));
   }, 60_000);
 
   test("garbage ends the connection without a server error", async () => {
