@@ -137,8 +137,11 @@ export class Scheduler {
   /** Tokenizes and queues a request; throws EngineError for requests that cannot run. */
   submit(request: GenerateRequest, emit: EventSink): void {
     if (this.byId.has(request.id)) throw new EngineError("invalid_request", `Cannot submit request "${request.id}": id already in use`);
-    if (this.queue.length >= this.queueLimit) {
-      throw new EngineError("busy", `Cannot accept request: ${this.queue.length} requests are already waiting (limit ${this.queueLimit})`);
+    // queued requests a free sequence takes at the next step are not waiting for one (an idle engine
+    // gathers a burst before its first step: planning/arrival-window.ts)
+    const waiting = Math.max(0, this.queue.length - (this.slots.length - this.admitted.length));
+    if (waiting >= this.queueLimit) {
+      throw new EngineError("busy", `Cannot accept request: ${waiting} requests are already waiting (limit ${this.queueLimit})`);
     }
     const active = intakeRequest({ model: this.model, images: this.images, output: this.output, limit: this.limit, adapters: this.adapters?.adapters }, request, emit);
     const session = request.schedule?.session;
