@@ -29,8 +29,8 @@ export class SequenceMemory {
   private clock = 0;
   /** Disk entries being read into the host cache, and what each read resolves to. */
   private readonly loading = new Map<DiskEntry, Promise<void>>();
-  /** Tokens between a recurrent prompt's marks (planning/recurrent-marks.ts). */
-  private readonly markSpacing: number;
+  /** Tokens between a recurrent prompt's marks (planning/recurrent-marks.ts), set by the sequences' length. */
+  private markSpacing: number;
 
   constructor(
     readonly slots: readonly SequenceSlot[],
@@ -44,6 +44,11 @@ export class SequenceMemory {
   ) {
     this.disk = disk;
     this.markSpacing = markSpacing(context.contextSize);
+  }
+
+  /** The most tokens one sequence may hold: marks are spaced so that a full sequence keeps at most MAX_MARKS. */
+  set sequenceTokens(tokens: number) {
+    this.markSpacing = markSpacing(tokens);
   }
 
   /** The disk tier, once it is open (it reads its index after the engine loads); none without a host cache. */

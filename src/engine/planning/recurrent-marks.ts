@@ -11,8 +11,12 @@
 
 /** Tokens between marks, at least. */
 export const MARK_SPACING = 512;
-/** Marks a sequence keeps at most: the spacing grows with the context so that they stay within it. */
-export const MAX_MARKS = 64;
+/**
+ * Marks a sequence keeps at most: the spacing grows with the context so that they stay within it. 256 keeps
+ * 512 tokens apart up to a 128k-token sequence; a full one's marks (20 MiB on the LFM2-350M shape) are a
+ * small part of its KV cells.
+ */
+export const MAX_MARKS = 256;
 
 /** The spacing of marks in a context of `contextTokens` (a multiple of MARK_SPACING). */
 export function markSpacing(contextTokens: number): number {

@@ -7,7 +7,8 @@ describe("recurrent marks", () => {
     expect(markSpacing(2048)).toBe(MARK_SPACING);
     expect(markSpacing(MARK_SPACING * MAX_MARKS)).toBe(MARK_SPACING);
     expect(markSpacing(MARK_SPACING * MAX_MARKS + 1)).toBe(2 * MARK_SPACING);
-    expect(markSpacing(131072)).toBe(2048);
+    expect(markSpacing(131072)).toBe(512);
+    expect(markSpacing(262144)).toBe(1024);
     // whatever the context, a sequence holds at most MAX_MARKS
     for (const context of [512, 4096, 40000, 131072, 262144]) expect(Math.floor(context / markSpacing(context))).toBeLessThanOrEqual(MAX_MARKS);
   });
