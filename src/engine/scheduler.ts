@@ -96,8 +96,7 @@ export class Scheduler {
     this.threadGovernor = options.threadGovernor;
     this.slots = Array.from({ length: context.sequences }, (_, seq) => new SequenceSlot(seq));
     this.batch = new TokenBatch(context.batchSize);
-    this.memory = new SequenceMemory(this.slots, context, !model.isRecurrentOrHybrid, context.unifiedKv, options.promptCache, options.diskCache);
-    this.memory.sequenceTokens = this.limit;
+    this.memory = new SequenceMemory(this.slots, context, !model.isRecurrentOrHybrid, context.unifiedKv, this.limit, options.promptCache, options.diskCache);
     this.coBatch = !(model.isRecurrentOrHybrid && amxKernelsLoaded());
     if (options.adapters) this.adapters = new AdapterSchedule(options.adapters, this.memory, this.queue, this.admitted);
     this.output = new TokenOutput(model, context, this.limit, {

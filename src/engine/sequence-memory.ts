@@ -29,8 +29,8 @@ export class SequenceMemory {
   private clock = 0;
   /** Disk entries being read into the host cache, and what each read resolves to. */
   private readonly loading = new Map<DiskEntry, Promise<void>>();
-  /** Tokens between a recurrent prompt's marks (planning/recurrent-marks.ts), set by the sequences' length. */
-  private markSpacing: number;
+  /** Tokens between a recurrent prompt's marks (planning/recurrent-marks.ts). */
+  private readonly markSpacing: number;
 
   constructor(
     readonly slots: readonly SequenceSlot[],
@@ -39,16 +39,13 @@ export class SequenceMemory {
     readonly canRollBack: boolean,
     /** All sequences take their cells from one pool (a unified KV cache); else each has a stream of its own. */
     readonly sharedPool: boolean,
+    /** The most tokens one sequence may hold: marks are spaced so that a full sequence keeps at most MAX_MARKS. */
+    sequenceTokens: number,
     readonly promptCache?: PromptCache,
     disk?: DiskPromptStore,
   ) {
     this.disk = disk;
-    this.markSpacing = markSpacing(context.contextSize);
-  }
-
-  /** The most tokens one sequence may hold: marks are spaced so that a full sequence keeps at most MAX_MARKS. */
-  set sequenceTokens(tokens: number) {
-    this.markSpacing = markSpacing(tokens);
+    this.markSpacing = markSpacing(sequenceTokens);
   }
 
   /** The disk tier, once it is open (it reads its index after the engine loads); none without a host cache. */
@@ -180,8 +177,13 @@ export class SequenceMemory {
    * prompts): the next mark's position, or the prompt's end when none comes before it.
    */
   markCut(active: ActiveRequest): number {
-    if (this.canRollBack || active.images.length > 0) return active.prompt.length;
+    if (!this.keepsMarks(active)) return active.prompt.length;
     return nextMarkAt(active.nextPromptIndex, active.prompt.length, this.markSpacing) || active.prompt.length;
+  }
+
+  /** Recurrent models keep marks along text prompts (an image is kept whole or processed again whole). */
+  private keepsMarks(active: ActiveRequest): boolean {
+    return !this.canRollBack && active.images.length === 0;
   }
 
   /**
@@ -192,7 +194,7 @@ export class SequenceMemory {
   saveAfterDecode(slot: SequenceSlot): void {
     const active = slot.active!;
     const processed = active.nextPromptIndex;
-    if (!this.canRollBack && active.images.length === 0 && isMark(processed, active.prompt.length, this.markSpacing)
+    if (this.keepsMarks(active) && isMark(processed, active.prompt.length, this.markSpacing)
       && slot.cached.length === processed && (slot.marks.at(-1)?.length ?? 0) < processed) {
       slot.marks.push({ length: processed, state: this.context.saveRecurrentState(slot.seq) });
     }
