@@ -2,6 +2,7 @@
 // queue, its running sequences and their memory: each weighed request's owner, priority and how many of
 // its prompt tokens would still be processed on the sequence it would get.
 import { admissionWindow, chooseAdmission, ANONYMOUS_OWNER, type OwnerShare, type WaitingView } from "./planning/admission.ts";
+import { choosePreemption, mayYield, type RunningPrompt } from "./planning/preemption.ts";
 import { reusedTokens } from "./planning/prefix-source.ts";
 import type { ActiveRequest, SequenceSlot } from "./sequence.ts";
 import type { PrefixSource, SequenceMemory } from "./sequence-memory.ts";
@@ -46,6 +47,44 @@ export function nextAdmission(
   }
   const chosen = chooseAdmission(waiting, candidates, shareOf);
   return chosen && { index: chosen.index, active: queue[chosen.index]!, ...weighed.get(chosen.index)! };
+}
+
+/**
+ * With every sequence busy: the running prompt that gives its sequence to the waiting request admission
+ * would choose next, weighed on that sequence (planning/preemption.ts). Only with a host cache, which
+ * keeps the yielding prompt's work. A state on disk counts as uncached here: it is read only once a
+ * sequence is free. Undefined: nobody yields.
+ */
+export function nextPreemption(
+  queue: readonly ActiveRequest[], running: readonly SequenceSlot[], memory: SequenceMemory, admissible?: (active: ActiveRequest) => boolean,
+): SequenceSlot | undefined {
+  if (!memory.promptCache || queue.length === 0) return undefined;
+  const runs: RunningPrompt[] = running.map((slot) => {
+    const active = slot.active!;
+    return {
+      left: active.prompt.length - active.nextPromptIndex, priority: active.request.schedule?.priority ?? 0,
+      yielded: active.yielded, pinned: !active.prefilling || active.images.length > 0,
+    };
+  });
+  const yielding = runs.map((run, i) => (mayYield(run) ? i : -1)).filter((i) => i >= 0);
+  if (yielding.length === 0) return undefined;
+  // the sequence it would most likely get: the one with the most left
+  const target = running[yielding.reduce((a, b) => (runs[b]!.left > runs[a]!.left ? b : a))]!;
+  const waiting = waitingViews(queue);
+  const shares = new Map<string, OwnerShare>();
+  const shareOf = (owner: string) => shares.get(owner) ?? shares.set(owner, ownerShare(owner, queue, running)).get(owner)!;
+  const candidates: Array<{ index: number; uncachedTokens: number }> = [];
+  for (const index of admissionWindow(waiting, shareOf)) {
+    const active = queue[index]!;
+    if (active.awaitingDisk && memory.isLoading(active.awaitingDisk)) continue;
+    if (admissible && !admissible(active)) continue;
+    const source = memory.prefixSource(target, active);
+    candidates.push({ index, uncachedTokens: active.prompt.length - (source.kind === "disk" ? 0 : reusedTokens(source)) });
+  }
+  const chosen = chooseAdmission(waiting, candidates, shareOf);
+  if (!chosen) return undefined;
+  const victim = choosePreemption({ uncachedTokens: chosen.uncachedTokens, priority: waiting[chosen.index]!.priority }, runs);
+  return victim === undefined ? undefined : running[victim];
 }
 
 /** What an owner's requests hold now, and its weight and cap as its newest request says. */

@@ -3,13 +3,15 @@
 // several steps), decodes once, and samples every sequence that produced logits with its own chain.
 //
 // The decisions are planners over plain facts (./planning/): who gets a free sequence (admission.ts:
-// fair turns between keys, then least uncached prompt work, bounded so that nothing starves), where a
+// fair turns between keys, then least uncached prompt work, bounded so that nothing starves), which cold
+// prompt gives its busy sequence to a warm turn (preemption.ts: its work waits in the host cache), where a
 // prompt's prefix comes from (prefix-source.ts: its own memory, another sequence, host memory, disk), how
 // many prompt tokens a step may take beside generating sequences and whose (step-budget.ts: a latency
 // bound from measured step costs), where a hybrid model's prompt saves marks of its recurrent state
 // (recurrent-marks.ts), what the caches keep (cache-tiers.ts) and how far to draft
 // (speculation-cost.ts, draft-pace.ts). This class gathers the facts and carries the plans out; the
-// sequences' memory is sequence-memory.ts, sampling is token-output.ts.
+// sequences' memory is sequence-memory.ts, filling a step's batch with prompt tokens prompt-feed.ts,
+// sampling token-output.ts.
 //
 // Images: a prompt's image goes through the vision encoder and is decoded into its sequence in a step
 // of its own, at most one image per step, before that step's token batch; the other sequences keep
@@ -24,8 +26,9 @@ import { EngineError, type EngineStats, type GenerateRequest } from "./types.ts"
 import type { ImageEncoder } from "./image-encoder.ts";
 import type { Speculation } from "./speculative/speculation.ts";
 import { overtakenBy } from "./planning/admission.ts";
-import { nextAdmission, waitingViews } from "./admission-facts.ts";
-import { allocatePrefill, prefillOrder, promptTokenBudget, StepCosts, type PrefillView } from "./planning/step-budget.ts";
+import { nextAdmission, nextPreemption, waitingViews } from "./admission-facts.ts";
+import { promptTokenBudget, StepCosts } from "./planning/step-budget.ts";
+import { feedPrompts } from "./prompt-feed.ts";
 import { CHECKPOINT_MIN_NEW_TOKENS, SequenceMemory, type PrefixSource } from "./sequence-memory.ts";
 import { TokenOutput } from "./token-output.ts";
 import { StepTrace } from "./step-trace.ts";
@@ -81,6 +84,8 @@ export class Scheduler {
   private readonly limit: number;
   private decodeSteps = 0;
   private decodedTokens = 0;
+  /** Prompts that gave their sequence to a mostly cached request (planning/preemption.ts). */
+  private preemptions = 0;
   private kvEvents: KvCacheNotifications | undefined;
   /** Where decode steps spent their time, in ms since the engine started (EngineStats.stepMs). */
   private readonly stepTimes = { decode: 0, sample: 0, total: 0 };
@@ -127,6 +132,7 @@ export class Scheduler {
       acceptedDraftTokens: this.speculation?.acceptedTokens ?? 0,
       ...(this.speculation ? { draftStepYield: this.speculation.yieldRatios } : {}),
       copiedPrefixTokens: this.memory.copiedTokens,
+      preemptions: this.preemptions,
       stepMs: { ...this.stepTimes },
       ...(promptCache ? { promptCache: promptCache.stats() } : {}),
       ...(disk ? { diskCache: disk.stats() } : {}),
@@ -267,7 +273,9 @@ export class Scheduler {
       }
     }
     const decodeRows = this.batch.count;
-    const { prefillingThisStep, progressing } = this.addPromptTokens(group, Math.min(cells, promptTokenBudget(this.stepCosts, decodeRows, this.batch.free, group.size)));
+    const prompts = this.admitted.filter((slot) => group.has(slot) && slot.active!.prefilling && !slot.active!.pendingImage);
+    const budget = Math.min(cells, promptTokenBudget(this.stepCosts, decodeRows, this.batch.free, group.size));
+    const { prefillingThisStep, progressing } = feedPrompts(this.batch, prompts, this.memory, budget, this.promptFlushTokens);
     if (this.batch.count === 0) return true;
 
     const decodeStarted = performance.now();
@@ -307,54 +315,15 @@ export class Scheduler {
     return true;
   }
 
-  /**
-   * Puts up to `tokens` prompt tokens of the group's admitted prompts into the batch, as the step planner
-   * shares them out (planning/step-budget.ts). Returns the requests still processing their prompt at the
-   * step's start, and those that took tokens.
-   */
-  private addPromptTokens(group: Set<SequenceSlot>, tokens: number): { prefillingThisStep: ActiveRequest[]; progressing: ActiveRequest[] } {
-    const prompts = this.admitted.filter((slot) => group.has(slot) && slot.active!.prefilling && !slot.active!.pendingImage);
-    const views: PrefillView[] = prompts.map((slot) => {
-      const active = slot.active!;
-      // text up to the next image (which waits for an image step of its own), or to a state to save
-      let end = Math.min(active.textEnd(), this.memory.markCut(active));
-      if (active.sharedPrefixEnd > active.nextPromptIndex) end = Math.min(end, active.sharedPrefixEnd);
-      return { left: active.prompt.length - active.nextPromptIndex, run: end - active.nextPromptIndex, passedOver: active.stepsPassedOver };
-    });
-    const taken = allocatePrefill(views, prefillOrder(views, this.batch.capacity), {
-      tokens, batchFree: this.batch.free, batchCount: this.batch.count, flushTokens: this.promptFlushTokens,
-    });
-    const progressing: ActiveRequest[] = [];
-    prompts.forEach((slot, i) => {
-      const active = slot.active!;
-      const count = taken[i]!;
-      if (count === 0) return;
-      progressing.push(active);
-      const end = active.nextPromptIndex + count;
-      for (let p = active.nextPromptIndex; p < end; p++) {
-        const last = p === active.prompt.length - 1;
-        const index = this.batch.add(active.prompt[p]!, slot.cached.length, slot.seq, last);
-        slot.cached.push(active.prompt[p]!);
-        if (last) slot.outputIndex = index;
-      }
-      active.nextPromptIndex = end;
-    });
-    if (progressing.length > 0) {
-      for (const slot of prompts) {
-        const active = slot.active!;
-        if (progressing.includes(active)) active.stepsPassedOver = 0;
-        else active.stepsPassedOver++;
-      }
-    }
-    return { prefillingThisStep: prompts.map((slot) => slot.active!), progressing };
-  }
-
   // ---- admission: the planner picks, the memory carries out ----
 
   private admitWaiting(): void {
     while (this.queue.length > 0) {
       const next = nextAdmission(this.queue, this.admitted, this.memory, this.adapters?.mayAdmit);
-      if (!next) return;
+      if (!next) {
+        if (this.yieldToWarmTurn()) continue;
+        return;
+      }
       const { index, active, slot, source } = next;
       if (source.kind === "disk") {
         // read into host memory off the step loop; the request is weighed again once it is there
@@ -375,12 +344,34 @@ export class Scheduler {
       }
       active.nextPromptIndex = slot.cached.length;
       active.sharedPrefixEnd = this.memory.sharedPrefixEnd(slot, active, this.queue);
-      active.cachedPromptTokens = slot.cached.length;
+      // a prompt that yielded its sequence restores its own work: that is not cached for its client
+      if (active.yielded === 0) {
+        active.cachedPromptTokens = slot.cached.length;
+        active.startedAt = performance.now();
+      }
       if (this.speculation) active.draftTokens = 0;
-      active.startedAt = performance.now();
       slot.active = active;
       this.admitted.push(slot);
     }
+  }
+
+  /**
+   * With every sequence busy: a prompt with much left to process may give its sequence to the mostly cached
+   * request admission would choose (planning/preemption.ts). It goes back to the head of the queue; its
+   * memory stays in the sequence until the next admission there keeps it in the host cache. True when one yielded.
+   */
+  private yieldToWarmTurn(): boolean {
+    if (this.slots.some((slot) => !slot.active)) return false;
+    const slot = nextPreemption(this.queue, this.admitted, this.memory, this.adapters?.mayAdmit);
+    if (!slot) return false;
+    const active = slot.active!;
+    slot.active = undefined;
+    slot.outputIndex = -1;
+    this.admitted.splice(this.admitted.indexOf(slot), 1);
+    active.yielded++;
+    this.preemptions++;
+    this.queue.unshift(active);
+    return true;
   }
 
   private dropCancelled(): void {

@@ -36,6 +36,8 @@ export class ActiveRequest {
   adapter: ServedAdapter | undefined;
   /** Times a later request was admitted before this one while it waited (bounded by MAX_OVERTAKEN). */
   overtaken = 0;
+  /** Times it gave its sequence to a mostly cached request while its prompt was processed (planning/preemption.ts). */
+  yielded = 0;
   /** Steps since its prompt last took tokens in which other prompts did (see Scheduler.prefillOrder). */
   stepsPassedOver = 0;
   /** A progress event went out for this prompt (the complete prompt is then reported too). */

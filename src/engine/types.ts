@@ -257,6 +257,8 @@ export interface EngineStats {
   stepMs?: { decode: number; sample: number; total: number };
   /** Prompt tokens taken from another sequence's cells (copied inside the KV cache) since the engine started. */
   copiedPrefixTokens: number;
+  /** Prompts that gave their sequence to a mostly cached request while being processed (vLLM's preemptions). */
+  preemptions?: number;
   /** The host prompt cache (--cache-ram), when the engine has one. */
   promptCache?: PromptCacheStats;
   /** The disk tier of the prompt cache (--cache-disk), when the engine has one. */

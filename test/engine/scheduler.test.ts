@@ -309,6 +309,41 @@ describe("admission: least prompt work first, bounded", () => {
   });
 });
 
+describe.each(["tiny-llama", "tiny-lfm2"] as const)("preemption: a warm turn takes the sequence of a cold prefill (%s)", (modelName) => {
+  test("a mostly cached turn that arrives during a long cold prefill ends first; the cold prompt resumes where it stopped", async () => {
+    // one sequence, 256-token steps: the cold prompt spans ~8 steps, the warm turn adds a word to a cached history
+    // (on the hybrid model the cold prompt's recurrent state goes to the host cache mid-way and comes back whole)
+    const options = { modelPath: await ensureModel(modelName), parallel: 1, contextPerSequence: 4096, batchSize: 256, threads: 2, cacheRamMiB: 64 };
+    const engine = Engine.load(options);
+    const alone = Engine.load(options);
+    try {
+      const history = `${prompt}${"the dragon flew over the hills and far away ".repeat(20)}`;
+      const coldText = `${"a knight rode across the fields and back to the castle by the sea ".repeat(130)}`;
+      expect(engine.tokenize(coldText).length).toBeGreaterThan(1500);
+      await run(engine, { prompt: history, maxTokens: 1, sampling: greedy }).result;
+      const finished: string[] = [];
+      let warm: Promise<Outcome> | undefined;
+      const cold = run(engine, { prompt: coldText, maxTokens: 4, sampling: greedy, ignoreEos: true }, undefined, () => {
+        warm ??= run(engine, { prompt: `${history} again`, maxTokens: 2, sampling: greedy, ignoreEos: true }).result
+          .then((outcome) => { finished.push("warm"); return outcome; });
+      }).result.then((outcome) => { finished.push("cold"); return outcome; });
+      const coldOutcome = await cold;
+      const warmOutcome = await warm!;
+      expect(finished).toEqual(["warm", "cold"]);
+      expect(warmOutcome.done!.usage.cachedPromptTokens).toBeGreaterThanOrEqual(engine.tokenize(history).length - 1);
+      expect(engine.stats().preemptions).toBe(1);
+      // its own work restored from the host cache is not reported as cached, and the tokens are those of a run alone
+      expect(coldOutcome.done!.usage.cachedPromptTokens).toBeLessThan(8);
+      expect(engine.stats().promptCache!.restored).toBeGreaterThanOrEqual(2);
+      const reference = await run(alone, { prompt: coldText, maxTokens: 4, sampling: greedy, ignoreEos: true }).result;
+      expect(coldOutcome.tokens).toEqual(reference.tokens);
+    } finally {
+      engine.dispose();
+      alone.dispose();
+    }
+  }, 60_000);
+});
+
 describe("prefill order among admitted prompts", () => {
   test("a shorter prompt admitted during a long prefill is processed first, even when it spans several steps", async () => {
     // 32-token steps: the second prompt (~100 tokens) is "long" too, but has far less left than the first

@@ -82,6 +82,10 @@ export function createVllmMetrics(manager: ModelManager, models: ModelService, k
   const generationTokens = counter("vllm:generation_tokens_total", "Number of generation tokens processed.");
   const prefixCacheQueries = counter("vllm:prefix_cache_queries_total", "Prefix cache queries, in terms of number of queried tokens.");
   const prefixCacheHits = counter("vllm:prefix_cache_hits_total", "Prefix cache hits, in terms of number of cached tokens.");
+  // a prompt that gave its sequence to a mostly cached request (src/engine/planning/preemption.ts)
+  const preemptions = counter("vllm:num_preemptions_total", "Cumulative number of preemption from the engine.");
+  /** Each engine's preemptions already counted (an engine counts from its start; a reloaded one is a new object). */
+  const preemptionsSeen = new WeakMap<object, number>();
   // speculative decoding (serve --speculative-config / --model-draft): vLLM's names
   const draftTokens = counter("vllm:spec_decode_num_draft_tokens_total", "Number of draft tokens.");
   const acceptedDraftTokens = counter("vllm:spec_decode_num_accepted_tokens_total", "Number of accepted tokens.");
@@ -100,7 +104,7 @@ export function createVllmMetrics(manager: ModelManager, models: ModelService, k
   const decodeTime = histogram("vllm:request_decode_time_seconds", "Histogram of time spent in DECODE phase for request.", REQUEST_LATENCY_BUCKETS);
   const inferenceTime = histogram("vllm:request_inference_time_seconds", "Histogram of time spent in RUNNING phase for request.", REQUEST_LATENCY_BUCKETS);
 
-  const counters = [promptTokens, generationTokens, prefixCacheQueries, prefixCacheHits];
+  const counters = [promptTokens, generationTokens, prefixCacheQueries, prefixCacheHits, preemptions];
   const histograms = [requestPromptTokens, requestGenerationTokens, timeToFirstToken, interTokenLatency, requestTimePerOutputToken,
     e2eLatency, queueTime, prefillTime, decodeTime, inferenceTime];
   for (const { id } of models.list()) {
@@ -182,6 +186,10 @@ export function createVllmMetrics(manager: ModelManager, models: ModelService, k
       entry.restores += stats.promptCache?.restored ?? 0;
       entry.evictions += stats.promptCache?.evicted ?? 0;
       entry.copied += stats.copiedPrefixTokens;
+      const preempted = stats.preemptions ?? 0;
+      const newPreemptions = preempted - (preemptionsSeen.get(engine) ?? 0);
+      if (newPreemptions > 0) preemptions.inc({ model_name: name, engine: ENGINE }, newPreemptions);
+      preemptionsSeen.set(engine, preempted);
       for (const [tier, tierStats] of [["ram", stats.promptCache], ["disk", stats.diskCache]] as const) {
         entry.tiers[tier].hits += tierStats?.hits ?? 0;
         entry.tiers[tier].misses += tierStats?.misses ?? 0;

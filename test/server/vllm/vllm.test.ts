@@ -198,6 +198,9 @@ describe("GET /metrics", () => {
     expect(usage).toBeLessThanOrEqual(1);
     expect(text).toContain("# TYPE vllm:time_to_first_token_seconds histogram");
     expect(sample(text, "vllm:request_success_total", { ...labels, finished_reason: "abort" })).toBeNumber();
+    // counted when a cold prompt gives its sequence to a warm turn (test/engine/scheduler.test.ts "preemption")
+    expect(text).toContain("# TYPE vllm:num_preemptions_total counter");
+    expect(sample(text, "vllm:num_preemptions_total", labels)).toBe(0);
   });
 
   test("a chat completion moves the counters and histograms by its usage", async () => {
