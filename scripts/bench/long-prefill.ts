@@ -5,6 +5,10 @@
 // model, context, sequences and threads; each at its own batch size) run side by side, both started once
 // and measured in turn, the order alternating between runs. Prompts are random token ids, a new seed every
 // time, so nothing comes from a cache.
+// With a warm prefix (--warm N, issue 42's warm turns behind cold prompts): one sequence, both servers with
+// --cache-ram 8192, and the short request continues an N-token history the server processed just before
+// (an agent's next turn), so it can only come early by taking the long prefill's sequence; its baseline is
+// the same kind of turn on the idle server.
 // Run alone: bun scripts/bench/long-prefill.ts --help
 import { existsSync } from "node:fs";
 import { parseArgs } from "node:util";
@@ -22,8 +26,10 @@ export interface LongPrefillOptions {
   delayMs: number;
   /** Tokens the short request generates. */
   outputTokens: number;
-  /** Context per sequence of both servers (2 sequences: the long and the short request). */
+  /** Context per sequence of both servers (2 sequences: the long and the short request; 1 with a warm prefix). */
   contextPerSequence: number;
+  /** Tokens of a history the short request continues, processed just before (0: a cold short request). */
+  warmPrefix?: number;
   threads: number;
   runs: number;
   /** How llamux starts (the command, and LLAMUX_LIB_DIR for the checkout). */
@@ -55,11 +61,15 @@ async function firstTokenMs(server: RunningServer, model: string, prompt: number
 }
 
 async function measureOnce(server: RunningServer, model: string, vocabulary: number, o: LongPrefillOptions, seed: number): Promise<RunSample> {
-  const alone = await firstTokenMs(server, model, randomPrompt(o.shortTokens, vocabulary, seed), o.outputTokens);
+  // with a warm prefix, each short request is a next turn of a history the server holds
+  const history = o.warmPrefix ? randomPrompt(o.warmPrefix, vocabulary, seed + 3) : [];
+  const short = (s: number) => [...history, ...randomPrompt(o.shortTokens, vocabulary, s)];
+  if (history.length > 0) await firstTokenMs(server, model, history, 1);
+  const alone = await firstTokenMs(server, model, short(seed), o.outputTokens);
   const long = firstTokenMs(server, model, randomPrompt(o.longTokens, vocabulary, seed + 1), 1);
   // the scenario: the short request arrives this long after the long one was sent
   await Bun.sleep(o.delayMs);
-  const during = await firstTokenMs(server, model, randomPrompt(o.shortTokens, vocabulary, seed + 2), o.outputTokens);
+  const during = await firstTokenMs(server, model, short(seed + 2), o.outputTokens);
   const longDone = await long;
   return { aloneMs: alone.ms, duringMs: during.ms, longMs: longDone.ms, overtook: during.at < longDone.at };
 }
@@ -69,7 +79,11 @@ export async function runLongPrefill(model: string, o: LongPrefillOptions): Prom
   const log = o.log ?? (() => {});
   const vocabulary = vocabularySize(model);
   const kinds: ServerKind[] = existsSync(LLAMA_SERVER) ? ["llamux", "llama-server"] : ["llamux"];
-  const spec: ServerSpec = { model, threads: o.threads, parallel: 2, llamux: o.llamux, contextPerSequence: o.contextPerSequence };
+  const warm = (o.warmPrefix ?? 0) > 0;
+  const spec: ServerSpec = {
+    model, threads: o.threads, parallel: warm ? 1 : 2, llamux: o.llamux, contextPerSequence: o.contextPerSequence,
+    ...(warm ? { extraArgs: ["--cache-ram", "8192"] } : {}),
+  };
   const servers: RunningServer[] = [];
   const samples = new Map<ServerKind, RunSample[]>(kinds.map((k) => [k, []]));
   try {
@@ -95,8 +109,11 @@ export async function runLongPrefill(model: string, o: LongPrefillOptions): Prom
   const both = kinds.length === 2;
   const ratio = both ? median("llamux", (s) => s.duringMs) / median("llama-server", (s) => s.duringMs) : NaN;
   const commands = kinds.map((kind) => showCommand(kind, spec));
+  const what = warm
+    ? `Warm turn during a long prefill: ${o.shortTokens} new tokens after a ${o.warmPrefix}-token history the server just processed, sent ${o.delayMs / 1000} s into a ${o.longTokens}-token prefill, ${o.outputTokens} tokens out, 1 sequence of ${o.contextPerSequence} tokens, --cache-ram 8192`
+    : `Short request during a long prefill: ${o.shortTokens}-token request sent ${o.delayMs / 1000} s into a ${o.longTokens}-token prefill, ${o.outputTokens} tokens out, 2 sequences of ${o.contextPerSequence} tokens`;
   const markdown = [
-    `### Short request during a long prefill: ${o.shortTokens}-token request sent ${o.delayMs / 1000} s into a ${o.longTokens}-token prefill, ${o.outputTokens} tokens out, 2 sequences of ${o.contextPerSequence} tokens, ${o.threads} threads, median of ${o.runs}`,
+    `### ${what}, ${o.threads} threads, median of ${o.runs}`,
     "",
     "| server | short alone: TTFT ms | short during the prefill: TTFT ms | ÷ alone | long prefill s | short first |",
     "|---|---:|---:|---:|---:|---:|",
@@ -114,7 +131,8 @@ if (import.meta.main) {
   const { values } = parseArgs({
     options: {
       model: { type: "string" }, long: { type: "string" }, short: { type: "string" }, delay: { type: "string" }, output: { type: "string" },
-      ctx: { type: "string" }, threads: { type: "string" }, runs: { type: "string" }, "lib-dir": { type: "string" }, help: { type: "boolean", short: "h" },
+      ctx: { type: "string" }, threads: { type: "string" }, runs: { type: "string" }, "lib-dir": { type: "string" }, warm: { type: "string" },
+      llamux: { type: "string" }, help: { type: "boolean", short: "h" },
     },
   });
   if (values.help) {
@@ -130,14 +148,19 @@ on llamux and on llama-server (.native/tools, or LLAMUX_TOOLS_DIR) side by side.
   --ctx N          context per sequence of both servers, 2 sequences (default 32768)
   --threads N      threads of both servers (default 2)
   --runs N         interleaved runs, median reported (default 3)
+  --warm N         the short request continues an N-token history processed just before (an agent's
+                   next turn); both servers then have one sequence and --cache-ram 8192 (default 0: off)
+  --llamux PATH    a llamux executable (dist/llamux-<version>-linux-x64) instead of bun src/main.ts
   --lib-dir DIR    llama.cpp libraries llamux runs on (LLAMUX_LIB_DIR; default its own)`);
     process.exit(0);
   }
   const numbers = { long: Number(values.long ?? 30_000), short: Number(values.short ?? 20), output: Number(values.output ?? 4), ctx: Number(values.ctx ?? 32_768), threads: Number(values.threads ?? 2), runs: Number(values.runs ?? 3) };
   const delay = Number(values.delay ?? 1);
+  const warmPrefix = Number(values.warm ?? 0);
   const bad = Object.entries(numbers).filter(([, n]) => !(Number.isInteger(n) && n >= 1)).map(([k]) => `--${k} must be a positive integer`);
   if (!(delay >= 0)) bad.push("--delay must be a number of seconds");
-  if (numbers.long + 1 > numbers.ctx) bad.push("--ctx must hold the long prompt");
+  if (!(Number.isInteger(warmPrefix) && warmPrefix >= 0)) bad.push("--warm must be a whole number of tokens");
+  if (Math.max(numbers.long, warmPrefix + numbers.short + numbers.output) + 1 > numbers.ctx) bad.push("--ctx must hold the long prompt and the warm turn");
   if (bad.length > 0) {
     console.error(bad.join("\n"));
     process.exit(2);
@@ -145,7 +168,7 @@ on llamux and on llama-server (.native/tools, or LLAMUX_TOOLS_DIR) side by side.
   const model = values.model ?? await ensureModel("tiny-llama-agent");
   const result = await runLongPrefill(model, {
     longTokens: numbers.long, shortTokens: numbers.short, delayMs: delay * 1000, outputTokens: numbers.output, contextPerSequence: numbers.ctx,
-    threads: numbers.threads, runs: numbers.runs, llamux: defaultLlamuxCommand(undefined, values["lib-dir"]),
+    threads: numbers.threads, runs: numbers.runs, llamux: defaultLlamuxCommand(values.llamux, values["lib-dir"]), warmPrefix,
     log: (line) => console.error(line),
   });
   console.log(result.markdown);

@@ -49,15 +49,22 @@ export function nextAdmission(
   return chosen && { index: chosen.index, active: queue[chosen.index]!, ...weighed.get(chosen.index)! };
 }
 
+/** A running prompt that gives its sequence away, and the waiting request it goes to with that request's prefix source. */
+export interface Preemption {
+  victim: SequenceSlot;
+  chosen: ActiveRequest;
+  source: PrefixSource;
+}
+
 /**
  * With every sequence busy: the running prompt that gives its sequence to the waiting request admission
  * would choose next, weighed on that sequence (planning/preemption.ts). Only with a host cache, which
- * keeps the yielding prompt's work. A state on disk counts as uncached here: it is read only once a
- * sequence is free. Undefined: nobody yields.
+ * keeps the yielding prompt's work. When the chosen request's prefix is on disk, the caller reads it into
+ * host memory first (as for a free sequence) and weighs again. Undefined: nobody yields.
  */
 export function nextPreemption(
   queue: readonly ActiveRequest[], running: readonly SequenceSlot[], memory: SequenceMemory, admissible?: (active: ActiveRequest) => boolean,
-): SequenceSlot | undefined {
+): Preemption | undefined {
   if (!memory.promptCache || queue.length === 0) return undefined;
   const runs: RunningPrompt[] = running.map((slot) => {
     const active = slot.active!;
@@ -73,18 +80,20 @@ export function nextPreemption(
   const waiting = waitingViews(queue);
   const shares = new Map<string, OwnerShare>();
   const shareOf = (owner: string) => shares.get(owner) ?? shares.set(owner, ownerShare(owner, queue, running)).get(owner)!;
+  const sources = new Map<number, PrefixSource>();
   const candidates: Array<{ index: number; uncachedTokens: number }> = [];
   for (const index of admissionWindow(waiting, shareOf)) {
     const active = queue[index]!;
     if (active.awaitingDisk && memory.isLoading(active.awaitingDisk)) continue;
     if (admissible && !admissible(active)) continue;
     const source = memory.prefixSource(target, active);
-    candidates.push({ index, uncachedTokens: active.prompt.length - (source.kind === "disk" ? 0 : reusedTokens(source)) });
+    sources.set(index, source);
+    candidates.push({ index, uncachedTokens: active.prompt.length - reusedTokens(source) });
   }
   const chosen = chooseAdmission(waiting, candidates, shareOf);
   if (!chosen) return undefined;
   const victim = choosePreemption({ uncachedTokens: chosen.uncachedTokens, priority: waiting[chosen.index]!.priority }, runs);
-  return victim === undefined ? undefined : running[victim];
+  return victim === undefined ? undefined : { victim: running[victim]!, chosen: queue[chosen.index]!, source: sources.get(chosen.index)! };
 }
 
 /** What an owner's requests hold now, and its weight and cap as its newest request says. */

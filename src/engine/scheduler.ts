@@ -326,9 +326,7 @@ export class Scheduler {
       }
       const { index, active, slot, source } = next;
       if (source.kind === "disk") {
-        // read into host memory off the step loop; the request is weighed again once it is there
-        active.awaitingDisk = source.match as DiskEntry;
-        void this.memory.loadFromDisk(active.awaitingDisk, active.adapterId);
+        this.readFromDisk(active, source.match as DiskEntry);
         continue;
       }
       if (!this.roomForPrompt(active, slot, source)) return;
@@ -362,8 +360,13 @@ export class Scheduler {
    */
   private yieldToWarmTurn(): boolean {
     if (this.slots.some((slot) => !slot.active)) return false;
-    const slot = nextPreemption(this.queue, this.admitted, this.memory, this.adapters?.mayAdmit);
-    if (!slot) return false;
+    const plan = nextPreemption(this.queue, this.admitted, this.memory, this.adapters?.mayAdmit);
+    if (!plan) return false;
+    if (plan.source.kind === "disk") {
+      this.readFromDisk(plan.chosen, plan.source.match as DiskEntry);
+      return false;
+    }
+    const slot = plan.victim;
     const active = slot.active!;
     slot.active = undefined;
     slot.outputIndex = -1;
@@ -372,6 +375,12 @@ export class Scheduler {
     this.preemptions++;
     this.queue.unshift(active);
     return true;
+  }
+
+  /** Reads the request's prefix state from disk into host memory off the step loop; it is weighed again once there. */
+  private readFromDisk(active: ActiveRequest, entry: DiskEntry): void {
+    active.awaitingDisk = entry;
+    void this.memory.loadFromDisk(entry, active.adapterId);
   }
 
   private dropCancelled(): void {

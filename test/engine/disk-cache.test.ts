@@ -67,6 +67,35 @@ describe.each(["tiny-llama", "tiny-lfm2"] as const)("%s: after a restart", (name
     }
   });
 
+  test("a next turn whose state is only on disk is read while a cold prompt runs, then takes that prompt's busy sequence", async () => {
+    const first = prompt("deploy", "List the steps.");
+    const before = await loaded(base());
+    await run(before, { prompt: first, maxTokens: 4, sampling: greedy });
+    await before.flushDiskCache();
+    before.dispose();
+
+    // one sequence, 64-token steps: the cold prompt spans ~40 steps, time for the read to end beside it
+    const after = await loaded({ ...base(), contextPerSequence: 4096, batchSize: 64 });
+    try {
+      const next = `${first}The steps are listed.<|im_end|>\n<|im_start|>user\nAnd the second one?<|im_end|>\n<|im_start|>assistant\n`;
+      const coldText = prompt("weather", "Will it rain?", 90);
+      expect(after.tokenize(coldText).length).toBeGreaterThan(1500);
+      const finished: string[] = [];
+      let warm: ReturnType<typeof run> | undefined;
+      const coldOutcome = await run(after, { prompt: coldText, maxTokens: 2, sampling: greedy, ignoreEos: true }, undefined, () => {
+        warm ??= run(after, { prompt: next, maxTokens: 2, sampling: greedy, ignoreEos: true }).then((o) => { finished.push("warm"); return o; });
+      }).then((o) => { finished.push("cold"); return o; });
+      const warmOutcome = await warm!;
+      expect(finished).toEqual(["warm", "cold"]);
+      expect(after.stats().diskCache?.loaded).toBe(1);
+      expect(after.stats().preemptions).toBe(1);
+      expect(warmOutcome.done!.usage.cachedPromptTokens).toBeGreaterThanOrEqual(after.tokenize(first).length - 1);
+      expect(coldOutcome.done?.finishReason).toBe("length");
+    } finally {
+      after.dispose();
+    }
+  });
+
   test("damaged files are skipped and removed; the prompt is processed as if cold", async () => {
     const first = prompt("billing", "Explain the invoice.");
     const before = await loaded(base());
