@@ -16,10 +16,11 @@ export interface Admission {
 }
 
 const ownerOf = (active: ActiveRequest) => active.request.schedule?.owner ?? ANONYMOUS_OWNER;
+const priorityOf = (active: ActiveRequest) => active.request.schedule?.priority ?? 0;
 
 /** The queue as the planner sees it. */
 export function waitingViews(queue: readonly ActiveRequest[]): WaitingView[] {
-  return queue.map((active) => ({ owner: ownerOf(active), priority: active.request.schedule?.priority ?? 0, overtaken: active.overtaken }));
+  return queue.map((active) => ({ owner: ownerOf(active), priority: priorityOf(active), overtaken: active.overtaken }));
 }
 
 /**
@@ -30,6 +31,19 @@ export function waitingViews(queue: readonly ActiveRequest[]): WaitingView[] {
 export function nextAdmission(
   queue: readonly ActiveRequest[], running: readonly SequenceSlot[], memory: SequenceMemory, admissible?: (active: ActiveRequest) => boolean,
 ): Admission | undefined {
+  const choice = chooseWaiting(queue, running, memory, admissible, (active) => memory.pickSlot(active.prompt, active.request.schedule?.session, active.adapterId));
+  return choice && { index: choice.index, active: queue[choice.index]!, slot: choice.slot, source: choice.source };
+}
+
+/**
+ * What admission would choose if each weighed request got the sequence `slotFor` names for it: the queue
+ * index, that sequence, its prefix source there and the prompt tokens it would still process. Undefined
+ * when nothing may be weighed or `slotFor` has no sequence to give.
+ */
+function chooseWaiting(
+  queue: readonly ActiveRequest[], running: readonly SequenceSlot[], memory: SequenceMemory, admissible: ((active: ActiveRequest) => boolean) | undefined,
+  slotFor: (active: ActiveRequest) => SequenceSlot | undefined,
+): { index: number; uncachedTokens: number; slot: SequenceSlot; source: PrefixSource } | undefined {
   const waiting = waitingViews(queue);
   const shares = new Map<string, OwnerShare>();
   const shareOf = (owner: string) => shares.get(owner) ?? shares.set(owner, ownerShare(owner, queue, running)).get(owner)!;
@@ -39,14 +53,14 @@ export function nextAdmission(
     const active = queue[index]!;
     if (active.awaitingDisk && memory.isLoading(active.awaitingDisk)) continue;
     if (admissible && !admissible(active)) continue;
-    const slot = memory.pickSlot(active.prompt, active.request.schedule?.session, active.adapterId);
+    const slot = slotFor(active);
     if (!slot) return undefined;
     const source = memory.prefixSource(slot, active);
     weighed.set(index, { slot, source });
     candidates.push({ index, uncachedTokens: active.prompt.length - reusedTokens(source) });
   }
   const chosen = chooseAdmission(waiting, candidates, shareOf);
-  return chosen && { index: chosen.index, active: queue[chosen.index]!, ...weighed.get(chosen.index)! };
+  return chosen && { ...chosen, ...weighed.get(chosen.index)! };
 }
 
 /** A running prompt that gives its sequence away, and the waiting request it goes to with that request's prefix source. */
@@ -69,31 +83,18 @@ export function nextPreemption(
   const runs: RunningPrompt[] = running.map((slot) => {
     const active = slot.active!;
     return {
-      left: active.prompt.length - active.nextPromptIndex, priority: active.request.schedule?.priority ?? 0,
+      left: active.prompt.length - active.nextPromptIndex, priority: priorityOf(active),
       yielded: active.yielded, pinned: !active.prefilling || active.images.length > 0,
     };
   });
   const yielding = runs.map((run, i) => (mayYield(run) ? i : -1)).filter((i) => i >= 0);
   if (yielding.length === 0) return undefined;
-  // the sequence it would most likely get: the one with the most left
+  // weighed on the sequence it would most likely get: the one with the most left
   const target = running[yielding.reduce((a, b) => (runs[b]!.left > runs[a]!.left ? b : a))]!;
-  const waiting = waitingViews(queue);
-  const shares = new Map<string, OwnerShare>();
-  const shareOf = (owner: string) => shares.get(owner) ?? shares.set(owner, ownerShare(owner, queue, running)).get(owner)!;
-  const sources = new Map<number, PrefixSource>();
-  const candidates: Array<{ index: number; uncachedTokens: number }> = [];
-  for (const index of admissionWindow(waiting, shareOf)) {
-    const active = queue[index]!;
-    if (active.awaitingDisk && memory.isLoading(active.awaitingDisk)) continue;
-    if (admissible && !admissible(active)) continue;
-    const source = memory.prefixSource(target, active);
-    sources.set(index, source);
-    candidates.push({ index, uncachedTokens: active.prompt.length - reusedTokens(source) });
-  }
-  const chosen = chooseAdmission(waiting, candidates, shareOf);
+  const chosen = chooseWaiting(queue, running, memory, admissible, () => target);
   if (!chosen) return undefined;
-  const victim = choosePreemption({ uncachedTokens: chosen.uncachedTokens, priority: waiting[chosen.index]!.priority }, runs);
-  return victim === undefined ? undefined : { victim: running[victim]!, chosen: queue[chosen.index]!, source: sources.get(chosen.index)! };
+  const victim = choosePreemption({ uncachedTokens: chosen.uncachedTokens, priority: priorityOf(queue[chosen.index]!) }, runs);
+  return victim === undefined ? undefined : { victim: running[victim]!, chosen: queue[chosen.index]!, source: chosen.source };
 }
 
 /** What an owner's requests hold now, and its weight and cap as its newest request says. */

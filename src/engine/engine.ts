@@ -11,6 +11,7 @@ import { setNativeLog } from "../../ffi/native-log.ts";
 import { kvTokensWithinMemory } from "./context-memory.ts";
 import { Scheduler, DEFAULT_QUEUE_LIMIT } from "./scheduler.ts";
 import { CPU_PROMPT_FLUSH_TOKENS } from "./planning/step-budget.ts";
+import { diskReadPause } from "./planning/disk-read-pause.ts";
 import { gatherArrivals } from "./planning/arrival-window.ts";
 import { DEFAULT_MAX_DRAFT_TOKENS } from "./speculative/options.ts";
 import { ImageEncoder } from "./image-encoder.ts";
@@ -415,8 +416,9 @@ export class Engine {
   // Steps until no work is left, yielding to the event loop between steps so that new requests and
   // cancellations (IPC messages) are taken in at every step; woken from idle, it first lets a burst of
   // requests arrive (planning/arrival-window.ts). A step with nothing to run (requests waiting
-  // for a disk read) waits for that read, or a moment. Idle again, the engine writes what the disk tier
-  // lacks of its sequences' memory.
+  // for a disk read) waits for that read, or a moment; while a read is in flight beside running steps,
+  // the engine pauses a little between them for it (planning/disk-read-pause.ts). Idle again, the engine
+  // writes what the disk tier lacks of its sequences' memory.
   private async runLoop(): Promise<void> {
     if (this.looping) return;
     this.looping = true;
@@ -424,8 +426,13 @@ export class Engine {
       const woke = performance.now();
       while (gatherArrivals(performance.now() - this.latestArrival, performance.now() - woke)) await Bun.sleep(1);
       while (this.scheduler.hasWork) {
-        if (this.scheduler.step()) await new Promise<void>((resolve) => setImmediate(resolve));
-        else await Promise.race([this.scheduler.waitForDisk(), Bun.sleep(IDLE_POLL_MS)]);
+        const stepStarted = performance.now();
+        if (this.scheduler.step()) {
+          await new Promise<void>((resolve) => setImmediate(resolve));
+          if (this.scheduler.readingDisk) await Promise.race([this.scheduler.waitForDisk(), Bun.sleep(diskReadPause(performance.now() - stepStarted))]);
+        } else {
+          await Promise.race([this.scheduler.waitForDisk(), Bun.sleep(IDLE_POLL_MS)]);
+        }
       }
       if (!this.disposed) this.scheduler.persistIdle();
     } finally {

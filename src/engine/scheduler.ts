@@ -9,9 +9,9 @@
 // many prompt tokens a step may take beside generating sequences and whose (step-budget.ts: a latency
 // bound from measured step costs), where a hybrid model's prompt saves marks of its recurrent state
 // (recurrent-marks.ts), what the caches keep (cache-tiers.ts) and how far to draft
-// (speculation-cost.ts, draft-pace.ts). This class gathers the facts and carries the plans out; the
-// sequences' memory is sequence-memory.ts, filling a step's batch with prompt tokens prompt-feed.ts,
-// sampling token-output.ts.
+// (speculation-cost.ts, draft-pace.ts). This class runs the steps and carries the plans out: admission
+// is admission-runner.ts, the sequences' memory sequence-memory.ts, filling a step's batch with prompt
+// tokens prompt-feed.ts, sampling token-output.ts.
 //
 // Images: a prompt's image goes through the vision encoder and is decoded into its sequence in a step
 // of its own, at most one image per step, before that step's token batch; the other sequences keep
@@ -21,15 +21,14 @@ import { DecodeStatus, LlamaContext, TokenBatch, amxKernelsLoaded, type LlamaMod
 import { ActiveRequest, SequenceSlot, type EventSink } from "./sequence.ts";
 import type { ThreadGovernor } from "./thread-governor.ts";
 import type { PromptCache, PromptCacheEntry } from "./prompt-cache/host-cache.ts";
-import type { DiskPromptStore, DiskEntry } from "./prompt-cache/disk-store.ts";
+import type { DiskPromptStore } from "./prompt-cache/disk-store.ts";
 import { EngineError, type EngineStats, type GenerateRequest } from "./types.ts";
 import type { ImageEncoder } from "./image-encoder.ts";
 import type { Speculation } from "./speculative/speculation.ts";
-import { overtakenBy } from "./planning/admission.ts";
-import { nextAdmission, nextPreemption, waitingViews } from "./admission-facts.ts";
+import { AdmissionRunner, reservedForPrompts } from "./admission-runner.ts";
 import { promptTokenBudget, StepCosts } from "./planning/step-budget.ts";
 import { feedPrompts } from "./prompt-feed.ts";
-import { CHECKPOINT_MIN_NEW_TOKENS, SequenceMemory, type PrefixSource } from "./sequence-memory.ts";
+import { SequenceMemory } from "./sequence-memory.ts";
 import { TokenOutput } from "./token-output.ts";
 import { StepTrace } from "./step-trace.ts";
 import { intakeRequest } from "./request-intake.ts";
@@ -84,8 +83,8 @@ export class Scheduler {
   private readonly limit: number;
   private decodeSteps = 0;
   private decodedTokens = 0;
-  /** Prompts that gave their sequence to a mostly cached request (planning/preemption.ts). */
-  private preemptions = 0;
+  /** Gives free sequences to waiting requests (and busy ones to warm turns). */
+  private readonly admission: AdmissionRunner;
   private kvEvents: KvCacheNotifications | undefined;
   /** Where decode steps spent their time, in ms since the engine started (EngineStats.stepMs). */
   private readonly stepTimes = { decode: 0, sample: 0, total: 0 };
@@ -104,6 +103,7 @@ export class Scheduler {
     this.memory = new SequenceMemory(this.slots, context, !model.isRecurrentOrHybrid, context.unifiedKv, this.limit, options.promptCache, options.diskCache);
     this.coBatch = !(model.isRecurrentOrHybrid && amxKernelsLoaded());
     if (options.adapters) this.adapters = new AdapterSchedule(options.adapters, this.memory, this.queue, this.admitted);
+    this.admission = new AdmissionRunner(this.queue, this.admitted, this.memory, { adapters: this.adapters, speculating: options.speculation !== undefined });
     this.output = new TokenOutput(model, context, this.limit, {
       release: (slot, reason, stop, stopToken) => this.release(slot, reason, stop, stopToken),
       fail: (slot, code, message) => {
@@ -132,7 +132,7 @@ export class Scheduler {
       acceptedDraftTokens: this.speculation?.acceptedTokens ?? 0,
       ...(this.speculation ? { draftStepYield: this.speculation.yieldRatios } : {}),
       copiedPrefixTokens: this.memory.copiedTokens,
-      preemptions: this.preemptions,
+      preemptions: this.admission.preemptions,
       stepMs: { ...this.stepTimes },
       ...(promptCache ? { promptCache: promptCache.stats() } : {}),
       ...(disk ? { diskCache: disk.stats() } : {}),
@@ -194,6 +194,11 @@ export class Scheduler {
     this.memory.spill(entry);
   }
 
+  /** Whether a disk read that a waiting request needs is in flight. */
+  get readingDisk(): boolean {
+    return this.memory.reading;
+  }
+
   /** Resolves when a disk read that a waiting request needs ends (the step loop waits on it when nothing else can run). */
   waitForDisk(): Promise<void> {
     return this.memory.anyLoad();
@@ -202,7 +207,7 @@ export class Scheduler {
   /** One decode step. Returns false when there was nothing to do. */
   step(): boolean {
     this.dropCancelled();
-    this.admitWaiting();
+    this.admission.admitWaiting();
     if (this.admitted.length === 0) return false;
     this.sampleRestoredPrompts();
     if (this.admitted.length === 0) return true;
@@ -315,74 +320,6 @@ export class Scheduler {
     return true;
   }
 
-  // ---- admission: the planner picks, the memory carries out ----
-
-  private admitWaiting(): void {
-    while (this.queue.length > 0) {
-      const next = nextAdmission(this.queue, this.admitted, this.memory, this.adapters?.mayAdmit);
-      if (!next) {
-        if (this.yieldToWarmTurn()) continue;
-        return;
-      }
-      const { index, active, slot, source } = next;
-      if (source.kind === "disk") {
-        this.readFromDisk(active, source.match as DiskEntry);
-        continue;
-      }
-      if (!this.roomForPrompt(active, slot, source)) return;
-      for (const overtaken of overtakenBy(waitingViews(this.queue), index)) this.queue[overtaken]!.overtaken++;
-      this.queue.splice(index, 1);
-      this.memory.apply(slot, active, source);
-      if (active.awaitingDisk) {
-        if (source.kind === "cache") this.memory.countDiskHit(active.adapterId);
-        active.awaitingDisk = undefined;
-      }
-      if (!this.memory.canRollBack && active.prompt.length - slot.cached.length >= CHECKPOINT_MIN_NEW_TOKENS) {
-        active.checkpointAfterPrompt = true;
-      }
-      active.nextPromptIndex = slot.cached.length;
-      active.sharedPrefixEnd = this.memory.sharedPrefixEnd(slot, active, this.queue);
-      // a prompt that yielded its sequence restores its own work: that is not cached for its client
-      if (active.yielded === 0) {
-        active.cachedPromptTokens = slot.cached.length;
-        active.startedAt = performance.now();
-      }
-      if (this.speculation) active.draftTokens = 0;
-      slot.active = active;
-      this.admitted.push(slot);
-    }
-  }
-
-  /**
-   * With every sequence busy: a prompt with much left to process may give its sequence to the mostly cached
-   * request admission would choose (planning/preemption.ts). It goes back to the head of the queue; its
-   * memory stays in the sequence until the next admission there keeps it in the host cache. True when one yielded.
-   */
-  private yieldToWarmTurn(): boolean {
-    if (this.slots.some((slot) => !slot.active)) return false;
-    const plan = nextPreemption(this.queue, this.admitted, this.memory, this.adapters?.mayAdmit);
-    if (!plan) return false;
-    if (plan.source.kind === "disk") {
-      this.readFromDisk(plan.chosen, plan.source.match as DiskEntry);
-      return false;
-    }
-    const slot = plan.victim;
-    const active = slot.active!;
-    slot.active = undefined;
-    slot.outputIndex = -1;
-    this.admitted.splice(this.admitted.indexOf(slot), 1);
-    active.yielded++;
-    this.preemptions++;
-    this.queue.unshift(active);
-    return true;
-  }
-
-  /** Reads the request's prefix state from disk into host memory off the step loop; it is weighed again once there. */
-  private readFromDisk(active: ActiveRequest, entry: DiskEntry): void {
-    active.awaitingDisk = entry;
-    void this.memory.loadFromDisk(entry, active.adapterId);
-  }
-
   private dropCancelled(): void {
     for (let i = this.queue.length - 1; i >= 0; i--) {
       const active = this.queue[i]!;
@@ -428,23 +365,13 @@ export class Scheduler {
 
   // ---- cells: with a unified KV cache, all sequences take their cells from one pool ----
 
-  /** Prompt cells admitted requests have yet to fill: held for them, so that admitted prompts always finish. */
-  private reservedForPrompts(): number {
-    return this.admitted.reduce((sum, slot) => sum + Math.max(0, slot.active!.prompt.length - slot.active!.nextPromptIndex), 0);
-  }
-
-  /** Whether the prompt fits beside what runs now; it waits in the queue until it does. Alone, it always fits. */
-  private roomForPrompt(active: ActiveRequest, slot: SequenceSlot, source: PrefixSource): boolean {
-    return this.admitted.length === 0 || this.memory.fits(active, slot, source, this.reservedForPrompts());
-  }
-
   /**
    * Cells for this step after the generating sequences' tokens (sequence-memory.ts roomForStep); a
    * sequence that cannot have a cell even so ends as at a full context ("length").
    */
   private roomForStep(group: Set<SequenceSlot>, drafts: Map<SequenceSlot, number[]> | undefined): number {
     const generating = this.admitted.filter((slot) => group.has(slot) && !slot.active!.prefilling && !slot.active!.pendingImage);
-    return this.memory.roomForStep(generating, drafts, this.reservedForPrompts(), (slot) => this.release(slot, "length"));
+    return this.memory.roomForStep(generating, drafts, reservedForPrompts(this.admitted), (slot) => this.release(slot, "length"));
   }
 
   // ---- speculative decoding hooks (the work itself is in ./speculative/) ----

@@ -125,6 +125,11 @@ export class SequenceMemory {
     return pending;
   }
 
+  /** Whether a disk read is in flight. */
+  get reading(): boolean {
+    return this.loading.size > 0;
+  }
+
   /** Resolves when any disk read in flight ends (immediately when none is). */
   async anyLoad(): Promise<void> {
     if (this.loading.size > 0) await Promise.race(this.loading.values());
