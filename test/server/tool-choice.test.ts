@@ -2,9 +2,9 @@
 // and `ollama` clients. Random weights never call tools on their own, so tool_choice "required" and a
 // named tool must make every reply a valid call: checked on the tiny LFM2 model (pythonic calls between special
 // tokens) over 20 seeds (n = 20 choices; 8 requests on /api/chat) and on the tiny ChatML/Hermes model over 8
-// (n = 8; 4 requests). The Hermes model has a 128k vocabulary and random weights whose sampled token the grammar
-// nearly always rejects, so each of its tokens takes a pass of the grammar over the whole vocabulary (about
-// 45 ms on 2 cores against 2.4 ms unconstrained): 20 draws there took two minutes of the suite.
+// (n = 8; 4 requests). The Hermes model has Qwen2's vocabulary (about 151,000 tokens) and random weights whose
+// sampled token the grammar nearly always rejects, so each of its tokens takes a pass of the grammar over the
+// whole vocabulary (about 45 ms on 2 cores against 2.4 ms unconstrained): 20 draws there took two minutes.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import OpenAI from "openai";
 import { Ollama } from "ollama";
