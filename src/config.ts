@@ -19,6 +19,8 @@ export const envVars: EnvVar[] = [
   { name: "LLAMUX_VOICES", default: "~/.llamux/voices", description: "speaker files (WAV, MP3, FLAC) a speech request names as its `voice`, beside the model's own folder" },
   { name: "LLAMUX_LOG_LEVEL", default: "info", description: "error, warn, info or debug (with llama.cpp's own log)" },
   { name: "LLAMUX_RPC_SERVERS", default: "", description: "host:port list of `llamux rpc-server`s that take part of each model's layers (--rpc wins; the way to set it for `ollama serve`)" },
+  { name: "LLAMUX_RPC_PROBE_TIMEOUT", default: "5", description: "seconds llamux's check of an RPC server waits to connect and for each answer (then a 503 naming it)" },
+  { name: "LLAMUX_RPC_JOIN_TIMEOUT", default: "15", description: "seconds llama.cpp's RPC back end may take to join the RPC servers after that check (then a 503)" },
   { name: "LLAMUX_PULL_TIMEOUT", default: "30", description: "seconds a pull or download waits to connect, for an answer's headers, and between two reads of its body (then it fails, or retries a blob)" },
   { name: "LLAMUX_JIT_AUTO_EVICT", default: "1", description: "profile c: a model loaded just in time unloads the one loaded just in time before it (LM Studio's Auto-Evict); 0 keeps both" },
   { name: "VLLM_ALLOW_RUNTIME_LORA_UPDATING", default: "0", description: "profile b: 1 or true mounts POST /v1/load_lora_adapter and /v1/unload_lora_adapter (with --enable-lora)" },
@@ -167,13 +169,28 @@ export function jitAutoEvict(env: Env = process.env): boolean {
   return bool(env, "LLAMUX_JIT_AUTO_EVICT") ?? true;
 }
 
+/** A time limit given in seconds (more than 0, at most an hour), in milliseconds. */
+function timeLimitMs(env: Env, name: string, defaultSeconds: number): number {
+  const value = read(env, name);
+  if (value === undefined) return defaultSeconds * 1000;
+  const seconds = Number(value);
+  if (!Number.isFinite(seconds) || seconds <= 0 || seconds > 3600) throw invalid(name, value, "seconds, more than 0 and at most 3600");
+  return seconds * 1000;
+}
+
 /** LLAMUX_PULL_TIMEOUT in milliseconds: how long a pull waits on a registry or hub (default 30 s). */
 export function pullTimeoutMs(env: Env = process.env): number {
-  const value = read(env, "LLAMUX_PULL_TIMEOUT");
-  if (value === undefined) return 30_000;
-  const seconds = Number(value);
-  if (!Number.isFinite(seconds) || seconds <= 0 || seconds > 3600) throw invalid("LLAMUX_PULL_TIMEOUT", value, "seconds, more than 0 and at most 3600");
-  return seconds * 1000;
+  return timeLimitMs(env, "LLAMUX_PULL_TIMEOUT", 30);
+}
+
+/** LLAMUX_RPC_PROBE_TIMEOUT in milliseconds: how long llamux's check waits to connect to an RPC server, and for each answer (default 5 s). */
+export function rpcProbeTimeoutMs(env: Env = process.env): number {
+  return timeLimitMs(env, "LLAMUX_RPC_PROBE_TIMEOUT", 5);
+}
+
+/** LLAMUX_RPC_JOIN_TIMEOUT in milliseconds: how long llama.cpp's RPC back end may take to join the servers (default 15 s). */
+export function rpcJoinTimeoutMs(env: Env = process.env): number {
+  return timeLimitMs(env, "LLAMUX_RPC_JOIN_TIMEOUT", 15);
 }
 
 /** RPC servers as `host:port`, checked for shape (the connection is tried when a model loads). */

@@ -4,7 +4,7 @@ import { existsSync, readFileSync } from "node:fs";
 import type { ModelServiceOptions } from "../server/model-service.ts";
 import { UsageError } from "../usage-error.ts";
 import { logger } from "../log.ts";
-import { rpcServerList, rpcServers } from "../config.ts";
+import { rpcJoinTimeoutMs, rpcProbeTimeoutMs, rpcServerList, rpcServers } from "../config.ts";
 import { TOOL_CALL_PARSER_NAMES, type ToolCallParserName } from "../generation/chat-output.ts";
 import { parseKvEventsConfig } from "../engine/kv-events/kv-events-config.ts";
 import type { Flags } from "./help-layout.ts";
@@ -37,7 +37,12 @@ export function engineFlagOptions(values: EngineFlagValues): Pick<ModelServiceOp
   const kvEvents = values["kv-events-config"] !== undefined ? parseKvEventsConfig(values["kv-events-config"]) : undefined;
   if (kvEvents) out.kvEvents = kvEvents;
   const rpc = values.rpc !== undefined ? rpcServerList(values.rpc, "--rpc") : rpcServers();
-  if (rpc?.length) out.rpcServers = rpc;
+  if (rpc?.length) {
+    out.rpcServers = rpc;
+    // read by each load; a bad value stops start-up here rather than failing loads
+    rpcProbeTimeoutMs();
+    rpcJoinTimeoutMs();
+  }
   const template = values["chat-template"];
   if (template !== undefined) out.chatTemplate = existsSync(template) ? readFileSync(template, "utf8") : template;
   const fraction = values["gpu-memory-utilization"];

@@ -7,7 +7,8 @@ import type { ChildMessage, ParentMessage } from "./protocol.ts";
 import { EngineError, type EngineOptions } from "./types.ts";
 import { EngineClient } from "./engine-client.ts";
 import { isCompiledExecutable, moduleUrl } from "../binary/self.ts";
-import { isRpcAbort, RPC_JOIN_TIMEOUT_MS, rpcAbortNote, rpcServerNames } from "./rpc-failure.ts";
+import { isRpcAbort, rpcAbortNote, rpcServerNames } from "./rpc-failure.ts";
+import { rpcJoinTimeoutMs } from "../config.ts";
 
 /** The command that re-invokes this program as an engine child. */
 function childCommand(): string[] {
@@ -27,6 +28,8 @@ export class EngineProcess extends EngineClient {
   static start(options: EngineOptions, onExit?: (process: EngineProcess, reason: string, expected: boolean) => void): Promise<EngineProcess> {
     return new Promise((resolve, reject) => {
       const engine = new EngineProcess(options);
+      // a server that answers the probe (rpc-probe.ts) and then not the back end would hold the load forever
+      const joinLimitMs = options.rpcServers?.length ? rpcJoinTimeoutMs() : 0;
       let loaded = false;
       engine.child = Bun.spawn(childCommand(), {
         stdio: ["ignore", "inherit", "inherit"],
@@ -44,10 +47,10 @@ export class EngineProcess extends EngineClient {
             engine.kill();
           } else if (message.type === "rpc_joining") {
             rpcJoin = setTimeout(() => {
-              reject(new EngineError("rpc_unavailable", `Cannot load model "${options.modelPath}": llama.cpp's RPC back end did not finish joining ${rpcServerNames(options.rpcServers ?? [])} within ${RPC_JOIN_TIMEOUT_MS / 1000} s`));
+              reject(new EngineError("rpc_unavailable", `Cannot load model "${options.modelPath}": llama.cpp's RPC back end did not finish joining ${rpcServerNames(options.rpcServers ?? [])} within ${joinLimitMs / 1000} s`));
               engine.stopping = true;
               engine.kill();
-            }, RPC_JOIN_TIMEOUT_MS);
+            }, joinLimitMs);
           } else if (message.type === "rpc_joined") {
             clearTimeout(rpcJoin);
           } else {

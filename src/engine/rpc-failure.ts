@@ -2,12 +2,6 @@
 // ends its process with GGML_ABORT (SIGABRT) when a server disconnects or answers out of protocol, and
 // has no time limit on joining the servers.
 
-/**
- * Longest time the back end may take to join the RPC servers once they answered the probe
- * (rpc-probe.ts): a server that answers the probe and then not the back end would hold the load forever.
- */
-export const RPC_JOIN_TIMEOUT_MS = 15_000;
-
 /** `"host:port", "host:port"` */
 export const rpcServerNames = (servers: readonly string[]) => servers.map((s) => `"${s}"`).join(", ");
 

@@ -7,11 +7,8 @@
 // reaches the back end. Protocol: ggml/src/ggml-rpc/ggml-rpc.cpp of the pinned llama.cpp.
 import { connect, type Socket } from "node:net";
 import { EngineError } from "./types.ts";
+import { rpcProbeTimeoutMs } from "../config.ts";
 
-/** Longest wait for a TCP connection to an RPC server. */
-export const RPC_CONNECT_TIMEOUT_MS = 5_000;
-/** Longest wait for each answer (HELLO, DEVICE_COUNT) once connected. */
-export const RPC_ANSWER_TIMEOUT_MS = 5_000;
 /** Most devices one RPC server may offer (a machine with 8 GPUs offers 8). */
 export const MAX_RPC_DEVICES = 16;
 
@@ -85,13 +82,13 @@ function outOfProtocol(endpoint: string, what: string): EngineError {
   return new EngineError("rpc_failure", `RPC server "${endpoint}" ${what}; llama.cpp's RPC back end would end the engine on it, so it is not used`);
 }
 
-function openSocket(endpoint: string, host: string, port: number): Promise<Socket> {
+function openSocket(endpoint: string, host: string, port: number, timeoutMs: number): Promise<Socket> {
   return new Promise((resolve, reject) => {
     const socket = connect({ host, port });
     const timer = setTimeout(() => {
       socket.destroy();
-      reject(unavailable(endpoint, `did not accept a connection within ${RPC_CONNECT_TIMEOUT_MS / 1000} s`));
-    }, RPC_CONNECT_TIMEOUT_MS);
+      reject(unavailable(endpoint, `did not accept a connection within ${timeoutMs / 1000} s`));
+    }, timeoutMs);
     socket.once("connect", () => {
       clearTimeout(timer);
       resolve(socket);
@@ -104,43 +101,43 @@ function openSocket(endpoint: string, host: string, port: number): Promise<Socke
 }
 
 /** Reads one answer: its size (8 bytes) must be `size`, then the bytes. */
-async function answer(conversation: Conversation, endpoint: string, size: number, what: string): Promise<Buffer> {
+async function answer(conversation: Conversation, endpoint: string, size: number, what: string, timeoutMs: number): Promise<Buffer> {
   let header: Buffer;
   try {
-    header = await conversation.read(8, RPC_ANSWER_TIMEOUT_MS);
+    header = await conversation.read(8, timeoutMs);
   } catch (error) {
     const reason = (error as Error).message;
-    if (reason === "timeout") throw unavailable(endpoint, `accepted the connection but did not answer ${what} within ${RPC_ANSWER_TIMEOUT_MS / 1000} s (an RPC server serves one client at a time: is another engine using it?)`);
+    if (reason === "timeout") throw unavailable(endpoint, `accepted the connection but did not answer ${what} within ${timeoutMs / 1000} s (an RPC server serves one client at a time: is another engine using it?)`);
     throw outOfProtocol(endpoint, `${reason} before answering ${what}`);
   }
   const announced = header.readBigUInt64LE(0);
   if (announced !== BigInt(size)) throw outOfProtocol(endpoint, `answered ${what} with ${announced} bytes where the protocol has ${size}`);
   try {
-    return await conversation.read(size, RPC_ANSWER_TIMEOUT_MS);
+    return await conversation.read(size, timeoutMs);
   } catch (error) {
     throw outOfProtocol(endpoint, `sent part of its answer to ${what} (${(error as Error).message})`);
   }
 }
 
-/** Checks one `host:port` RPC server; resolves with its device count. */
-export async function probeRpcServer(endpoint: string): Promise<number> {
+/** Checks one `host:port` RPC server; resolves with its device count. `timeoutMs` bounds the connect and each answer. */
+export async function probeRpcServer(endpoint: string, timeoutMs = rpcProbeTimeoutMs()): Promise<number> {
   // the back end splits at the first colon: an IPv6 address would end the engine (GGML_ABORT)
   const colon = endpoint.indexOf(":");
   const port = Number(endpoint.slice(colon + 1));
   if (colon <= 0 || !/^\d{1,5}$/.test(endpoint.slice(colon + 1)) || port < 1 || port > 65535) {
     throw new EngineError("rpc_failure", `Cannot use RPC server "${endpoint}": llama.cpp's RPC back end takes HOST:PORT with a host name or an IPv4 address`);
   }
-  const socket = await openSocket(endpoint, endpoint.slice(0, colon), port);
+  const socket = await openSocket(endpoint, endpoint.slice(0, colon), port, timeoutMs);
   try {
     const conversation = new Conversation(socket);
     socket.write(command(CMD_HELLO, new Uint8Array(CONN_CAPS_BYTES)));
-    const hello = await answer(conversation, endpoint, HELLO_ANSWER_BYTES, "the protocol's HELLO");
+    const hello = await answer(conversation, endpoint, HELLO_ANSWER_BYTES, "the protocol's HELLO", timeoutMs);
     const [major, minor, patch] = [hello[0]!, hello[1]!, hello[2]!];
     if (major !== PROTOCOL_MAJOR || minor > PROTOCOL_MINOR) {
       throw outOfProtocol(endpoint, `speaks RPC protocol ${major}.${minor}.${patch}, this llama.cpp ${PROTOCOL_MAJOR}.${PROTOCOL_MINOR} (run the same llamux or llama.cpp release on both machines)`);
     }
     socket.write(command(CMD_DEVICE_COUNT, new Uint8Array(0)));
-    const devices = (await answer(conversation, endpoint, 4, "DEVICE_COUNT")).readUInt32LE(0);
+    const devices = (await answer(conversation, endpoint, 4, "DEVICE_COUNT", timeoutMs)).readUInt32LE(0);
     if (devices === 0) throw outOfProtocol(endpoint, "offers no devices");
     if (devices > MAX_RPC_DEVICES) throw outOfProtocol(endpoint, `claims ${devices} devices, more than the ${MAX_RPC_DEVICES} llamux accepts from one server`);
     return devices;
@@ -151,5 +148,6 @@ export async function probeRpcServer(endpoint: string): Promise<number> {
 
 /** Checks every RPC server, one after another (each serves one client at a time). */
 export async function probeRpcServers(endpoints: readonly string[]): Promise<void> {
-  for (const endpoint of endpoints) await probeRpcServer(endpoint);
+  const timeoutMs = rpcProbeTimeoutMs();
+  for (const endpoint of endpoints) await probeRpcServer(endpoint, timeoutMs);
 }

@@ -6,6 +6,7 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { join } from "node:path";
 import { ensureModel } from "../../scripts/gen-models.ts";
 import { MAX_RPC_DEVICES, probeRpcServer } from "../../src/engine/rpc-probe.ts";
+import { rpcJoinTimeoutMs, rpcProbeTimeoutMs } from "../../src/config.ts";
 import { freePort, startServer, type RunningServer } from "../server/serve-fixture.ts";
 import { closedPort, fakeRpcPeer, type FakePeer } from "./fake-rpc-peer.ts";
 
@@ -20,19 +21,21 @@ afterAll(async () => {
 });
 
 /** The EngineError a probe rejects with, as {code, message}. */
-const refusal = (endpoint: string) => probeRpcServer(endpoint).then(
+const refusal = (endpoint: string, timeoutMs?: number) => probeRpcServer(endpoint, timeoutMs).then(
   () => ({ code: "none", message: "" }),
   (error: { code: string; message: string }) => ({ code: error.code, message: error.message }),
 );
 
-// Most of these wait out a time limit (5 s, 15 s) with nothing to do: each test has a peer and a server
-// of its own, so they run side by side.
+// Most of these wait out a time limit with nothing to do: each test has a peer and a server of its own, so
+// they run side by side, and the limits are short ones (1 s for the probe alone; 2 s for the servers, set by
+// the variables, since a server waits its probe limit at start-up and again for each request, and its join
+// limit at start-up and for the request). The defaults, 5 s and 15 s, are checked as values.
 describe("the probe", () => {
   test.concurrent("a peer that accepts and never answers: 503-worthy, within the time limit", async () => {
     const { endpoint } = await peer("silent");
-    const { code, message } = await refusal(endpoint);
+    const { code, message } = await refusal(endpoint, 1_000);
     expect(code).toBe("rpc_unavailable");
-    expect(message).toStartWith(`RPC server "${endpoint}" accepted the connection but did not answer the protocol's HELLO within 5 s`);
+    expect(message).toStartWith(`RPC server "${endpoint}" accepted the connection but did not answer the protocol's HELLO within 1 s`);
   });
 
   test.concurrent("nothing listening, a hang-up, garbage, an old protocol, 2^32-1 devices", async () => {
@@ -55,6 +58,13 @@ describe("the probe", () => {
   test.concurrent("a peer that answers properly passes, with its device count", async () => {
     expect(await probeRpcServer((await peer("probe-only")).endpoint)).toBe(1);
   });
+
+  test("the limits are 5 s and 15 s unless set; a value that is not seconds is refused by name", () => {
+    expect([rpcProbeTimeoutMs({}), rpcJoinTimeoutMs({})]).toEqual([5_000, 15_000]);
+    expect([rpcProbeTimeoutMs({ LLAMUX_RPC_PROBE_TIMEOUT: "0.5" }), rpcJoinTimeoutMs({ LLAMUX_RPC_JOIN_TIMEOUT: "2" })]).toEqual([500, 2_000]);
+    expect(() => rpcJoinTimeoutMs({ LLAMUX_RPC_JOIN_TIMEOUT: "0" })).toThrow('Cannot use LLAMUX_RPC_JOIN_TIMEOUT="0": expected seconds');
+    expect(() => rpcProbeTimeoutMs({ LLAMUX_RPC_PROBE_TIMEOUT: "5s" })).toThrow('Cannot use LLAMUX_RPC_PROBE_TIMEOUT="5s": expected seconds');
+  });
 });
 
 describe("llamux serve --rpc with a misbehaving peer", () => {
@@ -67,8 +77,9 @@ describe("llamux serve --rpc with a misbehaving peer", () => {
     await Promise.all(servers.map((s) => s.stop()));
   });
 
+  const limits = { LLAMUX_RPC_PROBE_TIMEOUT: "2", LLAMUX_RPC_JOIN_TIMEOUT: "2" };
   const serveWith = async (endpoint: string) => {
-    const server = await startServer(["--profile", "b", model, "--rpc", endpoint, "--threads", "1", "--ctx-size", "256"]);
+    const server = await startServer(["--profile", "b", model, "--rpc", endpoint, "--threads", "1", "--ctx-size", "256"], limits);
     servers.push(server);
     return server;
   };
@@ -78,7 +89,7 @@ describe("llamux serve --rpc with a misbehaving peer", () => {
   };
 
   for (const [behaviour, status, says] of [
-    ["silent", 503, "accepted the connection but did not answer the protocol's HELLO within 5 s"],
+    ["silent", 503, "accepted the connection but did not answer the protocol's HELLO within 2 s"],
     ["many-devices", 502, "claims 4294967295 devices"],
     ["garbage", 502, "answered the protocol's HELLO with 5 bytes"],
   ] as const) {
@@ -103,13 +114,20 @@ describe("llamux serve --rpc with a misbehaving peer", () => {
     expect(((await answer.json()) as { error: string }).error).toBe(`RPC server "${endpoint}" cannot be reached: connection refused (is "llamux rpc-server" running there?)`);
   }, 60_000);
 
+  test.concurrent("a limit that is not seconds stops start-up, naming the variable", async () => {
+    const endpoint = await closedPort();
+    for (const name of ["LLAMUX_RPC_PROBE_TIMEOUT", "LLAMUX_RPC_JOIN_TIMEOUT"]) {
+      await expect(startServer(["--profile", "b", model, "--rpc", endpoint], { [name]: "soon" })).rejects.toThrow(`Cannot use ${name}="soon": expected seconds`);
+    }
+  }, 60_000);
+
   test.concurrent("a peer that answers the probe and then not llama.cpp's back end: a 503 once the join time runs out", async () => {
     // every load makes two connections: the probe's, then the back end's
     const { endpoint } = await peer("probe-only", "silent");
     const server = await serveWith(endpoint);
     const answer = await complete(server);
     expect(answer.status).toBe(503);
-    expect(answer.message).toContain(`llama.cpp's RPC back end did not finish joining "${endpoint}" within 15 s`);
+    expect(answer.message).toContain(`llama.cpp's RPC back end did not finish joining "${endpoint}" within 2 s`);
     expect((await fetch(`${server.baseUrl}/v1/models`)).status).toBe(200);
   }, 90_000);
 });
