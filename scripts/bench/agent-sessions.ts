@@ -195,7 +195,7 @@ if (import.meta.main) {
     options: {
       model: { type: "string" }, sessions: { type: "string" }, parallel: { type: "string" }, prefix: { type: "string" }, "turn-tokens": { type: "string" },
       turns: { type: "string" }, output: { type: "string" }, "cache-ram": { type: "string" }, threads: { type: "string" }, "lib-dir": { type: "string" }, "think-ms": { type: "string" },
-      "no-restart": { type: "boolean" }, help: { type: "boolean", short: "h" },
+      "no-restart": { type: "boolean" }, llamux: { type: "string" }, help: { type: "boolean", short: "h" },
     },
   });
   if (values.help) {
@@ -209,6 +209,7 @@ if (import.meta.main) {
   --output N         tokens generated per turn (default 16)
   --cache-ram MIB    each server's host-memory prompt cache (default 8192)
   --threads N        threads of each server, or "default" (default)
+  --llamux PATH      a llamux executable (dist/llamux-<version>-linux-x64) instead of bun src/main.ts
   --lib-dir DIR      llama.cpp libraries llamux runs on (LLAMUX_LIB_DIR; default its own); llama-server
                      is .native/tools/llama-server, or LLAMUX_TOOLS_DIR's
   --think-ms N       an agent's time between an answer and its next turn, sessions started N / sessions ms
@@ -233,7 +234,8 @@ if (import.meta.main) {
   }
   const model = values.model ?? await ensureModel("lfm2-350m-q4_0");
   const result = await runAgentSessions(model, {
-    ...shape, llamux: defaultLlamuxCommand(undefined, values["lib-dir"]), modelName: model, build: values["lib-dir"] ? `checkout (${values["lib-dir"]})` : "checkout",
+    ...shape, llamux: defaultLlamuxCommand(values.llamux, values["lib-dir"]), modelName: model,
+    build: values.llamux ?? (values["lib-dir"] ? `checkout (${values["lib-dir"]})` : "checkout"),
     restart: !values["no-restart"], log: (line) => console.error(line),
   });
   console.log(result.markdown);
