@@ -16,7 +16,7 @@ import type { DiskEntry, DiskPromptStore } from "./prompt-cache/disk-store.ts";
 import { imageCutAt } from "./image-prompt.ts";
 import type { ImageEncoder } from "./image-encoder.ts";
 import { BASE_ADAPTER } from "./planning/adapter-turns.ts";
-import { isMark, markSpacing, nextMarkAt } from "./planning/recurrent-marks.ts";
+import { isMark, markSpacing, marksUpTo, nextMarkAt } from "./planning/recurrent-marks.ts";
 
 /** Recurrent/hybrid models save a checkpoint only after processing at least this many new prompt tokens. */
 export const CHECKPOINT_MIN_NEW_TOKENS = 32;
@@ -406,7 +406,7 @@ export class SequenceMemory {
   private restoreFromHost(slot: SequenceSlot, active: ActiveRequest, entry: PromptCacheEntry, keep: number): void {
     if (!this.loadState(slot, entry.state, entry.tokens, keep, entry.marks.find((mark) => mark.length === keep))) return;
     this.promptCache!.touch(entry);
-    slot.marks = entry.marks.filter((mark) => mark.length <= keep);
+    slot.marks = marksUpTo(entry.marks, keep);
     if (entry.logits && keep === entry.tokens.length) {
       // a recurrent checkpoint: it serves this slot's next prompts as its own would
       slot.checkpoint = { length: keep, state: entry.state, logits: entry.logits };

@@ -7,6 +7,7 @@ import { disposeImages, type ImageSpan } from "./image-prompt.ts";
 import type { DiskEntry } from "./prompt-cache/disk-store.ts";
 import type { ServedAdapter } from "./lora-adapters.ts";
 import { BASE_ADAPTER } from "./planning/adapter-turns.ts";
+import { marksUpTo } from "./planning/recurrent-marks.ts";
 
 export type EventSink = (event: EngineEvent) => void;
 
@@ -212,7 +213,7 @@ export class SequenceSlot {
   truncate(length: number): void {
     this.cached.length = Math.min(this.cached.length, length);
     if (this.checkpoint && this.checkpoint.length > length) this.checkpoint = undefined;
-    if (this.marks.length > 0 && this.marks.at(-1)!.length > length) this.marks = this.marks.filter((mark) => mark.length <= length);
+    if (this.marks.length > 0 && this.marks.at(-1)!.length > length) this.marks = marksUpTo(this.marks, length);
     for (const [other, shared] of this.sharedWith) {
       if (shared <= length) continue;
       if (length === 0) {

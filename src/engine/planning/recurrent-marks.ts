@@ -43,3 +43,13 @@ export function markWithin(marks: readonly number[], limit: number): number {
   }
   return best;
 }
+
+/** The marks that stay valid when a sequence is cut back to `length` tokens (one at `length` itself included). */
+export function marksUpTo<Mark extends { length: number }>(marks: readonly Mark[], length: number): Mark[] {
+  return marks.filter((mark) => mark.length <= length);
+}
+
+/** The marks worth keeping beside a saved state of `length` tokens: those before its end, which the state itself serves. */
+export function marksBefore<Mark extends { length: number }>(marks: readonly Mark[], length: number): Mark[] {
+  return marks.filter((mark) => mark.length < length);
+}

@@ -17,6 +17,7 @@ import { join } from "node:path";
 import { evictionOrder, WriteBudget } from "../planning/cache-tiers.ts";
 import { entryServes, usableLength } from "./prefix-match.ts";
 import { marksBytes, readStateFile, readStateHeader, stateFileBytes, StateFileError, writeStateFile, type SavedState } from "./state-file.ts";
+import { marksBefore } from "../planning/recurrent-marks.ts";
 
 /** States shorter than this stay in memory only. */
 export const DISK_MIN_TOKENS = 512;
@@ -216,7 +217,7 @@ export class DiskPromptStore {
           if (superseded.path !== path) await rm(superseded.path, { force: true });
         }
       }
-      const marks = (saved.marks ?? []).map((mark) => mark.length).filter((length) => length < saved.tokens.length);
+      const marks = marksBefore(saved.marks ?? [], saved.tokens.length).map((mark) => mark.length);
       this.entries.push({ path, tokens: saved.tokens, hasLogits: saved.logits !== undefined, marks, bytes, session: saved.session, lastUsed: Date.now() });
       this.counts.written++;
       this.log("debug", `prompt cache on disk: wrote ${saved.tokens.length} tokens (${mib(bytes)})`);

@@ -16,6 +16,7 @@ import { commonPrefixLength } from "../planning/prefix-reuse.ts";
 import { evictionOrder } from "../planning/cache-tiers.ts";
 import { entryServes, usableLength } from "./prefix-match.ts";
 import { BASE_ADAPTER } from "../planning/adapter-turns.ts";
+import { marksBefore } from "../planning/recurrent-marks.ts";
 
 export interface PromptCacheEntry {
   readonly tokens: Int32Array;
@@ -110,7 +111,7 @@ export class PromptCache {
    */
   store(tokens: ArrayLike<number>, state: Uint8Array, extras: StoredStateExtras = {}): PromptCacheEntry | undefined {
     const { logits, session, onDisk = false, adapter = BASE_ADAPTER } = extras;
-    const marks = (extras.marks ?? []).filter((mark) => mark.length < tokens.length);
+    const marks = marksBefore(extras.marks ?? [], tokens.length);
     const bytes = state.byteLength + (logits?.byteLength ?? 0) + tokens.length * 4 + marks.reduce((sum, mark) => sum + mark.state.byteLength, 0);
     if (bytes > this.limitBytes || tokens.length === 0) return undefined;
     if (this.covers(tokens, adapter)) return undefined;

@@ -12,6 +12,7 @@
 // step loop for long.
 import { open, rename, rm } from "node:fs/promises";
 import type { RecurrentMark } from "../sequence.ts";
+import { marksBefore } from "../planning/recurrent-marks.ts";
 
 const MAGIC = new TextEncoder().encode("LMXSTATE");
 export const STATE_FILE_VERSION = 1;
@@ -62,7 +63,7 @@ export function marksBytes(marks: ReadonlyArray<{ bytes: number }> | undefined):
 
 /** Writes the state to `path` (through a temporary file renamed into place). */
 export async function writeStateFile(path: string, key: string, saved: SavedState): Promise<number> {
-  const marks = (saved.marks ?? []).filter((mark) => mark.length < saved.tokens.length);
+  const marks = marksBefore(saved.marks ?? [], saved.tokens.length);
   const header: StateFileHeader = {
     key, tokenCount: saved.tokens.length, stateBytes: saved.state.byteLength, logitsCount: saved.logits?.length ?? 0,
     ...(marks.length > 0 ? { marks: marks.map((mark) => ({ length: mark.length, bytes: mark.state.byteLength })) } : {}),

@@ -1,5 +1,5 @@
 import { describe, expect, test } from "bun:test";
-import { isMark, MARK_SPACING, MAX_MARKS, markSpacing, markWithin, nextMarkAt } from "../../../src/engine/planning/recurrent-marks.ts";
+import { isMark, MARK_SPACING, MAX_MARKS, markSpacing, markWithin, nextMarkAt, marksBefore, marksUpTo } from "../../../src/engine/planning/recurrent-marks.ts";
 import { usableLength } from "../../../src/engine/prompt-cache/prefix-match.ts";
 
 describe("recurrent marks", () => {
@@ -46,5 +46,19 @@ describe("recurrent marks", () => {
     expect(usableLength(tokens, false, tokens, false, [3, 6, 9])).toBe(9);
     expect(usableLength(tokens, true, tokens, false, [3, 6, 9])).toBe(10);
     expect(usableLength(tokens, false, [...tokens.slice(0, 2), 42], false, [3, 6])).toBe(0);
+  });
+});
+
+describe("marks kept with a length", () => {
+  const marks = [{ length: 512 }, { length: 1024 }, { length: 1536 }];
+
+  test("a sequence cut back to a mark's length keeps that mark", () => {
+    expect(marksUpTo(marks, 1024).map((m) => m.length)).toEqual([512, 1024]);
+    expect(marksUpTo(marks, 1023).map((m) => m.length)).toEqual([512]);
+  });
+
+  test("a saved state keeps the marks before its end, not one at its end (the state serves that)", () => {
+    expect(marksBefore(marks, 1536).map((m) => m.length)).toEqual([512, 1024]);
+    expect(marksBefore(marks, 2000).map((m) => m.length)).toEqual([512, 1024, 1536]);
   });
 });
