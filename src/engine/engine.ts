@@ -1,7 +1,7 @@
 // The engine of one model: loads it, creates a context for N parallel sequences, and drives the
 // scheduler's step loop. It does not know whether it runs in a child process or a Worker.
 import { statSync } from "node:fs";
-import { LlamaModel, LlamaContext, TokenBatch, DecodeStatus, computeSummary, backendDevices } from "../../ffi/llama.ts";
+import { LlamaModel, LlamaContext, computeSummary, backendDevices } from "../../ffi/llama.ts";
 import { MtmdContext } from "../../ffi/mtmd.ts";
 import { readGgufHeaderSync, ggufNumber, ggufArchKey } from "../store/gguf.ts";
 import { freemem } from "node:os";
@@ -20,6 +20,7 @@ import type { Speculation } from "./speculative/speculation.ts";
 import { layersOnRpcServers } from "./rpc-split.ts";
 import { checkTokenIds } from "./token-ids.ts";
 import { countPromptTokens } from "./request-intake.ts";
+import { embedText, rankDocuments } from "./pooled-outputs.ts";
 import type { EventSink } from "./sequence.ts";
 import { EngineError, type EmbedResult, type EngineOptions, type EngineStats, type GenerateRequest, type ModelInfo, type PromptInput, type RankResult, type SpeechRequest } from "./types.ts";
 import { ThreadGovernor } from "./thread-governor.ts";
@@ -321,82 +322,19 @@ export class Engine {
 
   /**
    * L2-normalised pooled embedding of one text (models loaded with `embeddings`), its token count, and
-   * the vector's length before normalising (callers that want the raw vector scale it back).
-   * With `truncate`, an input longer than the embedding batch keeps its first tokens instead of failing.
+   * the vector's length before normalising (pooled-outputs.ts). With `truncate`, an input longer than the
+   * embedding batch keeps its first tokens instead of failing.
    */
   embed(text: string, truncate = false): EmbedResult {
     if (!this.info.embeddings) throw new EngineError("invalid_request", `Model "${this.info.path}" was not loaded for embeddings`);
     if (this.info.reranker) throw new EngineError("invalid_request", `Model "${this.info.path}" is a reranker: it scores query and document pairs and produces no embeddings`);
-    let tokens = this.model.vocab.tokenize(text, { addSpecial: true, parseSpecial: false });
-    if (truncate && tokens.length > this.context.batchSize) tokens = tokens.slice(0, this.context.batchSize);
-    if (tokens.length > this.context.batchSize) {
-      throw new EngineError("context_overflow", `Input of ${tokens.length} tokens exceeds the embedding batch of ${this.context.batchSize} tokens`);
-    }
-    const batch = new TokenBatch(Math.max(1, tokens.length));
-    tokens.forEach((token, i) => batch.add(token, i, 0, true));
-    this.context.clearSequence(0);
-    const status = this.context.decode(batch);
-    const vector = status === DecodeStatus.ok ? this.context.sequenceEmbedding(0) : undefined;
-    this.context.clearSequence(0);
-    if (!vector) throw new EngineError("engine_failure", `Cannot embed input: llama_decode returned ${status}`);
-    const norm = Math.hypot(...vector) || 1;
-    return { embedding: Array.from(vector, (v) => v / norm), tokens: tokens.length, norm };
+    return embedText(this.model, this.context, text, truncate);
   }
 
-  /**
-   * A reranker's score of each document against the query. Each pair is laid out as llama-server does:
-   * the model's "rerank" template with {query} and {document} when its GGUF has one, else
-   * [BOS] query [EOS] [SEP] document [EOS] (each as the vocabulary asks). Pairs are decoded together,
-   * one sequence each, as many per llama_decode as the context's sequences and batch allow.
-   */
+  /** A reranker's score of each document against the query (pooled-outputs.ts). */
   rank(query: string, documents: string[]): RankResult {
     if (!this.info.reranker) throw new EngineError("invalid_request", `Model "${this.info.path}" is not a reranker`);
-    const limit = Math.min(this.context.batchSize, this.info.contextPerSequence);
-    const pairs = documents.map((document, index) => {
-      const tokens = this.rankPairTokens(query, document);
-      if (tokens.length > limit) {
-        throw new EngineError("context_overflow", `Query and document ${index} make ${tokens.length} tokens, more than the reranker's input of ${limit} tokens`);
-      }
-      return tokens;
-    });
-    const scores: number[] = new Array(pairs.length);
-    const batch = new TokenBatch(this.context.batchSize);
-    for (let next = 0; next < pairs.length;) {
-      batch.clear();
-      const first = next;
-      while (next < pairs.length && next - first < this.context.sequences && batch.free >= pairs[next]!.length) {
-        const seq = next - first;
-        pairs[next]!.forEach((token, i) => batch.add(token, i, seq, true));
-        next++;
-      }
-      const status = this.context.decode(batch);
-      for (let i = first; i < next; i++) {
-        const score = status === DecodeStatus.ok ? this.context.sequenceScores(i - first)?.[0] : undefined;
-        this.context.clearSequence(i - first);
-        if (score === undefined) throw new EngineError("engine_failure", `Cannot score document ${i}: llama_decode returned ${status}`);
-        scores[i] = score;
-      }
-    }
-    return { scores, tokens: pairs.map((p) => p.length) };
-  }
-
-  private rankPairTokens(query: string, document: string): Int32Array {
-    const vocab = this.model.vocab;
-    const template = this.model.chatTemplate("rerank");
-    if (template !== undefined) {
-      const prompt = template.replaceAll("{query}", query).replaceAll("{document}", document);
-      return vocab.tokenize(prompt, { addSpecial: false, parseSpecial: true });
-    }
-    const plain = (text: string) => Array.from(vocab.tokenize(text, { addSpecial: false, parseSpecial: false }));
-    const eos = vocab.eos >= 0 ? vocab.eos : vocab.sep;
-    return Int32Array.from([
-      ...(vocab.addBos && vocab.bos >= 0 ? [vocab.bos] : []),
-      ...plain(query),
-      ...(vocab.addEos && eos >= 0 ? [eos] : []),
-      ...(vocab.addSep && vocab.sep >= 0 ? [vocab.sep] : []),
-      ...plain(document),
-      ...(vocab.addEos && eos >= 0 ? [eos] : []),
-    ]);
+    return rankDocuments(this.model, this.context, Math.min(this.context.batchSize, this.info.contextPerSequence), query, documents);
   }
 
   tokenize(text: string, addSpecial = true, parseSpecial = true): number[] {
