@@ -1,5 +1,6 @@
 // `make test`: runs `bun test` over test/ (or the paths given), streams its output, and ends with one
-// line "N passed, N failed[, N skipped]". Exits non-zero when anything failed or bun itself did.
+// line "N passed, N failed[, N skipped]", after the ten slowest test files by wall time (on stderr: what
+// keeps CI within its time). Exits non-zero when anything failed or bun itself did.
 //
 // The counts come from bun's closing summary (" 12 pass", " 1 fail", …) rather than its JUnit report,
 // because the JUnit report leaves out errors thrown outside any test (a test file that fails to load),
@@ -28,15 +29,54 @@ const bun = Bun.spawn([process.execPath, "test", ...args], {
   env: { ...process.env, LLAMUX_CACHE_DISK: process.env.LLAMUX_CACHE_DISK ?? promptStates, ...(color ? { FORCE_COLOR: "1" } : {}) },
 });
 
-// bun test reports on stderr: pass it through as it comes and keep it for counting.
+/** Each test file's wall time, from the header bun prints when the file starts to the next file's. */
+class FileWallTimes {
+  private readonly times = new Map<string, number>();
+  private current: { file: string; since: number } | undefined;
+  private partial = "";
+
+  get count(): number {
+    return this.times.size;
+  }
+
+  saw(text: string): void {
+    const lines = (this.partial + text).split("\n");
+    this.partial = lines.pop()!;
+    for (const line of lines) {
+      const header = line.replace(/\x1b\[[0-9;]*m/g, "").match(/^(test\/\S+\.test\.[jt]sx?):$/);
+      if (!header) continue;
+      this.end();
+      this.current = { file: header[1]!, since: performance.now() };
+    }
+  }
+
+  end(): void {
+    if (this.current) this.times.set(this.current.file, (this.times.get(this.current.file) ?? 0) + performance.now() - this.current.since);
+    this.current = undefined;
+  }
+
+  /** The `most` slowest, "142 s test/x.test.ts, ...". */
+  slowest(most: number): string {
+    return [...this.times].sort((a, b) => b[1] - a[1]).slice(0, most).map(([file, ms]) => `${Math.round(ms / 1000)} s ${file}`).join(", ");
+  }
+}
+
+// bun test reports on stderr: pass it through as it comes and keep it for counting. A file's wall time
+// (hooks, servers and process starts included, which bun's per-test times leave out) runs from its
+// header line ("test/x.test.ts:") to the next one.
 let report = "";
 const decoder = new TextDecoder();
+const fileTimes = new FileWallTimes();
 for await (const chunk of bun.stderr) {
   process.stderr.write(chunk);
-  report += decoder.decode(chunk, { stream: true });
+  const text = decoder.decode(chunk, { stream: true });
+  report += text;
+  fileTimes.saw(text);
 }
 const exitCode = await bun.exited;
+fileTimes.end();
 rmSync(promptStates, { recursive: true, force: true });
+if (fileTimes.count > 1) process.stderr.write(`\nslowest test files, wall time: ${fileTimes.slowest(10)}\n`);
 
 const counts = countResults(report.replace(/\x1b\[[0-9;]*m/g, ""), exitCode);
 const parts = [`${counts.passed} passed`, `${counts.failed} failed`];
@@ -67,3 +107,4 @@ function countResults(text: string, exitCode: number): { passed: number; failed:
     skipped: lines("skip") + lines("todo"),
   };
 }
+
