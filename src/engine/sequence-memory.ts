@@ -13,6 +13,7 @@ import { choosePrefixSource, PROMPT_CACHE_MIN_TOKENS, type PrefixChoice } from "
 import { statesToKeep } from "./planning/cache-tiers.ts";
 import type { PromptCache, PromptCacheEntry } from "./prompt-cache/host-cache.ts";
 import type { DiskEntry, DiskPromptStore } from "./prompt-cache/disk-store.ts";
+import { persistIdleSlots, spillEntry } from "./prompt-cache/disk-feed.ts";
 import { imageCutAt } from "./image-prompt.ts";
 import type { ImageEncoder } from "./image-encoder.ts";
 import { BASE_ADAPTER } from "./planning/adapter-turns.ts";
@@ -219,36 +220,14 @@ export class SequenceMemory {
    */
   persistIdle(): number {
     if (!this.disk) return 0;
-    let queued = 0;
-    for (const slot of this.slots) {
-      const disk = this.diskFor(slot.adapterId);
-      if (slot.active || !disk) continue;
-      // a recurrent checkpoint serves a next turn whose reply was rendered otherwise than it was generated
-      const checkpoint = slot.checkpoint;
-      if (checkpoint && checkpoint.length < slot.cached.length && disk.wants(slot.cached.slice(0, checkpoint.length))) {
-        const tokens = Int32Array.from(slot.cached.slice(0, checkpoint.length));
-        if (disk.enqueue({ tokens, state: checkpoint.state, logits: checkpoint.logits, session: slot.session, marks: slot.marks })) queued++;
-      }
-      if (!disk.wants(slot.cached)) continue;
-      const whole = checkpoint?.length === slot.cached.length ? checkpoint : undefined;
-      const state = whole?.state ?? this.context.saveSequence(slot.seq);
-      if (disk.enqueue({ tokens: Int32Array.from(slot.cached), state, logits: whole?.logits, session: slot.session, marks: slot.marks })) queued++;
-    }
-    for (const entry of this.promptCache?.notOnDisk() ?? []) {
-      const disk = this.diskFor(entry.adapter);
-      if (!disk) continue;
-      entry.onDisk = true;
-      if (disk.enqueue({ tokens: entry.tokens, state: entry.state, logits: entry.logits, session: entry.session, marks: entry.marks })) queued++;
-    }
+    let queued = persistIdleSlots(this.slots, this.context, (adapter) => this.diskFor(adapter));
+    for (const entry of this.promptCache?.notOnDisk() ?? []) if (spillEntry(entry, this.diskFor(entry.adapter))) queued++;
     return queued;
   }
 
   /** A host-cached state leaves memory: the disk tier writes it when it lacks it. */
   spill(entry: PromptCacheEntry): void {
-    const disk = this.diskFor(entry.adapter);
-    if (entry.onDisk || !disk) return;
-    entry.onDisk = true;
-    disk.enqueue({ tokens: entry.tokens, state: entry.state, logits: entry.logits, session: entry.session, marks: entry.marks });
+    spillEntry(entry, this.diskFor(entry.adapter));
   }
 
   /**
