@@ -42,6 +42,7 @@ export class LlamaModel extends NativeHandle {
   }
 
   protected free(pointer: Pointer): void {
+    this.vocab.release();
     this.n.llama.llama_model_free(pointer);
   }
 

@@ -32,6 +32,8 @@ export const defaultSamplerSettings: SamplerSettings = {
 export class SamplerChain extends NativeHandle {
   /** The grammar, outside the chain: checked on the chain's pick first, applied to every token only when it rejects it. */
   private grammar: Pointer | null = null;
+  /** The vocabulary's prefix groups, through which the grammar checks many tokens; null: token by token. */
+  private prefixGroups: Pointer | null = null;
   /** Samplers at the chain's head that only change logits (bias, penalties, DRY). */
   private logitSamplers = 0;
   /**
@@ -81,7 +83,10 @@ export class SamplerChain extends NativeHandle {
         const { result: created, error } = withLlamaError(() => l.llama_sampler_init_grammar(vocab.pointer, cstr(grammar), cstr("root")));
         if (!asPointer(created)) throw new InvalidGrammarError(error?.replace(/\s+/g, " "));
         if (grammarFirst) add(created);
-        else result.grammar = asPointer(created);
+        else {
+          result.grammar = asPointer(created);
+          if (!matchesTokenIds(grammar)) result.prefixGroups = vocab.prefixGroups();
+        }
       }
       if (s.repeatPenalty !== 1 || s.frequencyPenalty !== 0 || s.presencePenalty !== 0) {
         add(l.llama_sampler_init_penalties(vocab.size, s.repeatLastN, s.repeatPenalty, s.frequencyPenalty, s.presencePenalty));
@@ -137,12 +142,12 @@ export class SamplerChain extends NativeHandle {
    * when every candidate was ruled out (llama_sampler_sample would abort the process there).
    */
   sample(context: LlamaContext, index: number): number {
-    return this.n.shim.llamux_sampler_sample_grammar(this.handle, this.grammar, this.logitSamplers, this.keepsHighest, context.pointer, index);
+    return this.n.shim.llamux_sampler_sample_grammar(this.handle, this.grammar, this.prefixGroups, this.logitSamplers, this.keepsHighest, context.pointer, index);
   }
 
   /** The same as sample(), from a copy of a decode's logits (one per vocabulary entry). */
   sampleFrom(logits: Float32Array): number {
-    return this.n.shim.llamux_sampler_sample_grammar_logits(this.handle, this.grammar, this.logitSamplers, this.keepsHighest, ptr(logits), logits.length);
+    return this.n.shim.llamux_sampler_sample_grammar_logits(this.handle, this.grammar, this.prefixGroups, this.logitSamplers, this.keepsHighest, ptr(logits), logits.length);
   }
 
   /**
@@ -160,7 +165,7 @@ export class SamplerChain extends NativeHandle {
     array.setBigUint64(0, BigInt(ptr(data)), true);
     array.setBigUint64(8, BigInt(logits.length), true);
     array.setBigInt64(16, -1n, true);
-    if (this.grammar) this.n.llama.llama_sampler_apply(this.grammar, ptr(array));
+    if (this.grammar) this.n.shim.llamux_grammar_apply(this.grammar, this.prefixGroups, ptr(array));
     this.n.llama.llama_sampler_apply(this.handle, ptr(array));
     const size = Number(array.getBigUint64(8, true));
     const kept = Array.from({ length: size }, (_, i) => ({ token: data.getInt32(i * entry, true), logit: data.getFloat32(i * entry + 4, true) }));
@@ -173,4 +178,23 @@ export class SamplerChain extends NativeHandle {
     if (this.grammar) this.n.llama.llama_sampler_accept(this.grammar, token);
     this.n.llama.llama_sampler_accept(this.handle, token);
   }
+}
+
+/**
+ * Whether a GBNF grammar matches tokens by id (`<[123]>`, `<|tool_call|>`, `!<...>`): such a rule decides
+ * by the token, not its text, which the prefix groups cannot see. Token references are the only
+ * `<` and `!` outside string literals, character classes and comments.
+ */
+export function matchesTokenIds(grammar: string): boolean {
+  for (let i = 0; i < grammar.length; i++) {
+    const c = grammar[i];
+    if (c === "<" || c === "!") return true;
+    if (c === "#") {
+      while (i < grammar.length && grammar[i] !== "\n" && grammar[i] !== "\r") i++;
+    } else if (c === '"' || c === "[") {
+      const close = c === '"' ? '"' : "]";
+      for (i++; i < grammar.length && grammar[i] !== close; i++) if (grammar[i] === "\\") i++;
+    }
+  }
+  return false;
 }

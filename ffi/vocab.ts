@@ -1,6 +1,8 @@
-// Tokenizer access through a model's llama_vocab (owned by the model, so nothing to free).
+// Tokenizer access through a model's llama_vocab (owned by the model; what is built beside it, the
+// groups of tokens by their first characters, is freed with the model).
 import { ptr, toArrayBuffer, type Pointer } from "bun:ffi";
 import type { Native } from "./symbols.ts";
+import { asPointer } from "./pointer.ts";
 
 export interface TokenizeOptions {
   /** Add BOS/EOS as the model's vocabulary asks (true for a fresh prompt). */
@@ -11,6 +13,8 @@ export interface TokenizeOptions {
 
 export class LlamaVocab {
   private pieceBuffer = new Uint8Array(256);
+  /** The shim's groups of tokens by their first one and two characters (llamux_prefix_groups), built on first use; null: not built. */
+  private groups: Pointer | null = null;
   readonly size: number;
   readonly bos: number;
   readonly eos: number;
@@ -37,6 +41,22 @@ export class LlamaVocab {
 
   get pointer(): Pointer {
     return this.vocab;
+  }
+
+  /**
+   * The tokens grouped by their first one and two characters, which lets a grammar rule out whole groups at once
+   * (ffi/shim.c, grammar_apply_grouped). Built on first use (tens of milliseconds for a 150k vocabulary)
+   * and kept until the model is freed; null when the shim could not allocate it.
+   */
+  prefixGroups(): Pointer | null {
+    this.groups ??= asPointer(this.n.shim.llamux_prefix_groups_new(this.vocab));
+    return this.groups;
+  }
+
+  /** Frees what was built beside the vocabulary: its model calls this as it frees it. */
+  release(): void {
+    if (this.groups) this.n.shim.llamux_prefix_groups_free(this.groups);
+    this.groups = null;
   }
 
   /** Tokens the model must never produce (tokenizer.ggml.suppress_tokens): llama.cpp's common sampler biases them to -inf. */

@@ -4,7 +4,8 @@
 // the softmax, and bias, penalties and grammars still applied before it.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { LlamaModel } from "../../ffi/llama.ts";
-import { NO_TOKEN, SamplerChain, defaultSamplerSettings, type SamplerSettings } from "../../ffi/sampler.ts";
+import { NO_TOKEN, SamplerChain, defaultSamplerSettings, matchesTokenIds, type SamplerSettings } from "../../ffi/sampler.ts";
+import { loadNative } from "../../ffi/native.ts";
 import { ensureModel } from "../../scripts/gen-models.ts";
 
 let model: LlamaModel;
@@ -317,5 +318,48 @@ describe("composition with the samplers before the draw", () => {
     }
     // 5 degrees of freedom: 20.5 is the 0.1% critical value
     expect(chiSquare(counts, expected, draws)).toBeLessThan(20.5);
+  });
+});
+
+// The grammar's check of many tokens through groups of tokens by their first characters (ffi/shim.c, grammar_apply_grouped)
+// against llama.cpp's own check of each token (the grammar first in the chain): the same tokens ruled out
+// at every state of a walk through the grammar. The walk takes the lowest allowed id every other step:
+// in this byte-level vocabulary those are single bytes, which leave a UTF-8 character open.
+describe("a grammar's check of the whole vocabulary by prefix groups", () => {
+  const grammars = [
+    'root ::= [0-9]+ "."',
+    'root ::= "{\\"name\\": \\"" [a-z]+ "\\", \\"age\\": " [0-9]+ "}"',
+    'root ::= "é" [a-zé]* "日本語" [ \\t\\n]* "."',
+    'root ::= [^"\\\\]* "\\""',
+    "root ::= (\"yes\" | \"no\") # a comment with < and ! in it",
+    'root ::= "a" <[64]> [a-z]*', // token ids: no groups, checked token by token
+  ];
+
+  function allowed(sampler: SamplerChain, logits: Float32Array): number[] {
+    return sampler.candidates(logits).kept.filter((c) => c.logit > -Infinity).map((c) => c.token).sort((a, b) => a - b);
+  }
+
+  test.each(grammars)("%s", (grammar) => {
+    const grouped = chain({ ...noTruncation, seed: 5, grammar });
+    const reference = chain({ ...noTruncation, seed: 5, grammar }, true, true);
+    const logits = randomLogits(model.vocab.size, 17, 4);
+    let steps = 0;
+    for (; steps < 14; steps++) {
+      const expected = allowed(reference, logits);
+      expect(allowed(grouped, logits)).toEqual(expected);
+      const text = expected.filter((t) => !model.vocab.isEndOfGeneration(t));
+      if (text.length === 0) break;
+      const next = steps % 2 === 0 ? text[0]! : text[(steps * 7919) % text.length]!;
+      grouped.accept(next);
+      reference.accept(next);
+    }
+    expect(steps).toBeGreaterThan(1);
+  });
+
+  test("the vocabulary has groups to rule out, and only grammars without token ids use them", () => {
+    expect(loadNative().shim.llamux_prefix_groups_count(model.vocab.prefixGroups())).toBeGreaterThan(1000);
+    expect(matchesTokenIds('root ::= "a" <[64]>')).toBe(true);
+    expect(matchesTokenIds("root ::= !<|im_end|>")).toBe(true);
+    expect(matchesTokenIds('root ::= "<tool_call>" [<!>] "\\"<" # <not a token>\n')).toBe(false);
   });
 });
