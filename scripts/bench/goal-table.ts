@@ -41,7 +41,6 @@ export function issue41Rows(model: string, build: { id: string; name: string }, 
   });
   const modes: Array<[ConstrainedMode, string]> = [["json-schema", "JSON schema"], ["tool-call", "forced tool call (tool_choice required)"], ["tool-grammar", "forced tool call, the same grammar on both"]];
   for (const [mode, label] of modes) {
-    if (mode === "tool-grammar" && server && constrainedMedian(server, build.id, mode) === undefined) continue; // the quick sizes leave it out
     versus(`${label}, 1 client`, "t/s", (id) => constrainedMedian(server!, id, mode), { atLeast: 1 });
   }
   const limit = server && engineLimit(server, parallel);
