@@ -92,6 +92,8 @@ run: setup
 # ggml, common and mtmd are compiled once for them.
 ORACLE_TOOLS := $(NATIVE)/oracles/llama-mtmd-cli $(NATIVE)/oracles/llama-server $(NATIVE)/oracles/llama-tts
 test: test-requirements setup $(ORACLE_TOOLS)
+	@# the tests run a second library set when one is there (make llama-portable): its shim follows ffi/shim.c too
+	@if [ -f $(PORTABLE_LIB)/VARIANT ]; then $(MAKE) --no-print-directory LIB=$(PORTABLE_LIB) -o $(PORTABLE_LIB)/VARIANT companions; fi
 	$(BUN) scripts/run-tests.ts
 
 oracle-tools: $(ORACLE_TOOLS)
