@@ -288,17 +288,23 @@ void llamux_grammar_apply(struct llama_sampler * grammar, const struct llamux_pr
 }
 
 // The grammar's allowed candidates among the highest, at least `k` of them when that many are allowed,
-// moved to data[0..count): candidates are examined in windows of the highest remaining (growing fourfold;
-// once one would reach an eighth of the vocabulary, all the rest at once), the grammar applied to a whole
-// window at once. Every allowed candidate above the last window is found, so the k highest allowed ones
-// are among them.
+// moved to data[0..count): candidates are examined in windows of the highest remaining, growing fourfold,
+// the grammar applied to a whole window at once; once a window would pass the highest eighth of the
+// vocabulary, all the rest are examined at once. Every allowed candidate above the last window is found,
+// so the k highest allowed ones are among them. Selection costs a pass over the vocabulary: one for the
+// first window (often enough, inside a JSON string), one for the highest eighth, whose windows are then
+// selected within it.
 static size_t allowed_highest(struct llama_sampler * grammar, const struct llamux_prefix_groups * index, int8_t * verdicts, llama_token_data * data, size_t n, size_t k) {
     size_t found = 0, start = 0, window = k < 64 ? 64 : k;
+    size_t head = n; // data[start..head) holds the highest remaining candidates, unordered
     while (found < k && start < n) {
-        // once a window would reach an eighth of the vocabulary, the rest is checked at once: the
-        // selection passes would cost more than the grouped check they spare
-        const size_t end = (start + window < n && start + window < n / 8) ? start + window : n;
-        if (end < n) select_highest(data + start, n - start, end - start);
+        size_t end = start + window;
+        if (start > 0 && head == n && end < n / 8) {
+            select_highest(data + start, n - start, n / 8 - start);
+            head = n / 8;
+        }
+        if (end >= head || (start > 0 && end >= n / 8)) end = n;
+        if (end < n) select_highest(data + start, head - start, end - start);
         llama_token_data_array part = { data + start, end - start, -1, false };
         grammar_apply_grouped(grammar, index, verdicts, &part);
         for (size_t i = start; i < end; i++) {
