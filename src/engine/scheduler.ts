@@ -26,7 +26,7 @@ import { EngineError, type EngineStats, type GenerateRequest } from "./types.ts"
 import type { ImageEncoder } from "./image-encoder.ts";
 import type { Speculation } from "./speculative/speculation.ts";
 import { AdmissionRunner, reservedForPrompts } from "./admission-runner.ts";
-import { promptTokenBudget, StepCosts } from "./planning/step-budget.ts";
+import { holdsFirstTokens, promptFlushFor, promptTokenBudget, StepCosts } from "./planning/step-budget.ts";
 import { feedPrompts } from "./prompt-feed.ts";
 import { SequenceMemory } from "./sequence-memory.ts";
 import { TokenOutput } from "./token-output.ts";
@@ -261,7 +261,12 @@ export class Scheduler {
   private decodeGroup(group: Set<SequenceSlot>): boolean {
     const started = performance.now();
     this.batch.clear();
-    const drafts = this.speculation?.planFor(group, this.batch.capacity, this.limit);
+    const prompts = this.admitted.filter((slot) => group.has(slot) && slot.active!.prefilling && !slot.active!.pendingImage);
+    const promptTokensLeft = prompts.reduce((sum, slot) => sum + slot.active!.prompt.length - slot.active!.nextPromptIndex, 0);
+    // a burst's first finished prompts wait one step for the rest (planning/step-budget.ts)
+    const generating = [...group].filter((slot) => slot.active && !slot.active.prefilling).map(({ active }) => ({ generated: active!.generated, held: active!.heldForPrompts, startedAt: active!.startedAt }));
+    const holding = holdsFirstTokens(generating, { tokensLeft: promptTokensLeft, earliestStart: Math.min(...prompts.map((slot) => slot.active!.startedAt)) }, this.batch.capacity);
+    const drafts = holding ? undefined : this.speculation?.planFor(group, this.batch.capacity, this.limit);
     const cells = this.roomForStep(group, drafts);
     // Decode tokens go in sequence-id order: llama.cpp splits a batch whose sequences are out of order
     // into several micro-batches (measured on LFM2: 4
@@ -271,6 +276,10 @@ export class Scheduler {
       slot.outputIndex = -1;
       slot.draft = undefined;
       if (active && !active.prefilling) {
+        if (holding) {
+          active.heldForPrompts = true;
+          continue;
+        }
         slot.outputIndex = this.batch.add(active.pendingToken, slot.cached.length, slot.seq, true);
         slot.cached.push(active.pendingToken);
         slot.draft = drafts?.get(slot);
@@ -278,9 +287,9 @@ export class Scheduler {
       }
     }
     const decodeRows = this.batch.count;
-    const prompts = this.admitted.filter((slot) => group.has(slot) && slot.active!.prefilling && !slot.active!.pendingImage);
     const budget = Math.min(cells, promptTokenBudget(this.stepCosts, decodeRows, this.batch.free, group.size));
-    const { prefillingThisStep, progressing } = feedPrompts(this.batch, prompts, this.memory, budget, this.promptFlushTokens);
+    const flushTokens = promptFlushFor(decodeRows, promptTokensLeft, this.batch.capacity, this.promptFlushTokens);
+    const { prefillingThisStep, progressing } = feedPrompts(this.batch, prompts, this.memory, budget, flushTokens);
     if (this.batch.count === 0) return true;
 
     const decodeStarted = performance.now();

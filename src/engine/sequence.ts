@@ -41,6 +41,8 @@ export class ActiveRequest {
   yielded = 0;
   /** Steps since its prompt last took tokens in which other prompts did (see Scheduler.prefillOrder). */
   stepsPassedOver = 0;
+  /** Whether it sat out a step, its first token sampled, for the prompts admitted with it (planning/step-budget.ts). */
+  heldForPrompts = false;
   /** A progress event went out for this prompt (the complete prompt is then reported too). */
   progressReported = false;
   /** Speculative decoding counts; undefined when the engine does not speculate. */

@@ -134,19 +134,39 @@ describe("llama-architecture engine", () => {
     }
   });
 
-  test("on the CPU a burst of prompts gets its first tokens prompt by prompt, not several at the end of one step", async () => {
-    // five ~100-token prompts fit one 512-token step; each should still get its first token in a step of its own
-    const prompts = Array.from({ length: 5 }, (_, i) => `${i} ${"the dragon flew over the hills and ".repeat(12)}`);
-    expect(prompts.every((p) => engine.tokenize(p).length >= 64)).toBe(true);
-    const firstTokenStep = new Map<string, number>();
+  // planning/step-budget.ts: a burst that finishes within two batches goes through as llama-server takes
+  // it, so that no stream pauses for the burst's later prompts; a longer one still lets short prompts out first.
+  const storyPrompt = (i: number, repeats: number) => `${i} ${"the dragon flew over the hills and ".repeat(repeats)}`;
+  /** Runs the prompts together; the decode step of each request's first and second token. */
+  async function tokenSteps(prompts: string[]): Promise<Array<{ first: number; second: number }>> {
+    const steps = new Map<string, { first: number; second: number }>();
     const requests = prompts.map((p) => run(engine, { prompt: p, maxTokens: 2, sampling: greedy, ignoreEos: true }, (id, count) => {
-      if (count === 1) firstTokenStep.set(id, engine.stats().decodeSteps);
+      const entry = steps.get(id) ?? { first: -1, second: -1 };
+      if (count === 1) entry.first = engine.stats().decodeSteps;
+      if (count === 2) entry.second = engine.stats().decodeSteps;
+      steps.set(id, entry);
     }));
     await Promise.all(requests.map((r) => r.result));
-    const steps = requests.map((r) => firstTokenStep.get(r.id)!);
-    expect(new Set(steps).size).toBe(prompts.length);
-    // in arrival order: no prompt waits for a later one
-    expect([...steps].sort((a, b) => a - b)).toEqual(steps);
+    return requests.map((r) => steps.get(r.id)!);
+  }
+
+  test("on the CPU a burst that fits two batches takes them full, and no stream decodes before every prompt of it has its first token", async () => {
+    const prompts = Array.from({ length: 8 }, (_, i) => storyPrompt(i, 12));
+    const total = prompts.reduce((sum, p) => sum + engine.tokenize(p).length, 0);
+    expect(total).toBeGreaterThan(512);
+    expect(total).toBeLessThanOrEqual(1024);
+    const steps = await tokenSteps(prompts);
+    const firsts = steps.map((s) => s.first);
+    expect(new Set(firsts).size).toBe(2); // two full steps, not one a prompt
+    expect(Math.min(...steps.map((s) => s.second))).toBeGreaterThan(Math.max(...firsts));
+  });
+
+  test("on the CPU a short prompt arriving with longer ones beyond two batches gets its first token in a step of its own", async () => {
+    // prompts of their own: none of their tokens is cached from the burst above
+    const prompts = [storyPrompt(20, 12), ...[21, 22, 23].map((i) => storyPrompt(i, 50))];
+    expect(prompts.reduce((sum, p) => sum + engine.tokenize(p).length, 0)).toBeGreaterThan(1024);
+    const [short, ...long] = await tokenSteps(prompts);
+    expect(short!.first).toBeLessThan(Math.min(...long.map((s) => s.first)));
   });
 
   test("a longer prompt reuses the cached prefix of an earlier one", async () => {

@@ -1,7 +1,7 @@
 // The step planner without a model: the prompt-token budget beside generating sequences, from measured
 // costs, and how admitted prompts share a step.
 import { describe, expect, test } from "bun:test";
-import { allocatePrefill, prefillOrder, promptTokenBudget, StepCosts, MIN_PROMPT_CHUNK, STEP_BOUND_FACTOR, type PrefillView } from "../../../src/engine/planning/step-budget.ts";
+import { allocatePrefill, BURST_WINDOW_MS, holdsFirstTokens, prefillOrder, promptFlushFor, promptTokenBudget, StepCosts, MIN_PROMPT_CHUNK, STEP_BOUND_FACTOR, type PrefillView } from "../../../src/engine/planning/step-budget.ts";
 
 /** Costs as measured from steps of a machine where a step takes fixedMs + rowMs per generating row + promptMs per prompt token. */
 function measured(fixedMs: number, rowMs: number, promptMs: number): StepCosts {
@@ -96,5 +96,39 @@ describe("prefill order and shares", () => {
   test("a step that already holds the flush size ends where a prompt ends", () => {
     const prompts = [view(100), view(100)];
     expect(allocatePrefill(prompts, [0, 1], { tokens: 512, batchFree: 512, batchCount: 0, flushTokens: 64 })).toEqual([100, 0]);
+  });
+});
+
+describe("a burst of prompts", () => {
+  const first = { generated: 1, held: false, startedAt: 1000 };
+  const burst = (tokensLeft: number, earliestStart = 1000) => ({ tokensLeft, earliestStart });
+
+  test("sequences with their first token alone wait one step when the prompts' rest fits in a batch", () => {
+    expect(holdsFirstTokens([first, first], burst(512), 512)).toBe(true);
+    expect(holdsFirstTokens([first], burst(513), 512)).toBe(false); // more than one step: no wait
+    expect(holdsFirstTokens([first], burst(0), 512)).toBe(false); // nothing to wait for
+    expect(holdsFirstTokens([], burst(200), 512)).toBe(false);
+  });
+
+  test("a stream already past its first token, or one that waited once, never waits", () => {
+    expect(holdsFirstTokens([first, { ...first, generated: 2 }], burst(100), 512)).toBe(false);
+    expect(holdsFirstTokens([{ ...first, held: true }], burst(100), 512)).toBe(false);
+  });
+
+  test("only prompts admitted with a sequence or after it hold it: a warm turn never waits for a cold prompt running before it", () => {
+    expect(holdsFirstTokens([first], burst(100, 1000 - BURST_WINDOW_MS), 512)).toBe(true);
+    expect(holdsFirstTokens([first], burst(100, 3000), 512)).toBe(true); // arrived after it, before its second token
+    expect(holdsFirstTokens([first], burst(100, 1000 - BURST_WINDOW_MS - 1), 512)).toBe(false);
+  });
+
+  test("while nothing generates, a burst that ends within two batches fills each step; otherwise a finished prompt ends the step", () => {
+    expect(promptFlushFor(0, 1024, 512, 64)).toBe(Infinity);
+    expect(promptFlushFor(0, 1025, 512, 64)).toBe(64); // a long prompt behind short ones: the short ones' first tokens go first
+    expect(promptFlushFor(3, 200, 512, 64)).toBe(64);
+    // the burst's second step: its first sequences wait (no rows decode), the rest of the prompts go whole
+    const views = [128, 128, 128, 128].map((left) => ({ left, run: left, passedOver: 0 }));
+    const flush = promptFlushFor(0, 512, 512, 64);
+    expect(allocatePrefill(views, prefillOrder(views, 512), { tokens: 512, batchFree: 512, batchCount: 0, flushTokens: flush })).toEqual([128, 128, 128, 128]);
+    expect(allocatePrefill(views, prefillOrder(views, 512), { tokens: 512, batchFree: 512, batchCount: 0, flushTokens: 64 })).toEqual([128, 0, 0, 0]);
   });
 });
