@@ -280,6 +280,7 @@ export class Scheduler {
           active.heldForPrompts = true;
           continue;
         }
+        active.releaseTokens();
         slot.outputIndex = this.batch.add(active.pendingToken, slot.cached.length, slot.seq, true);
         slot.cached.push(active.pendingToken);
         slot.draft = drafts?.get(slot);
@@ -313,11 +314,15 @@ export class Scheduler {
     for (const active of progressing) active.reportProgress();
     // what a step of generating sequences produced, drafting and verification included: whether drafting pays in fact
     const yieldMeasured = prefillingThisStep.length === 0 ? this.speculation?.measureYield(inGroup) : undefined;
+    // prompts that end now ahead of the rest of their burst keep their first token until the step they
+    // will sit out ends, when the burst's last prompts send theirs (planning/step-budget.ts)
+    if (!holding && decodeRows === 0) this.holdFirstTokensOfBurst(prompts);
     const sampleStarted = performance.now();
     for (const slot of inGroup) {
       if (slot.draft) this.output.verifyDraft(slot, slot.draft);
       else if (slot.outputIndex >= 0) this.output.sample(slot);
     }
+    if (holding) for (const slot of inGroup) slot.active?.releaseTokens();
     const ended = performance.now();
     // the whole step, sampling included, is what generating sequences wait for
     this.stepCosts.record(decodeRows, this.batch.count - decodeRows, ended - started);
@@ -327,6 +332,19 @@ export class Scheduler {
     this.stepTimes.total += ended - started;
     yieldMeasured?.(performance.now() - started);
     return true;
+  }
+
+  /** Whether the next step will hold the prompts that ended in this one (`prompts`: this step's): if so, their tokens wait. */
+  private holdFirstTokensOfBurst(prompts: readonly SequenceSlot[]): void {
+    const ended = prompts.filter((slot) => slot.active && !slot.active.prefilling && slot.outputIndex >= 0);
+    const going = prompts.filter((slot) => slot.active?.prefilling);
+    if (ended.length === 0 || going.length === 0) return;
+    const rest = {
+      tokensLeft: going.reduce((sum, slot) => sum + slot.active!.prompt.length - slot.active!.nextPromptIndex, 0),
+      earliestStart: Math.min(...going.map((slot) => slot.active!.startedAt)),
+    };
+    const views = ended.map(({ active }) => ({ generated: 1, held: false, startedAt: active!.startedAt }));
+    if (holdsFirstTokens(views, rest, this.batch.capacity)) for (const slot of ended) slot.active!.holdTokens();
   }
 
   private dropCancelled(): void {

@@ -43,6 +43,8 @@ export class ActiveRequest {
   stepsPassedOver = 0;
   /** Whether it sat out a step, its first token sampled, for the prompts admitted with it (planning/step-budget.ts). */
   heldForPrompts = false;
+  /** Its token events while they wait for the end of that step (undefined: none wait). */
+  private heldEvents: EngineEvent[] | undefined;
   /** A progress event went out for this prompt (the complete prompt is then reported too). */
   progressReported = false;
   /** Speculative decoding counts; undefined when the engine does not speculate. */
@@ -128,8 +130,29 @@ export class ActiveRequest {
     });
   }
 
+  /** A token event, or kept back while holdTokens() is in force. */
+  emitToken(event: Extract<EngineEvent, { type: "token" }>): void {
+    if (this.heldEvents) this.heldEvents.push(event);
+    else this.emit(event);
+  }
+
+  /** Keeps its token events back until releaseTokens(): its first token waits for the burst it sits out a step for. */
+  holdTokens(): void {
+    this.heldEvents ??= [];
+  }
+
+  /** Emits the token events kept back, in order; its first token counts from now. */
+  releaseTokens(): void {
+    const held = this.heldEvents;
+    if (!held) return;
+    this.heldEvents = undefined;
+    if (held.length > 0) this.firstTokenAt = performance.now();
+    for (const event of held) this.emit(event);
+  }
+
   /** Emits the text still held back (partial UTF-8, possible stop prefixes) and the final event. */
   finish(reason: FinishReason, stop?: string, stopToken?: number): void {
+    this.releaseTokens();
     if (reason !== "cancelled" && stop === undefined) {
       let tail = "";
       const rest = this.decoder.flush();
@@ -158,6 +181,7 @@ export class ActiveRequest {
   }
 
   fail(code: Extract<EngineEvent, { type: "error" }>["code"], message: string): void {
+    this.releaseTokens();
     this.release();
     this.emit({ type: "error", id: this.id, code, message });
   }

@@ -60,7 +60,7 @@ export class TokenOutput {
     const logprobs = active.request.logprobs === undefined
       ? undefined
       : this.logprobsOf(restored ?? this.context.logits(index), token, active.request.logprobs);
-    active.emit({ type: "token", id: active.id, token, text: pushed.text, ...(logprobs ? { logprobs } : {}) });
+    active.emitToken({ type: "token", id: active.id, token, text: pushed.text, ...(logprobs ? { logprobs } : {}) });
     if (pushed.stop) return this.ends.release(slot, "stop", pushed.stop.stop);
     // The next step would store this token at position cached.length; stop before the context is full.
     if (active.generated >= active.maxTokens || slot.cached.length >= this.limit) return this.ends.release(slot, "length");

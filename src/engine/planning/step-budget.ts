@@ -142,7 +142,8 @@ export function allocatePrefill(prompts: readonly PrefillView[], order: readonly
 }
 
 // A burst of prompts that arrive together goes through as llama-server takes it: in full batches, and the
-// sequences whose prompt ends first wait for the rest before decoding. Otherwise the first to finish starts
+// sequences whose prompt ends first wait for the rest before decoding, their first token sent with the
+// burst's last ones (the scheduler holds it back). Otherwise the first to finish starts
 // streaming and every later prompt's chunk is a pause in its stream: on a CPU, 8 prompts of 128 tokens
 // beside it made pauses of 0.4-0.9 s, two dozen of them (issue 41's inter-token p99). Bounded so that it
 // costs a stream at most one step, once: only while what is left of the prompts fits in one batch (two
