@@ -26,7 +26,7 @@ import { EngineError, type EngineStats, type GenerateRequest } from "./types.ts"
 import type { ImageEncoder } from "./image-encoder.ts";
 import type { Speculation } from "./speculative/speculation.ts";
 import { AdmissionRunner, reservedForPrompts } from "./admission-runner.ts";
-import { holdsFirstTokens, promptFlushFor, promptTokenBudget, StepCosts } from "./planning/step-budget.ts";
+import { holdsFirstTokens, promptFlushFor, promptTokenBudget, StepCosts, type PromptsInProgress } from "./planning/step-budget.ts";
 import { feedPrompts } from "./prompt-feed.ts";
 import { SequenceMemory } from "./sequence-memory.ts";
 import { TokenOutput } from "./token-output.ts";
@@ -262,10 +262,10 @@ export class Scheduler {
     const started = performance.now();
     this.batch.clear();
     const prompts = this.admitted.filter((slot) => group.has(slot) && slot.active!.prefilling && !slot.active!.pendingImage);
-    const promptTokensLeft = prompts.reduce((sum, slot) => sum + slot.active!.prompt.length - slot.active!.nextPromptIndex, 0);
+    const inProgress = promptsInProgress(prompts);
     // a burst's first finished prompts wait one step for the rest (planning/step-budget.ts)
     const generating = [...group].filter((slot) => slot.active && !slot.active.prefilling).map(({ active }) => ({ generated: active!.generated, held: active!.heldForPrompts, startedAt: active!.startedAt }));
-    const holding = holdsFirstTokens(generating, { tokensLeft: promptTokensLeft, earliestStart: Math.min(...prompts.map((slot) => slot.active!.startedAt)) }, this.batch.capacity);
+    const holding = holdsFirstTokens(generating, inProgress, this.batch.capacity);
     const drafts = holding ? undefined : this.speculation?.planFor(group, this.batch.capacity, this.limit);
     const cells = this.roomForStep(group, drafts);
     // Decode tokens go in sequence-id order: llama.cpp splits a batch whose sequences are out of order
@@ -289,7 +289,7 @@ export class Scheduler {
     }
     const decodeRows = this.batch.count;
     const budget = Math.min(cells, promptTokenBudget(this.stepCosts, decodeRows, this.batch.free, group.size));
-    const flushTokens = promptFlushFor(decodeRows, promptTokensLeft, this.batch.capacity, this.promptFlushTokens);
+    const flushTokens = promptFlushFor(decodeRows, inProgress.tokensLeft, this.batch.capacity, this.promptFlushTokens);
     const { prefillingThisStep, progressing } = feedPrompts(this.batch, prompts, this.memory, budget, flushTokens);
     if (this.batch.count === 0) return true;
 
@@ -339,12 +339,8 @@ export class Scheduler {
     const ended = prompts.filter((slot) => slot.active && !slot.active.prefilling && slot.outputIndex >= 0);
     const going = prompts.filter((slot) => slot.active?.prefilling);
     if (ended.length === 0 || going.length === 0) return;
-    const rest = {
-      tokensLeft: going.reduce((sum, slot) => sum + slot.active!.prompt.length - slot.active!.nextPromptIndex, 0),
-      earliestStart: Math.min(...going.map((slot) => slot.active!.startedAt)),
-    };
     const views = ended.map(({ active }) => ({ generated: 1, held: false, startedAt: active!.startedAt }));
-    if (holdsFirstTokens(views, rest, this.batch.capacity)) for (const slot of ended) slot.active!.holdTokens();
+    if (holdsFirstTokens(views, promptsInProgress(going), this.batch.capacity)) for (const slot of ended) slot.active!.holdTokens();
   }
 
   private dropCancelled(): void {
@@ -411,4 +407,12 @@ export class Scheduler {
     }
     slot.active!.draftTokens! += draft.length;
   }
+}
+
+/** What the burst rule weighs of the prompts being processed in `slots`: their tokens left and earliest admission. */
+function promptsInProgress(slots: readonly SequenceSlot[]): PromptsInProgress {
+  return {
+    tokensLeft: slots.reduce((sum, slot) => sum + slot.active!.prompt.length - slot.active!.nextPromptIndex, 0),
+    earliestStart: Math.min(...slots.map((slot) => slot.active!.startedAt)),
+  };
 }
