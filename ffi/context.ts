@@ -7,6 +7,7 @@ import type { LlamaModel } from "./model.ts";
 import type { TokenBatch } from "./batch.ts";
 import type { Native } from "./symbols.ts";
 import { asPointer } from "./pointer.ts";
+import { createCpuThreadpool } from "./threadpool.ts";
 
 export type FlashAttention = "auto" | "on" | "off";
 export type KvCacheType = "f16" | "q8_0" | "q4_0" | "f32";
@@ -58,7 +59,13 @@ export class LlamaContext extends NativeHandle {
   /** How many trailing tokens of the last decode a recurrent memory can remove (0: none, or not recurrent). */
   readonly recurrentRollback: number;
 
-  private constructor(private readonly n: Native, pointer: Pointer, readonly model: LlamaModel, unifiedKv: boolean) {
+  private constructor(
+    private readonly n: Native,
+    pointer: Pointer,
+    readonly model: LlamaModel,
+    unifiedKv: boolean,
+    private readonly threadpool: ReturnType<typeof createCpuThreadpool>,
+  ) {
     super(pointer, "context");
     this.unifiedKv = unifiedKv;
     this.memory = asPointer(n.llama.llama_get_memory(pointer))!;
@@ -96,11 +103,15 @@ export class LlamaContext extends NativeHandle {
     if (!pointer) {
       throw new Error(`Cannot create a context of ${options.contextSize} tokens for "${model.path}": ${error ?? "llama.cpp refused (out of memory?)"}`);
     }
-    return new LlamaContext(n, pointer, model, options.unifiedKv ?? false);
+    const threadpool = createCpuThreadpool(Math.max(options.threads, options.threadsBatch ?? options.threads));
+    if (threadpool) n.llama.llama_attach_threadpool(pointer, threadpool.pool, null);
+    return new LlamaContext(n, pointer, model, options.unifiedKv ?? false, threadpool);
   }
 
   protected free(pointer: Pointer): void {
     this.n.llama.llama_free(pointer);
+    // after the context: its last computation may still use the pool
+    this.threadpool?.free();
   }
 
   get pointer(): Pointer {
