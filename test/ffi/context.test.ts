@@ -2,6 +2,7 @@
 // saved from one sequence and restored into another.
 import { afterAll, beforeAll, expect, test } from "bun:test";
 import { LlamaContext, LlamaModel, TokenBatch } from "../../ffi/llama.ts";
+import { readFileSync } from "node:fs";
 import { ensureModel } from "../../scripts/gen-models.ts";
 
 let model: LlamaModel;
@@ -94,4 +95,17 @@ test("a context size beyond n_ctx's uint32 is refused, never wrapped to a small 
   for (const contextSize of [2 ** 32, 2 ** 32 + 512, 1.5, -1]) {
     expect(() => LlamaContext.create(model, { contextSize, batchSize: 64, sequences: 1, threads: 1 })).toThrow(RangeError);
   }
+});
+
+test("decoding starts no threads: the context's workers stay between decodes (a threadpool, as llama.cpp's tools attach)", () => {
+  // Without a pool ggml starts and joins its workers in every graph; each started thread takes a new id
+  // from the kernel's counter, so 40 decodes on 2 threads would move it by 40 at least.
+  const lastId = () => Number(readFileSync("/proc/sys/kernel/ns_last_pid", "utf8"));
+  context.clearAll();
+  const prompt = Array.from(model.vocab.tokenize("Counting threads", { addSpecial: false }));
+  let logits = feed(0, prompt, 0);
+  const before = lastId();
+  for (let i = 0; i < 40; i++) logits = feed(0, [argmax(logits)], prompt.length + i);
+  // a little room for whatever else on the machine starts a process meanwhile
+  expect(lastId() - before).toBeLessThan(20);
 });
