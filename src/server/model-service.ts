@@ -8,65 +8,21 @@ import { basename } from "node:path";
 import type { InstancePolicy, KeepAlivePolicy, LoadedEngine, ModelManager } from "../engine/model-manager.ts";
 import type { EngineProcess } from "../engine/engine-process.ts";
 import type { EngineOptions } from "../engine/types.ts";
-import { readGgufHeaderSync, ggufNumber, ggufString, ggufArchKey } from "../store/gguf.ts";
 import type { ModelStore, ResolvedModel, StoredModel } from "../store/model-store.ts";
 import { ApiError, badRequest, notFound } from "./api-error.ts";
 import { GgufReadError } from "../store/gguf-reader.ts";
 import { kindAt } from "../store/regular-file.ts";
-import { projectorModalities, siblingProjector } from "../vision/projector-file.ts";
+import { siblingProjector } from "../vision/projector-file.ts";
 import { logger } from "../log.ts";
 import { contextCeiling, grownContext, grownContextSize, type GrownContext } from "./context-growth.ts";
 import type { ContextCeiling } from "../generation/chat-spec.ts";
 import { checkModelAllowed } from "../keys/key-request.ts";
-import type { KvEventsConfig } from "../engine/kv-events/kv-events-config.ts";
 import type { LoraRegistry } from "./lora-registry.ts";
 import { ServedAdapters } from "./served-adapters.ts";
+import { ModelFacts } from "./model-facts.ts";
+import { contextOptions, contextWithinTraining, requestedLoadOptions, type LoadInputs, type ServerLoadSettings } from "./model-load-options.ts";
 
 const log = logger("models");
-
-/** Architectures that only embed (no generation); others embed only when their file says how to pool. */
-const embeddingArchitectures = new Set(["bert", "nomic-bert", "nomic-bert-moe", "jina-bert-v2", "jina-bert-v3", "modern-bert", "neo-bert", "t5encoder"]);
-
-/** What a model's header (not its weights) says about how it may be loaded. */
-interface HeaderFacts {
-  /** An embedding model rather than a generative one. */
-  embeds: boolean;
-  /** The context it was trained for, when the file says. */
-  trainedContext: number | undefined;
-}
-
-function headerFacts(path: string): HeaderFacts {
-  const header = readGgufHeaderSync(path, { maxArrayLength: 0 });
-  const architecture = ggufString(header, "general.architecture") ?? "";
-  const trained = ggufNumber(header, ggufArchKey(header, "context_length"));
-  return {
-    embeds: embeddingArchitectures.has(architecture) || header.metadata.has(ggufArchKey(header, "pooling_type")),
-    trainedContext: trained !== undefined && trained > 0 ? trained : undefined,
-  };
-}
-
-/** Reads the file's header (not its weights) to tell embedding models from generative ones. */
-export function isEmbeddingModel(path: string): boolean {
-  return headerFacts(path).embeds;
-}
-
-/** llama_pooling_type's rank: the pooled output is a classifier head's score (llama.cpp's --pooling rank). */
-const RANK_POOLING = 4;
-
-/**
- * A reranker (cross-encoder): an embedding model whose file declares rank pooling, or whose classifier
- * head (`cls.output.*`) is stored without a pooling type (llama.cpp then needs --pooling rank; llamux
- * treats such files as rerankers too).
- */
-export function isRerankModel(path: string): boolean {
-  const header = readGgufHeaderSync(path, { maxArrayLength: 0 });
-  const pooling = ggufNumber(header, ggufArchKey(header, "pooling_type"));
-  if (pooling !== undefined) return pooling === RANK_POOLING;
-  return isEmbeddingModel(path) && header.tensors.some((t) => t.name === "cls.output.weight");
-}
-
-/** Query+document pairs a reranker decodes together, one sequence each, in one llama_decode. */
-export const RERANK_SEQUENCES = 8;
 
 export interface ServedModel {
   /** The name clients use: --served-model-name, else the path given on the command line. */
@@ -104,39 +60,13 @@ export interface LoadedModel extends LoadedEngine {
 // Which model each engine was loaded for, shared by the services of every listener (one manager).
 const modelOfEngine = new WeakMap<EngineProcess, ServedModel>();
 
-export interface ModelServiceOptions {
-  /** Parallel sequences per model. */
-  parallel: number;
+export interface ModelServiceOptions extends ServerLoadSettings {
   /** Idle time before a model loaded on demand is unloaded. Default: 5 minutes. */
   idleUnloadMs?: number;
-  /**
-   * Context per sequence; undefined means the model's trained context within memory (vLLM's
-   * max_model_len default), one pool of that size shared by the sequences.
-   */
-  contextPerSequence: number | undefined;
   /** Whether growContext may reload a model with more context (not when --max-model-len set a limit). */
   growContext?: boolean;
-  threads?: number;
-  /** Requests that may wait for a free sequence before more are refused as busy (503). */
-  queueLimit?: number;
-  gpuLayers?: number;
-  gpuMemoryFraction?: number;
-  /** RPC servers (host:port) that take part of every model's layers. */
-  rpcServers?: string[];
-  /** Replaces the models' own chat templates. */
-  chatTemplate?: string;
-  flashAttention?: EngineOptions["flashAttention"];
-  kvCacheType?: EngineOptions["kvCacheType"];
-  /** Host prompt cache per model in MiB (--cache-ram); 0: none. */
-  cacheRamMiB?: number;
-  /** KV-cache events for prefix-aware routers (vLLM's --kv-events-config); unset: none. */
-  kvEvents?: KvEventsConfig;
-  /** The prompt cache's disk tier, shared by every model (--cache-disk, --cache-disk-mib); unset: off. */
-  cacheDisk?: { dir: string; limitMiB: number };
   /** The model store requests may name models from (none: served models and paths only). */
   store?: ModelStore;
-  /** Speculative decoding for the models named on `serve` (--model-draft, --speculative-config). */
-  speculative?: EngineOptions["speculative"];
   /**
    * "one": a model has one engine, reloaded when a request asks for other load options (Ollama's rule);
    * default "per-options": one engine per distinct load options.
@@ -156,13 +86,6 @@ function withProjector(model: ServedModel): ServedModel {
   if (model.projectorPath) return model;
   const projectorPath = siblingProjector(model.path);
   return projectorPath ? { ...model, projectorPath } : model;
-}
-
-/** A served model speculates as `serve` says; a stored one with a DRAFT layer uses that draft model. */
-function speculativeOf(model: ServedModel, served: EngineOptions["speculative"]): Pick<EngineOptions, "speculative"> {
-  if (model.pinned && served) return { speculative: served };
-  if (model.stored?.draftPath) return { speculative: { method: "draft", draftModelPath: model.stored.draftPath } };
-  return {};
 }
 
 export class ModelService {
@@ -257,7 +180,7 @@ export class ModelService {
     if (!at.regular) throw badRequest(`Cannot load model "${path}": it is ${at.kind}, not a GGUF file`, param);
     const model = withProjector({ id: path, path, created: Math.floor(statSync(path).mtimeMs / 1000), pinned: false });
     try {
-      this.facts(model);
+      this.facts.of(model);
     } catch (error) {
       if (error instanceof GgufReadError) throw badRequest(`Cannot load model "${path}": ${error.reason === "bad magic" ? "file is not GGUF" : error.reason}`, param);
       throw error;
@@ -309,73 +232,32 @@ export class ModelService {
     return sameFile.filter(({ engine: { options } }) => options.projectorPath === wanted.projectorPath && adapters(options) === adapters(wanted));
   }
 
-  private readonly headers = new Map<string, HeaderFacts>();
+  /** What the models' files say (each header read once). */
+  private readonly facts = new ModelFacts();
 
-  /** What the model file's header says (cached per file). */
-  private facts(model: ServedModel): HeaderFacts {
-    let facts = this.headers.get(model.path);
-    if (facts === undefined) {
-      facts = headerFacts(model.path);
-      this.headers.set(model.path, facts);
-    }
-    return facts;
-  }
-
-  /** Whether the model embeds rather than generates (cached per file). */
+  /** Whether the model embeds rather than generates. */
   embeds(model: ServedModel): boolean {
-    return this.facts(model).embeds;
+    return this.facts.embeds(model);
   }
 
-  /**
-   * A context asked for (num_ctx, context_length, --ctx-size) within what the model was trained for:
-   * more is clamped to that, with a log line, as Ollama does. The engine further caps it by memory.
-   */
-  private contextWithinTraining(model: ServedModel, requested: number | undefined): number | undefined {
-    const trained = this.facts(model).trainedContext;
-    if (requested === undefined || trained === undefined || requested <= trained) return requested;
-    const said = `${model.path}\u0000${requested}`;
-    if (!this.clampsSaid.has(said)) {
-      if (this.clampsSaid.size >= 256) this.clampsSaid.clear(); // bounded, whatever sizes requests send
-      this.clampsSaid.add(said);
-      log.warn(`context of ${requested} tokens asked for "${model.id}" is more than it was trained for: using ${trained}`);
-    }
-    return trained;
+  /** Whether the model is a reranker: it scores query+document pairs. */
+  reranks(model: ServedModel): boolean {
+    return this.facts.reranks(model);
   }
-
-  /** Clamps already logged (once per model file and asked-for size, not on every request). */
-  private readonly clampsSaid = new Set<string>();
 
   /** Whether requests to the model may carry images. */
-  private readonly rerankModels = new Map<string, boolean>();
-
-  /** Whether the model is a reranker: it scores query+document pairs (cached per file). */
-  reranks(model: ServedModel): boolean {
-    let reranks = this.rerankModels.get(model.path);
-    if (reranks === undefined) {
-      reranks = this.embeds(model) && isRerankModel(model.path);
-      this.rerankModels.set(model.path, reranks);
-    }
-    return reranks;
-  }
-
-  /** Whether requests to the model may carry images: its projector has a vision encoder. */
   hasVision(model: ServedModel): boolean {
-    return model.projectorPath !== undefined && projectorModalities(model.projectorPath).vision;
+    return this.facts.hasVision(model);
   }
 
-  /**
-   * Whether requests to the model may carry audio: its projector has an audio encoder (mtmd_support_audio)
-   * and is not a text-to-speech projector, whose audio encoder only reads reference voices.
-   */
+  /** Whether requests to the model may carry audio (not a speech projector's reference voices). */
   hasAudio(model: ServedModel): boolean {
-    if (model.projectorPath === undefined) return false;
-    const modalities = projectorModalities(model.projectorPath);
-    return modalities.audio && !modalities.speech;
+    return this.facts.hasAudio(model);
   }
 
-  /** Whether the model speaks (/v1/audio/speech): its projector generates audio. */
+  /** Whether the model speaks (/v1/audio/speech). */
   speaks(model: ServedModel): boolean {
-    return model.projectorPath !== undefined && projectorModalities(model.projectorPath).speech;
+    return this.facts.speaks(model);
   }
 
   /** Context sizes growContext chose, per model file: later loads of the model keep them. */
@@ -393,7 +275,7 @@ export class ModelService {
     const current = Math.max(0, ...loaded.map((l) => l.engine.info.contextPerSequence));
     if (loaded.length > 0 && current >= neededTokens) return true;
     if (!this.options.growContext) return false;
-    const size = grownContextSize(neededTokens, this.facts(model).trainedContext);
+    const size = grownContextSize(neededTokens, this.facts.of(model).trainedContext);
     if (size === undefined) return false;
     const sizes = grownContext(size, Math.max(0, ...loaded.map((l) => l.engine.info.sharedContext)), this.options.parallel);
     log.info(`growing the context of "${model.id}" from ${current || "its default"} to ${size} tokens (${sizes.sharedContext} shared by its sequences) for a request of ${neededTokens} tokens: reloading it once its running requests end`);
@@ -406,65 +288,48 @@ export class ModelService {
   /** The most context a request to the model can get here (what growContext can reach), and what bounds it. */
   contextCeiling(model: ServedModel): ContextCeiling {
     return contextCeiling({
-      trainedContext: this.facts(model).trainedContext,
+      trainedContext: this.facts.of(model).trainedContext,
       grows: (this.options.growContext ?? false) && !this.embeds(model),
       loaded: this.loadedOf(model).map(({ engine: { info } }) => info),
-      configured: this.contextOptions(model, {}).contextPerSequence,
+      configured: contextOptions(this.loadInputs(model)).contextPerSequence,
       freeBytes: freemem(),
     });
   }
 
+  /** The options the model is loaded with: the server's settings, its file, its grown context and `overrides`. */
   engineOptions(model: ServedModel, overrides: Partial<EngineOptions> = {}): EngineOptions {
     const options = this.requestedEngineOptions(model, overrides);
-    const context = this.contextWithinTraining(model, options.contextPerSequence);
-    return context === options.contextPerSequence ? options : { ...options, contextPerSequence: context };
+    const trained = this.facts.of(model).trainedContext;
+    const context = contextWithinTraining(options.contextPerSequence, trained);
+    if (context === options.contextPerSequence) return options;
+    this.sayClamped(model, options.contextPerSequence!, trained!);
+    return { ...options, contextPerSequence: context };
   }
 
   private requestedEngineOptions(model: ServedModel, overrides: Partial<EngineOptions>): EngineOptions {
-    // Embedding models take one input at a time and their trained context (often 512 positions).
-    if (this.embeds(model)) {
-      // A reranker decodes several pairs at once, one sequence each.
-      const rank = this.reranks(model);
-      return { modelPath: model.path, embeddings: true, parallel: rank ? RERANK_SEQUENCES : 1, ...(rank ? { rank } : {}), ...(this.options.threads !== undefined ? { threads: this.options.threads } : {}), ...overrides };
-    }
+    return requestedLoadOptions(model, this.loadInputs(model), overrides);
+  }
+
+  private loadInputs(model: ServedModel): LoadInputs {
     return {
-      modelPath: model.path,
-      ...(model.projectorPath ? { projectorPath: model.projectorPath } : {}),
-      parallel: this.options.parallel,
-      ...this.contextOptions(model, overrides),
-      ...(this.options.threads !== undefined ? { threads: this.options.threads } : {}),
-      ...(this.options.gpuLayers !== undefined ? { gpuLayers: this.options.gpuLayers } : {}),
-      ...(this.options.gpuMemoryFraction !== undefined ? { gpuMemoryFraction: this.options.gpuMemoryFraction } : {}),
-      ...(this.options.rpcServers?.length ? { rpcServers: this.options.rpcServers } : {}),
-      ...(this.options.queueLimit !== undefined ? { queueLimit: this.options.queueLimit } : {}),
-      ...(this.options.chatTemplate !== undefined ? { chatTemplate: this.options.chatTemplate } : {}),
-      ...(this.options.flashAttention !== undefined ? { flashAttention: this.options.flashAttention } : {}),
-      ...(this.options.kvCacheType !== undefined ? { kvCacheType: this.options.kvCacheType } : {}),
-      ...(this.options.cacheRamMiB !== undefined ? { cacheRamMiB: this.options.cacheRamMiB } : {}),
-      ...(this.options.cacheDisk ? { cacheDisk: this.options.cacheDisk } : {}),
-      ...(this.options.kvEvents ? { kvEvents: this.options.kvEvents } : {}),
-      // a store model's ADAPTER layers (another engine than the bare model's: the key includes them)
-      ...(model.stored?.adapterPaths.length ? { loraAdapters: model.stored.adapterPaths } : {}),
-      // a served model's per-request adapters (an adapter's model is its parent's, so runs on its engine)
-      ...(model.pinned && this.adapters ? this.adapters.engineOptions(this.parentOf(model)) : {}),
-      ...speculativeOf(model, this.options.speculative),
-      ...overrides,
+      settings: this.options,
+      facts: this.facts.of(model),
+      grown: this.grown.get(model.path),
+      adapters: model.pinned && this.adapters ? this.adapters.engineOptions(this.parentOf(model)) : undefined,
     };
   }
 
-  /**
-   * The context sizes a load gets: a grown model's, else the server's context per sequence, else the
-   * trained context as one pool the sequences share (vLLM's default). A request's own size (num_ctx)
-   * wins over the shared pool's size too.
-   */
-  private contextOptions(model: ServedModel, overrides: Partial<EngineOptions>): Partial<EngineOptions> {
-    if (overrides.contextPerSequence !== undefined) return {};
-    const grown = this.grown.get(model.path);
-    if (grown) return grown;
-    if (this.options.contextPerSequence !== undefined) return { contextPerSequence: this.options.contextPerSequence };
-    const trained = this.facts(model).trainedContext;
-    return trained !== undefined ? { contextPerSequence: trained, sharedContext: trained } : {};
+  /** Logs a context clamped to the trained one once per model file and asked-for size, not on every request. */
+  private sayClamped(model: ServedModel, requested: number, trained: number): void {
+    const said = `${model.path}\u0000${requested}`;
+    if (this.clampsSaid.has(said)) return;
+    if (this.clampsSaid.size >= 256) this.clampsSaid.clear(); // bounded, whatever sizes requests send
+    this.clampsSaid.add(said);
+    log.warn(`context of ${requested} tokens asked for "${model.id}" is more than it was trained for: using ${trained}`);
   }
+
+  /** Clamps already logged. */
+  private readonly clampsSaid = new Set<string>();
 
   /** How long a model may stay idle when the request says nothing: forever if named on `serve`. */
   defaultKeepAliveMs(model: ServedModel): number {
