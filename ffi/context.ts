@@ -35,6 +35,11 @@ export interface ContextOptions {
    * many) can be removed again (llama.cpp's n_rs_seq; speculative decoding on hybrid models). Default: 0.
    */
   recurrentRollback?: number;
+  /**
+   * Worker threads that stay between decodes (a threadpool, as llama.cpp's tools attach). false: ggml
+   * starts and joins them in every graph, for comparison only (scripts/bench/threadpool.ts). Default: true.
+   */
+  persistentThreads?: boolean;
 }
 
 /** llama_state_seq flag: only the recurrent (or SWA) part of a sequence's memory. */
@@ -103,7 +108,7 @@ export class LlamaContext extends NativeHandle {
     if (!pointer) {
       throw new Error(`Cannot create a context of ${options.contextSize} tokens for "${model.path}": ${error ?? "llama.cpp refused (out of memory?)"}`);
     }
-    const threadpool = createCpuThreadpool(Math.max(options.threads, options.threadsBatch ?? options.threads));
+    const threadpool = options.persistentThreads === false ? null : createCpuThreadpool(Math.max(options.threads, options.threadsBatch ?? options.threads));
     if (threadpool) n.llama.llama_attach_threadpool(pointer, threadpool.pool, null);
     return new LlamaContext(n, pointer, model, options.unifiedKv ?? false, threadpool);
   }
