@@ -7,7 +7,7 @@ import type { LlamaModel } from "./model.ts";
 import type { TokenBatch } from "./batch.ts";
 import type { Native } from "./symbols.ts";
 import { asPointer } from "./pointer.ts";
-import { createCpuThreadpool } from "./threadpool.ts";
+import { CpuThreadpool } from "./threadpool.ts";
 
 export type FlashAttention = "auto" | "on" | "off";
 export type KvCacheType = "f16" | "q8_0" | "q4_0" | "f32";
@@ -40,6 +40,11 @@ export interface ContextOptions {
    * starts and joins them in every graph, for comparison only (scripts/bench/threadpool.ts). Default: true.
    */
   persistentThreads?: boolean;
+  /**
+   * Shares that context's worker threads: for a context whose decodes run on the same thread as that
+   * one's, one after the other (a draft model's beside its target). Default: a pool of its own.
+   */
+  threadsOf?: LlamaContext;
 }
 
 /** llama_state_seq flag: only the recurrent (or SWA) part of a sequence's memory. */
@@ -69,7 +74,7 @@ export class LlamaContext extends NativeHandle {
     pointer: Pointer,
     readonly model: LlamaModel,
     unifiedKv: boolean,
-    private readonly threadpool: ReturnType<typeof createCpuThreadpool>,
+    private readonly threadpool: CpuThreadpool | null,
   ) {
     super(pointer, "context");
     this.unifiedKv = unifiedKv;
@@ -108,15 +113,16 @@ export class LlamaContext extends NativeHandle {
     if (!pointer) {
       throw new Error(`Cannot create a context of ${options.contextSize} tokens for "${model.path}": ${error ?? "llama.cpp refused (out of memory?)"}`);
     }
-    const threadpool = options.persistentThreads === false ? null : createCpuThreadpool(Math.max(options.threads, options.threadsBatch ?? options.threads));
-    if (threadpool) n.llama.llama_attach_threadpool(pointer, threadpool.pool, null);
+    const threadpool = options.persistentThreads === false ? null
+      : options.threadsOf?.threadpool?.share() ?? CpuThreadpool.create(Math.max(options.threads, options.threadsBatch ?? options.threads));
+    if (threadpool) n.llama.llama_attach_threadpool(pointer, threadpool.pointer, null);
     return new LlamaContext(n, pointer, model, options.unifiedKv ?? false, threadpool);
   }
 
   protected free(pointer: Pointer): void {
     this.n.llama.llama_free(pointer);
     // after the context: its last computation may still use the pool
-    this.threadpool?.free();
+    this.threadpool?.release();
   }
 
   get pointer(): Pointer {

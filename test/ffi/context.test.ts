@@ -2,7 +2,7 @@
 // saved from one sequence and restored into another.
 import { afterAll, beforeAll, expect, test } from "bun:test";
 import { LlamaContext, LlamaModel, TokenBatch } from "../../ffi/llama.ts";
-import { readFileSync } from "node:fs";
+import { readFileSync, readdirSync } from "node:fs";
 import { ensureModel } from "../../scripts/gen-models.ts";
 
 let model: LlamaModel;
@@ -108,4 +108,30 @@ test("decoding starts no threads: the context's workers stay between decodes (a 
   for (let i = 0; i < 40; i++) logits = feed(0, [argmax(logits)], prompt.length + i);
   // a little room for whatever else on the machine starts a process meanwhile
   expect(lastId() - before).toBeLessThan(20);
+});
+
+test("a context that shares another's worker threads starts none, and keeps them when the other is freed", () => {
+  const threads = () => readdirSync("/proc/self/task").length;
+  const owner = LlamaContext.create(model, { contextSize: 256, batchSize: 64, threads: 2 });
+  const before = threads();
+  const sharing = LlamaContext.create(model, { contextSize: 256, batchSize: 64, threads: 2, threadsOf: owner });
+  expect(threads()).toBe(before);
+  // the measure sees a pool's worker: a context with a pool of its own adds one
+  const own = LlamaContext.create(model, { contextSize: 256, batchSize: 64, threads: 2 });
+  expect(threads()).toBe(before + 1);
+  own.dispose();
+  const prompt = Array.from(model.vocab.tokenize("Shared workers", { addSpecial: false }));
+  const decodeInto = (target: LlamaContext) => {
+    batch.clear();
+    prompt.forEach((token, i) => batch.add(token, i, 0, i === prompt.length - 1));
+    return target.decode(batch);
+  };
+  expect(decodeInto(owner)).toBe(0);
+  expect(decodeInto(sharing)).toBe(0);
+  const logits = Array.from(sharing.logits(batch.count - 1).slice(0, 50));
+  owner.dispose();
+  sharing.clearAll();
+  expect(decodeInto(sharing)).toBe(0);
+  expect(Array.from(sharing.logits(batch.count - 1).slice(0, 50))).toEqual(logits);
+  sharing.dispose();
 });

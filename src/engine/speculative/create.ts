@@ -37,6 +37,8 @@ export function createSpeculation(options: SpeculativeOptions, target: LlamaMode
       contextPerSequence: settings.contextPerSequence,
       batchSize: context.batchSize,
       threads: settings.threads,
+      // the draft decodes on the engine's thread between the target's decodes: one set of workers serves both
+      threadsOf: context,
       gpuLayers: settings.gpuLayers,
       ...(settings.flashAttention ? { flashAttention: settings.flashAttention } : {}),
       ...(settings.kvCacheType ? { kvCacheType: settings.kvCacheType } : {}),

@@ -18,6 +18,8 @@ export interface DraftContextOptions {
   contextPerSequence: number;
   batchSize: number;
   threads: number;
+  /** The target's context, whose worker threads the draft's context shares. */
+  threadsOf?: LlamaContext;
   gpuLayers: number;
   flashAttention?: "auto" | "on" | "off";
   kvCacheType?: KvCacheType;
@@ -50,6 +52,7 @@ export class ModelDrafter implements Drafter {
         batchSize: Math.max(options.batchSize, options.sequences),
         sequences: options.sequences,
         threads: options.threads,
+        ...(options.threadsOf ? { threadsOf: options.threadsOf } : {}),
         flashAttention: options.flashAttention ?? "auto",
         ...(options.kvCacheType ? { kvCacheType: options.kvCacheType } : {}),
       });
