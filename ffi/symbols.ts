@@ -66,7 +66,6 @@ const llamaSymbols = {
   llama_n_batch: { args: [ptr], returns: u32 },
   llama_set_n_threads: { args: [ptr, i32, i32], returns: none },
   llama_attach_threadpool: { args: [ptr, ptr, ptr], returns: none },
-  llama_detach_threadpool: { args: [ptr], returns: none },
   llama_n_ubatch: { args: [ptr], returns: u32 },
   llama_n_seq_max: { args: [ptr], returns: u32 },
   llama_pooling_type: { args: [ptr], returns: i32 },

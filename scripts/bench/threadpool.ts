@@ -8,6 +8,7 @@ import { parseArgs } from "node:util";
 import { LlamaContext, LlamaModel, TokenBatch } from "../../ffi/llama.ts";
 import { ensureModel, isModelName } from "../gen-models.ts";
 import { physicalCoreCount } from "../../ffi/hardware.ts";
+import { summarize } from "./stats.ts";
 
 const HELP = `Usage: bun scripts/bench/threadpool.ts [options]
 
@@ -54,11 +55,13 @@ for (let round = 0; round < rounds; round++) {
     (times[name] ??= []).push((performance.now() - started) / decodes);
   }
 }
-const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)]!;
 const [pooled, perGraph] = Object.values(times) as [number[], number[]];
 console.log(`${modelName}, ${threads} threads, ${rounds} rounds of ${decodes} single-token decodes\n`);
 console.log("| context | ms a decode, median | min | max |\n|---|---:|---:|---:|");
-for (const [name, samples] of Object.entries(times)) console.log(`| ${name} | ${median(samples).toFixed(2)} | ${Math.min(...samples).toFixed(2)} | ${Math.max(...samples).toFixed(2)} |`);
-console.log(`\npersistent ÷ per graph, median of the rounds' ratios: ${median(pooled.map((t, i) => t / perGraph[i]!)).toFixed(3)}`);
+for (const [name, samples] of Object.entries(times)) {
+  const { median, min, max } = summarize(samples)!;
+  console.log(`| ${name} | ${median.toFixed(2)} | ${min.toFixed(2)} | ${max.toFixed(2)} |`);
+}
+console.log(`\npersistent ÷ per graph, median of the rounds' ratios: ${summarize(pooled.map((t, i) => t / perGraph[i]!))!.median.toFixed(3)}`);
 for (const context of Object.values(contexts)) context.dispose();
 model.dispose();

@@ -291,7 +291,7 @@ export class ModelService {
       trainedContext: this.facts.of(model).trainedContext,
       grows: (this.options.growContext ?? false) && !this.embeds(model),
       loaded: this.loadedOf(model).map(({ engine: { info } }) => info),
-      configured: contextOptions(this.loadInputs(model)).contextPerSequence,
+      configured: contextOptions(this.contextInputs(model)).contextPerSequence,
       freeBytes: freemem(),
     });
   }
@@ -312,11 +312,14 @@ export class ModelService {
 
   private loadInputs(model: ServedModel): LoadInputs {
     return {
-      settings: this.options,
-      facts: this.facts.of(model),
-      grown: this.grown.get(model.path),
+      ...this.contextInputs(model),
       adapters: model.pinned && this.adapters ? this.adapters.engineOptions(this.parentOf(model)) : undefined,
     };
+  }
+
+  /** What decides the model's context sizes (its adapters do not). */
+  private contextInputs(model: ServedModel): Omit<LoadInputs, "adapters"> {
+    return { settings: this.options, facts: this.facts.of(model), grown: this.grown.get(model.path) };
   }
 
   /** Logs a context clamped to the trained one once per model file and asked-for size, not on every request. */
